@@ -1,0 +1,144 @@
+//! The library's error type: each variant says what went wrong and carries what a front end
+//! needs to say what to do next. [`Error::class`] groups them for exit codes.
+
+use std::path::PathBuf;
+
+/// Result alias used throughout the library.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// The broad class of an error, which front ends map to exit codes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorClass {
+    /// The input was not acceptable (a bad name, an over-long summary, malformed data).
+    InvalidInput,
+    /// What was asked for does not exist.
+    NotFound,
+    /// The write would contradict the store (a key taken, an ambiguous id, a lost race).
+    Conflict,
+    /// Something underneath failed (git, SQLite, the file system).
+    Internal,
+}
+
+/// Everything that can go wrong in lore.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A value from input failed validation.
+    #[error("invalid {what} {value:?}: {reason}")]
+    Invalid {
+        /// What kind of value (namespace, key, summary, …).
+        what: &'static str,
+        /// The offending value.
+        value: String,
+        /// Why it was refused, and how to fix it.
+        reason: String,
+    },
+    /// A namespace that is neither built in nor registered.
+    #[error(
+        "unknown namespace {name:?}{hint}; register it first with `lore namespace add {name}`",
+        hint = suggestion.as_ref().map(|s| format!(" (did you mean {s:?}?)")).unwrap_or_default()
+    )]
+    UnknownNamespace {
+        /// The name given.
+        name: String,
+        /// The closest known namespace, if any is close.
+        suggestion: Option<String>,
+    },
+    /// No memory matched an id, id prefix or key.
+    #[error("no memory matches {0:?}; `lore list` shows what exists")]
+    NotFound(String),
+    /// A short id or key matched more than one memory.
+    #[error("{query:?} matches several memories ({}); give more of the id", candidates.join(", "))]
+    Ambiguous {
+        /// What was looked up.
+        query: String,
+        /// The ids it matched.
+        candidates: Vec<String>,
+    },
+    /// A keyed memory already exists.
+    #[error(
+        "{namespace}/{key} already exists (memory {id}); use `lore update {id}` or `lore supersede {id}`"
+    )]
+    KeyExists {
+        /// Namespace of the key.
+        namespace: String,
+        /// The key.
+        key: String,
+        /// The memory holding it.
+        id: String,
+    },
+    /// The memory changed under a write that expected a particular version.
+    #[error("memory {id} was changed or removed by another writer; read it again and retry")]
+    Changed {
+        /// The memory's id.
+        id: String,
+    },
+    /// A compare-and-swap ref update kept losing (only under extreme contention).
+    #[error("could not update {refname} after {attempts} attempts: other writers kept winning")]
+    Contention {
+        /// The ref.
+        refname: String,
+        /// How many attempts were made.
+        attempts: u32,
+    },
+    /// A memory file in the store could not be read as a memory.
+    #[error("memory file {path} is not a valid memory: {message}")]
+    Record {
+        /// The file's path in the memory tree.
+        path: String,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// Input data (an import file, a front matter block) could not be parsed.
+    #[error("{context}: {message}")]
+    Parse {
+        /// Where (file and line, or what was being parsed).
+        context: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// The path is not inside a git repository.
+    #[error("{0} is not inside a git repository (use --repo PATH, or run `git init`)")]
+    NotARepository(PathBuf),
+    /// A git operation failed.
+    #[error("git: {0}")]
+    Git(#[from] git2::Error),
+    /// An index operation failed.
+    #[error("index: {0}")]
+    Index(#[from] rusqlite::Error),
+    /// A file-system operation failed.
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being done.
+        context: String,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl Error {
+    /// The class of this error, for exit codes.
+    pub fn class(&self) -> ErrorClass {
+        match self {
+            Error::Invalid { .. }
+            | Error::UnknownNamespace { .. }
+            | Error::Parse { .. }
+            | Error::NotARepository(_) => ErrorClass::InvalidInput,
+            Error::NotFound(_) => ErrorClass::NotFound,
+            Error::Ambiguous { .. }
+            | Error::KeyExists { .. }
+            | Error::Changed { .. }
+            | Error::Contention { .. } => ErrorClass::Conflict,
+            Error::Record { .. } | Error::Git(_) | Error::Index(_) | Error::Io { .. } => {
+                ErrorClass::Internal
+            }
+        }
+    }
+
+    pub(crate) fn io(context: impl Into<String>, source: std::io::Error) -> Self {
+        Error::Io {
+            context: context.into(),
+            source,
+        }
+    }
+}

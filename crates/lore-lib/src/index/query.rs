@@ -1,0 +1,291 @@
+//! Read queries over the index: lookups, filtered listings and BM25 recall.
+
+use jiff::Timestamp;
+use rusqlite::types::Value;
+use rusqlite::{Connection, params, params_from_iter};
+use serde::Serialize;
+
+use super::InvalidFile;
+use crate::error::{Error, Result};
+use crate::model::{Memory, Status};
+use crate::store::layout;
+
+/// Field weights for BM25: summary, body, tags.
+pub const BM25_WEIGHTS: (f64, f64, f64) = (3.0, 1.0, 2.0);
+
+/// Words too common to help a query (they only make posting lists long).
+const STOPWORDS: &[&str] = &[
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "did", "do", "does", "for", "from",
+    "had", "has", "have", "how", "i", "if", "in", "into", "is", "it", "its", "me", "my", "no",
+    "not", "of", "on", "or", "our", "so", "that", "the", "their", "them", "then", "there",
+    "these", "they", "this", "to", "was", "we", "were", "what", "when", "where", "which", "who",
+    "why", "will", "with", "you", "your",
+];
+
+/// How listings are ordered.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SortBy {
+    /// Newest version first.
+    #[default]
+    Updated,
+    /// Newest memory first.
+    Created,
+    /// Oldest memory first.
+    CreatedAsc,
+    /// By namespace, then newest first.
+    Namespace,
+}
+
+/// Filters shared by `list` and `recall`.
+#[derive(Clone, Debug, Default)]
+pub struct ListFilter {
+    /// Only this namespace.
+    pub namespace: Option<String>,
+    /// Only memories with this tag.
+    pub tag: Option<String>,
+    /// Only these statuses (empty: all).
+    pub statuses: Vec<Status>,
+    /// Only memories updated at or after this time.
+    pub since: Option<Timestamp>,
+    /// Only memories updated before this time.
+    pub until: Option<Timestamp>,
+    /// Ordering (ignored by recall, which ranks).
+    pub sort: SortBy,
+    /// At most this many results.
+    pub limit: Option<usize>,
+}
+
+/// A recall result.
+#[derive(Clone, Debug, Serialize)]
+pub struct Hit {
+    /// The memory.
+    pub memory: Memory,
+    /// BM25 relevance (higher is better).
+    pub score: f64,
+}
+
+impl ListFilter {
+    fn where_clause(&self, args: &mut Vec<Value>) -> String {
+        let mut clauses = Vec::new();
+        if let Some(ns) = &self.namespace {
+            args.push(Value::Text(ns.clone()));
+            clauses.push(format!("m.namespace = ?{}", args.len()));
+        }
+        if let Some(tag) = &self.tag {
+            args.push(Value::Text(format!(" {} ", tag.to_lowercase())));
+            clauses.push(format!("instr(m.tags, ?{}) > 0", args.len()));
+        }
+        if !self.statuses.is_empty() {
+            let mut marks = Vec::new();
+            for st in &self.statuses {
+                args.push(Value::Text(st.as_str().to_string()));
+                marks.push(format!("?{}", args.len()));
+            }
+            clauses.push(format!("m.status IN ({})", marks.join(", ")));
+        }
+        if let Some(t) = self.since {
+            args.push(Value::Integer(t.as_millisecond()));
+            clauses.push(format!("m.updated >= ?{}", args.len()));
+        }
+        if let Some(t) = self.until {
+            args.push(Value::Integer(t.as_millisecond()));
+            clauses.push(format!("m.updated < ?{}", args.len()));
+        }
+        if clauses.is_empty() {
+            String::new()
+        } else {
+            format!(" AND {}", clauses.join(" AND "))
+        }
+    }
+}
+
+fn decode(record: &str) -> Result<Memory> {
+    serde_json::from_str(record).map_err(|e| Error::Parse {
+        context: "reading a record from the index (run `lore reindex`)".into(),
+        message: e.to_string(),
+    })
+}
+
+fn rows_with_paths(
+    conn: &Connection,
+    sql: &str,
+    args: &[Value],
+) -> Result<Vec<(String, Memory)>> {
+    let mut stmt = conn.prepare_cached(sql)?;
+    let rows = stmt.query_map(params_from_iter(args.iter()), |r| {
+        Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+    })?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (path, record) = row?;
+        out.push((path, decode(&record)?));
+    }
+    Ok(out)
+}
+
+pub fn find_by_id_prefix(conn: &Connection, prefix: &str) -> Result<Vec<(String, Memory)>> {
+    // Ids use only [0-9a-z], so a range scan is an exact prefix match.
+    let upper = format!("{prefix}\u{7f}");
+    rows_with_paths(
+        conn,
+        "SELECT path, record FROM memories WHERE id >= ?1 AND id < ?2 ORDER BY id LIMIT 20",
+        &[Value::Text(prefix.to_string()), Value::Text(upper)],
+    )
+}
+
+pub fn find_by_key(
+    conn: &Connection,
+    namespace: Option<&str>,
+    key: &str,
+) -> Result<Vec<(String, Memory)>> {
+    let mut rows = match namespace {
+        Some(ns) => rows_with_paths(
+            conn,
+            "SELECT path, record FROM memories WHERE namespace = ?1 AND key = ?2",
+            &[Value::Text(ns.into()), Value::Text(key.into())],
+        )?,
+        None => rows_with_paths(
+            conn,
+            "SELECT path, record FROM memories WHERE key = ?1",
+            &[Value::Text(key.into())],
+        )?,
+    };
+    // The memory at the key's own path holds the key; superseded ones moved to id paths.
+    rows.sort_by_key(|(path, m)| {
+        (
+            layout::name_from_path(path) != key,
+            m.namespace.clone(),
+            std::cmp::Reverse(m.updated),
+        )
+    });
+    Ok(rows)
+}
+
+pub fn list(conn: &Connection, filter: &ListFilter) -> Result<Vec<Memory>> {
+    let mut args = Vec::new();
+    let mut sql = format!(
+        "SELECT path, record FROM memories m WHERE 1 = 1{}",
+        filter.where_clause(&mut args)
+    );
+    sql.push_str(match filter.sort {
+        SortBy::Updated => " ORDER BY m.updated DESC, m.id",
+        SortBy::Created => " ORDER BY m.created DESC, m.id",
+        SortBy::CreatedAsc => " ORDER BY m.created ASC, m.id",
+        SortBy::Namespace => " ORDER BY m.namespace, m.updated DESC, m.id",
+    });
+    if let Some(limit) = filter.limit {
+        sql.push_str(&format!(" LIMIT {limit}"));
+    }
+    Ok(rows_with_paths(conn, &sql, &args)?
+        .into_iter()
+        .map(|(_, m)| m)
+        .collect())
+}
+
+/// The search terms of a free-text query: lower-case alphanumeric words, stop words dropped
+/// (unless nothing else is left), duplicates removed.
+pub fn query_terms(text: &str) -> Vec<String> {
+    let mut all: Vec<String> = Vec::new();
+    for word in text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+    {
+        let w = word.to_lowercase();
+        if !all.contains(&w) {
+            all.push(w);
+        }
+    }
+    let content: Vec<String> = all
+        .iter()
+        .filter(|w| !STOPWORDS.contains(&w.as_str()))
+        .cloned()
+        .collect();
+    if content.is_empty() { all } else { content }
+}
+
+pub fn recall(conn: &Connection, text: &str, filter: &ListFilter) -> Result<Vec<Hit>> {
+    let terms = query_terms(text);
+    if terms.is_empty() {
+        return Ok(Vec::new());
+    }
+    let expr = terms
+        .iter()
+        .map(|t| format!("\"{t}\""))
+        .collect::<Vec<_>>()
+        .join(" OR ");
+    let mut args = vec![Value::Text(expr)];
+    let (ws, wb, wt) = BM25_WEIGHTS;
+    let limit = filter.limit.unwrap_or(10);
+    let sql = format!(
+        "SELECT m.record, bm25(memories_fts, {ws}, {wb}, {wt}) AS rank
+         FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid
+         WHERE memories_fts MATCH ?1{}
+         ORDER BY rank LIMIT {limit}",
+        filter.where_clause(&mut args)
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map(params_from_iter(args.iter()), |r| {
+        Ok((r.get::<_, String>(0)?, r.get::<_, f64>(1)?))
+    })?;
+    let mut hits = Vec::new();
+    for row in rows {
+        let (record, rank) = row?;
+        hits.push(Hit {
+            memory: decode(&record)?,
+            score: -rank,
+        });
+    }
+    Ok(hits)
+}
+
+pub fn counts(conn: &Connection) -> Result<Vec<(String, String, u64)>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT namespace, status, count(*) FROM memories
+         GROUP BY namespace, status ORDER BY namespace, status",
+    )?;
+    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get::<_, i64>(2)? as u64)))?;
+    Ok(rows.collect::<std::result::Result<_, _>>()?)
+}
+
+pub fn registered_namespaces(conn: &Connection) -> Result<Vec<String>> {
+    let mut stmt = conn.prepare_cached("SELECT name FROM namespaces ORDER BY name")?;
+    let rows = stmt.query_map([], |r| r.get(0))?;
+    Ok(rows.collect::<std::result::Result<_, _>>()?)
+}
+
+pub fn invalid_files(conn: &Connection) -> Result<Vec<InvalidFile>> {
+    let mut stmt = conn.prepare_cached("SELECT path, message FROM invalid ORDER BY path")?;
+    let rows = stmt.query_map([], |r| {
+        let path: String = r.get(0)?;
+        Ok(InvalidFile {
+            name: layout::name_from_path(&path).to_string(),
+            path,
+            message: r.get(1)?,
+        })
+    })?;
+    Ok(rows.collect::<std::result::Result<_, _>>()?)
+}
+
+pub fn fingerprint(conn: &Connection) -> Result<Vec<(String, String, String)>> {
+    let mut stmt = conn.prepare(
+        "SELECT path, blob, record FROM memories
+         UNION ALL SELECT path, blob, 'invalid: ' || message FROM invalid
+         UNION ALL SELECT name, '', 'namespace' FROM namespaces
+         ORDER BY 1, 3",
+    )?;
+    let rows = stmt.query_map(params![], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+    Ok(rows.collect::<std::result::Result<_, _>>()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::query_terms;
+
+    #[test]
+    fn query_terms_drop_stop_words_and_punctuation() {
+        assert_eq!(query_terms("Why did we pick SQLite?"), vec!["pick", "sqlite"]);
+        assert_eq!(query_terms("the"), vec!["the"]);
+        assert_eq!(query_terms("\"x\" OR y*"), vec!["x", "y"]);
+        assert!(query_terms("  ?! ").is_empty());
+    }
+}

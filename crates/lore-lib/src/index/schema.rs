@@ -1,0 +1,202 @@
+//! The index's tables, its schema version, and the statements that write rows.
+
+use git2::Oid;
+use rusqlite::{Connection, OptionalExtension, Statement, params};
+
+use crate::error::{Error, Result};
+use crate::model::Memory;
+
+/// Bumped whenever the tables change; an index of another version is rebuilt.
+pub const SCHEMA_VERSION: i64 = 1;
+
+const CREATE: &str = r#"
+CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE memories (
+    rowid     INTEGER PRIMARY KEY,
+    path      TEXT NOT NULL UNIQUE,
+    blob      TEXT NOT NULL,
+    id        TEXT NOT NULL,
+    namespace TEXT NOT NULL,
+    key       TEXT,
+    summary   TEXT NOT NULL,
+    body      TEXT NOT NULL,
+    tags      TEXT NOT NULL,
+    status    TEXT NOT NULL,
+    created   INTEGER NOT NULL,
+    updated   INTEGER NOT NULL,
+    record    TEXT NOT NULL
+);
+CREATE INDEX memories_id ON memories (id);
+CREATE INDEX memories_ns_key ON memories (namespace, key);
+CREATE INDEX memories_updated ON memories (updated);
+CREATE INDEX memories_created ON memories (created);
+CREATE VIRTUAL TABLE memories_fts USING fts5 (
+    summary, body, tags,
+    content = 'memories', content_rowid = 'rowid',
+    tokenize = 'porter unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER memories_ai AFTER INSERT ON memories BEGIN
+    INSERT INTO memories_fts (rowid, summary, body, tags)
+    VALUES (new.rowid, new.summary, new.body, new.tags);
+END;
+CREATE TRIGGER memories_ad AFTER DELETE ON memories BEGIN
+    INSERT INTO memories_fts (memories_fts, rowid, summary, body, tags)
+    VALUES ('delete', old.rowid, old.summary, old.body, old.tags);
+END;
+CREATE TABLE invalid (path TEXT PRIMARY KEY, blob TEXT NOT NULL, message TEXT NOT NULL);
+CREATE TABLE namespaces (name TEXT PRIMARY KEY);
+"#;
+
+/// Sets connection options and makes sure the schema is there and current.
+pub fn prepare(conn: &Connection) -> std::result::Result<(), String> {
+    conn.busy_timeout(std::time::Duration::from_secs(30))
+        .map_err(|e| e.to_string())?;
+    conn.pragma_update(None, "journal_mode", "WAL")
+        .map_err(|e| e.to_string())?;
+    conn.pragma_update(None, "synchronous", "NORMAL")
+        .map_err(|e| e.to_string())?;
+    let version: i64 = conn
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .map_err(|e| e.to_string())?;
+    if version == SCHEMA_VERSION {
+        // Cheap sanity check that the tables are readable.
+        conn.query_row("SELECT count(*) FROM meta", [], |r| r.get::<_, i64>(0))
+            .map_err(|e| format!("the index is damaged ({e})"))?;
+        return Ok(());
+    }
+    if version != 0 {
+        return Err(format!(
+            "its schema is version {version}; this lore uses version {SCHEMA_VERSION}"
+        ));
+    }
+    conn.execute_batch("BEGIN IMMEDIATE")
+        .map_err(|e| e.to_string())?;
+    let result = (|| {
+        let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+        if version == 0 {
+            conn.execute_batch(CREATE)?;
+            conn.pragma_update(None, "user_version", SCHEMA_VERSION)?;
+        }
+        conn.execute_batch("COMMIT")
+    })();
+    if let Err(e) = result {
+        let _ = conn.execute_batch("ROLLBACK");
+        return Err(e.to_string());
+    }
+    Ok(())
+}
+
+/// The memory tip recorded in the index.
+pub fn read_tip(conn: &Connection) -> Result<Option<Oid>> {
+    let value: Option<String> = conn
+        .query_row("SELECT value FROM meta WHERE name = 'tip'", [], |r| r.get(0))
+        .optional()?;
+    match value {
+        None => Ok(None),
+        Some(v) if v.is_empty() => Ok(None),
+        Some(v) => Oid::from_str(&v).map(Some).map_err(Error::from),
+    }
+}
+
+/// Records the memory tip the index now reflects.
+pub fn write_tip(conn: &Connection, tip: Option<Oid>) -> Result<()> {
+    let value = tip.map(|t| t.to_string()).unwrap_or_default();
+    conn.execute(
+        "INSERT INTO meta (name, value) VALUES ('tip', ?1)
+         ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+        params![value],
+    )?;
+    Ok(())
+}
+
+/// Empties every table (before a full rebuild inside a transaction).
+pub fn clear(conn: &Connection) -> Result<()> {
+    conn.execute_batch(
+        "DELETE FROM memories; DELETE FROM invalid; DELETE FROM namespaces;
+         INSERT INTO memories_fts (memories_fts) VALUES ('delete-all');",
+    )?;
+    Ok(())
+}
+
+/// Prepared statements for applying file changes.
+pub struct Writer<'c> {
+    insert: Statement<'c>,
+    remove: Statement<'c>,
+    remove_invalid: Statement<'c>,
+    insert_invalid: Statement<'c>,
+    conn: &'c Connection,
+}
+
+impl<'c> Writer<'c> {
+    pub fn new(conn: &'c Connection) -> Result<Self> {
+        Ok(Self {
+            insert: conn.prepare(
+                "INSERT INTO memories (path, blob, id, namespace, key, summary, body, tags,
+                                       status, created, updated, record)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+            )?,
+            remove: conn.prepare("DELETE FROM memories WHERE path = ?1")?,
+            remove_invalid: conn.prepare("DELETE FROM invalid WHERE path = ?1")?,
+            insert_invalid: conn.prepare(
+                "INSERT OR REPLACE INTO invalid (path, blob, message) VALUES (?1, ?2, ?3)",
+            )?,
+            conn,
+        })
+    }
+
+    pub fn insert_memory(&mut self, path: &str, blob: Oid, m: &Memory) -> Result<()> {
+        let record = serde_json::to_string(m).map_err(|e| Error::Parse {
+            context: format!("indexing {path}"),
+            message: e.to_string(),
+        })?;
+        let tags = if m.tags.is_empty() {
+            String::new()
+        } else {
+            format!(" {} ", m.tags.join(" "))
+        };
+        self.insert.execute(params![
+            path,
+            blob.to_string(),
+            m.id.as_str(),
+            m.namespace.as_str(),
+            m.key.as_ref().map(|k| k.as_str()),
+            m.summary,
+            m.body,
+            tags,
+            m.status.as_str(),
+            m.created.as_millisecond(),
+            m.updated.as_millisecond(),
+            record,
+        ])?;
+        Ok(())
+    }
+
+    pub fn insert_invalid(&mut self, path: &str, blob: Oid, error: &Error) -> Result<()> {
+        let message = match error {
+            Error::Record { message, .. } => message.clone(),
+            other => other.to_string(),
+        };
+        self.insert_invalid
+            .execute(params![path, blob.to_string(), message])?;
+        Ok(())
+    }
+
+    pub fn remove_memory(&mut self, path: &str) -> Result<()> {
+        self.remove.execute(params![path])?;
+        self.remove_invalid.execute(params![path])?;
+        Ok(())
+    }
+
+    pub fn set_namespace(&mut self, name: &str, present: bool) -> Result<()> {
+        if present {
+            self.conn.execute(
+                "INSERT OR IGNORE INTO namespaces (name) VALUES (?1)",
+                params![name],
+            )?;
+        } else {
+            self.conn
+                .execute("DELETE FROM namespaces WHERE name = ?1", params![name])?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,273 @@
+//! Moving memories in and out: JSONL, a directory of markdown files, and the git-notes-memory
+//! layout (`refs/notes/mem/<namespace>`). Imports are lenient (foreign records are mapped onto
+//! lore's fields, with warnings); every import is one batch commit and re-importing is idempotent.
+
+pub mod jsonl;
+pub mod markdown_dir;
+pub mod notes;
+
+use jiff::Timestamp;
+use serde_norway::Value;
+
+use crate::error::{Error, Result};
+use crate::model::{
+    Citation, Key, MAX_SUMMARY_CHARS, Memory, MemoryId, Namespace, Status, normalize_tag,
+    to_millis,
+};
+
+/// A memory read from foreign data, before it becomes a [`Memory`].
+#[derive(Clone, Debug, Default)]
+pub struct ImportRecord {
+    /// Where it came from (file and line, note), for messages.
+    pub origin: String,
+    /// Front matter or object fields.
+    pub fields: serde_norway::Mapping,
+    /// The markdown body.
+    pub body: String,
+    /// Namespace to use when the record names none.
+    pub fallback_namespace: Option<String>,
+    /// Id to use when the record has none (deterministic ids keep re-imports idempotent).
+    pub fallback_id: Option<MemoryId>,
+    /// Anchor to use when the record has none.
+    pub fallback_anchor: Option<String>,
+}
+
+/// What importing produced: memories to write and warnings about what was adapted or dropped.
+#[derive(Clone, Debug, Default)]
+pub struct Converted {
+    /// Memories ready for [`crate::Lore::write_batch`].
+    pub memories: Vec<Memory>,
+    /// Adaptations and skipped records, one line each.
+    pub warnings: Vec<String>,
+}
+
+fn field<'a>(fields: &'a serde_norway::Mapping, name: &str) -> Option<&'a Value> {
+    fields.get(Value::String(name.to_string()))
+}
+
+fn text(fields: &serde_norway::Mapping, name: &str) -> Option<String> {
+    match field(fields, name)? {
+        Value::String(s) if !s.trim().is_empty() => Some(s.trim().to_string()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+fn list(fields: &serde_norway::Mapping, name: &str) -> Vec<String> {
+    match field(fields, name) {
+        Some(Value::Sequence(items)) => items
+            .iter()
+            .filter_map(|v| match v {
+                Value::String(s) => Some(s.clone()),
+                Value::Number(n) => Some(n.to_string()),
+                _ => None,
+            })
+            .collect(),
+        Some(Value::String(s)) => s
+            .split(',')
+            .map(|t| t.trim().to_string())
+            .filter(|t| !t.is_empty())
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Parses the timestamps found in the wild: RFC 3339, a civil date-time taken as UTC, a date.
+pub fn parse_time(value: &str) -> Option<Timestamp> {
+    if let Ok(t) = value.parse::<Timestamp>() {
+        return Some(t);
+    }
+    if let Ok(dt) = value.replace(' ', "T").parse::<jiff::civil::DateTime>() {
+        return dt.to_zoned(jiff::tz::TimeZone::UTC).ok().map(|z| z.timestamp());
+    }
+    if let Ok(d) = value.parse::<jiff::civil::Date>() {
+        return d
+            .to_zoned(jiff::tz::TimeZone::UTC)
+            .ok()
+            .map(|z| z.timestamp());
+    }
+    None
+}
+
+/// Turns one foreign record into a memory, adapting what it can and saying so.
+pub fn convert(rec: &ImportRecord, now: Timestamp, warnings: &mut Vec<String>) -> Result<Memory> {
+    let f = &rec.fields;
+    let origin = &rec.origin;
+    let namespace = text(f, "namespace")
+        .or_else(|| text(f, "type"))
+        .or_else(|| rec.fallback_namespace.clone())
+        .ok_or_else(|| Error::Parse {
+            context: origin.clone(),
+            message: "no namespace (or type) field".into(),
+        })?;
+    let namespace = Namespace::parse(&namespace).map_err(|e| Error::Parse {
+        context: origin.clone(),
+        message: e.to_string(),
+    })?;
+    let mut body = rec.body.clone();
+    let mut summary = text(f, "summary")
+        .or_else(|| text(f, "title"))
+        .or_else(|| {
+            body.lines()
+                .map(|l| l.trim().trim_start_matches('#').trim())
+                .find(|l| !l.is_empty())
+                .map(str::to_string)
+        })
+        .ok_or_else(|| Error::Parse {
+            context: origin.clone(),
+            message: "no summary, title or body text".into(),
+        })?;
+    summary = summary
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect::<String>()
+        .trim()
+        .to_string();
+    if summary.chars().count() > MAX_SUMMARY_CHARS {
+        warnings.push(format!(
+            "{origin}: summary cut to {MAX_SUMMARY_CHARS} characters (the full text starts the body)"
+        ));
+        let full = summary.clone();
+        summary = summary.chars().take(MAX_SUMMARY_CHARS - 1).collect::<String>();
+        summary = format!("{}…", summary.trim_end());
+        body = if body.is_empty() {
+            format!("{full}\n")
+        } else {
+            format!("{full}\n\n{body}")
+        };
+    }
+    let id = match text(f, "id").map(|s| MemoryId::parse(&s)) {
+        Some(Ok(id)) => id,
+        other => {
+            if let Some(Err(_)) = other {
+                warnings.push(format!("{origin}: its id is not a lore id; a new one was made"));
+            }
+            match &rec.fallback_id {
+                Some(id) => id.clone(),
+                None => MemoryId::generate()?,
+            }
+        }
+    };
+    let key = match text(f, "key") {
+        Some(k) => Some(Key::parse(&k).map_err(|e| Error::Parse {
+            context: origin.clone(),
+            message: e.to_string(),
+        })?),
+        None => None,
+    };
+    let created = text(f, "created")
+        .or_else(|| text(f, "timestamp"))
+        .and_then(|t| parse_time(&t))
+        .map(to_millis)
+        .unwrap_or(now);
+    let updated = text(f, "updated")
+        .and_then(|t| parse_time(&t))
+        .map(to_millis)
+        .unwrap_or(created);
+    let mut tags = Vec::new();
+    for raw in list(f, "tags")
+        .into_iter()
+        .chain(text(f, "spec").map(|s| format!("spec:{s}")))
+        .chain(text(f, "phase").map(|s| format!("phase:{s}")))
+    {
+        match normalize_tag(&raw) {
+            Ok(t) if !tags.contains(&t) => tags.push(t),
+            Ok(_) => {}
+            Err(_) => warnings.push(format!("{origin}: tag {raw:?} dropped (not a valid tag)")),
+        }
+    }
+    let status = match text(f, "status") {
+        Some(s) => match s.to_lowercase().parse::<Status>() {
+            Ok(st) => st,
+            Err(_) => {
+                let mapped = match s.to_lowercase().as_str() {
+                    "open" | "in-progress" | "in_progress" | "proposed" | "accepted" => {
+                        Status::Active
+                    }
+                    "closed" | "done" | "fixed" => Status::Resolved,
+                    "deprecated" | "replaced" => Status::Superseded,
+                    _ => Status::Active,
+                };
+                warnings.push(format!("{origin}: status {s:?} read as {mapped}"));
+                mapped
+            }
+        },
+        None => Status::Active,
+    };
+    let mut relates_to = Vec::new();
+    for r in list(f, "relates_to") {
+        match MemoryId::parse(&r) {
+            Ok(id) => relates_to.push(id),
+            Err(_) => warnings.push(format!("{origin}: relation {r:?} dropped (not a lore id)")),
+        }
+    }
+    let id_field = |name: &str| text(f, name).and_then(|s| MemoryId::parse(&s).ok());
+    let citations: Vec<Citation> = match field(f, "citations") {
+        Some(v) => serde_norway::from_value(v.clone()).unwrap_or_else(|e| {
+            warnings.push(format!("{origin}: citations dropped ({e})"));
+            Vec::new()
+        }),
+        None => Vec::new(),
+    };
+    let confidence = match field(f, "confidence") {
+        Some(Value::Number(n)) => n.as_f64().filter(|c| (0.0..=1.0).contains(c)),
+        _ => None,
+    };
+    let memory = Memory {
+        id,
+        namespace,
+        key,
+        summary,
+        body,
+        tags,
+        status,
+        created,
+        updated: updated.max(created),
+        author: text(f, "author"),
+        agent: text(f, "agent"),
+        session: text(f, "session"),
+        confidence,
+        anchor: text(f, "anchor")
+            .or_else(|| text(f, "commit"))
+            .or_else(|| rec.fallback_anchor.clone())
+            .filter(|a| a.len() >= 4 && a.bytes().all(|b| b.is_ascii_hexdigit())),
+        citations,
+        relates_to,
+        supersedes: id_field("supersedes"),
+        superseded_by: id_field("superseded_by"),
+    };
+    memory.validate().map_err(|e| Error::Parse {
+        context: origin.clone(),
+        message: e.to_string(),
+    })?;
+    Ok(memory)
+}
+
+/// Converts many records; ones that cannot be converted become warnings.
+pub fn convert_all(records: &[ImportRecord], now: Timestamp) -> Converted {
+    let mut out = Converted::default();
+    for rec in records {
+        match convert(rec, now, &mut out.warnings) {
+            Ok(m) => out.memories.push(m),
+            Err(e) => out.warnings.push(format!("skipped: {e}")),
+        }
+    }
+    out
+}
+
+/// A deterministic id from a stable origin string (so re-importing the same data is a no-op).
+pub fn stable_id(origin: &str) -> MemoryId {
+    // FNV-1a over the origin, twice with different seeds, spread over 60 bits.
+    let mut h1: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut h2: u64 = 0x8422_2325_cbf2_9ce4;
+    for b in origin.bytes() {
+        h1 = (h1 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        h2 = (h2 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3).rotate_left(5);
+    }
+    let bits = h1 ^ h2.rotate_left(29);
+    let id: String = (0..crate::model::ID_LEN)
+        .map(|i| crate::model::ID_ALPHABET[((bits >> (i * 5)) & 31) as usize] as char)
+        .collect();
+    MemoryId::from_valid(id)
+}

@@ -1,0 +1,104 @@
+//! Where things live inside lore's memory tree, and how a path is recognised again.
+//!
+//! ```text
+//! refs/lore/memory ─► commit ─► tree
+//!   lore.yaml                         store metadata (format, project identity)
+//!   <namespace>/.namespace.yaml       marks a user-registered namespace
+//!   <namespace>/<key>.md              a keyed memory (stable, readable path)
+//!   <namespace>/<c0>/<c1>/<id>.md     an unkeyed memory, fanned out by its id's first two chars
+//! ```
+
+use crate::model::{Key, MemoryId, Namespace};
+
+/// The ref holding the memory commit chain.
+pub const MEMORY_REF: &str = "refs/lore/memory";
+/// The prefix of every ref lore owns.
+pub const LORE_REF_PREFIX: &str = "refs/lore/";
+/// Store metadata at the root of the memory tree.
+pub const STORE_FILE: &str = "lore.yaml";
+/// The marker file of a registered namespace.
+pub const NAMESPACE_FILE: &str = ".namespace.yaml";
+/// The extension of memory files.
+pub const MEMORY_EXT: &str = ".md";
+
+/// The path of a memory's file.
+pub fn memory_path(namespace: &Namespace, key: Option<&Key>, id: &MemoryId) -> String {
+    match key {
+        Some(key) => format!("{namespace}/{key}{MEMORY_EXT}"),
+        None => id_path(namespace, id),
+    }
+}
+
+/// The fan-out path an unkeyed memory (or a superseded keyed one) has.
+pub fn id_path(namespace: &Namespace, id: &MemoryId) -> String {
+    let s = id.as_str();
+    format!("{namespace}/{}/{}/{s}{MEMORY_EXT}", &s[..1], &s[1..2])
+}
+
+/// The marker path of a registered namespace.
+pub fn namespace_marker_path(namespace: &Namespace) -> String {
+    format!("{namespace}/{NAMESPACE_FILE}")
+}
+
+/// What a path in the memory tree is.
+#[derive(Debug, PartialEq, Eq)]
+pub enum PathKind {
+    /// A memory file (keyed or fanned out).
+    Memory,
+    /// A namespace marker of the given namespace.
+    NamespaceMarker(String),
+    /// The store metadata file.
+    StoreFile,
+    /// Anything else (ignored by lore).
+    Other,
+}
+
+/// Classifies a path of the memory tree.
+pub fn classify(path: &str) -> PathKind {
+    if path == STORE_FILE {
+        return PathKind::StoreFile;
+    }
+    let mut parts = path.split('/');
+    let Some(ns) = parts.next() else {
+        return PathKind::Other;
+    };
+    let rest: Vec<&str> = parts.collect();
+    match rest.as_slice() {
+        [NAMESPACE_FILE] => PathKind::NamespaceMarker(ns.to_string()),
+        [file] if file.ends_with(MEMORY_EXT) => PathKind::Memory,
+        [a, b, file] if a.len() == 1 && b.len() == 1 && file.ends_with(MEMORY_EXT) => {
+            PathKind::Memory
+        }
+        _ => PathKind::Other,
+    }
+}
+
+/// A guess at which memory a path holds (its id or key), for reporting unreadable files.
+pub fn name_from_path(path: &str) -> &str {
+    let file = path.rsplit('/').next().unwrap_or(path);
+    file.strip_suffix(MEMORY_EXT).unwrap_or(file)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_are_classified_back() {
+        let ns = Namespace::parse("decisions").unwrap();
+        let id = MemoryId::parse("ab3def456789").unwrap();
+        let key = Key::parse("db-engine").unwrap();
+        assert_eq!(id_path(&ns, &id), "decisions/a/b/ab3def456789.md");
+        assert_eq!(memory_path(&ns, Some(&key), &id), "decisions/db-engine.md");
+        assert_eq!(classify("decisions/a/b/ab3def456789.md"), PathKind::Memory);
+        assert_eq!(classify("decisions/db-engine.md"), PathKind::Memory);
+        assert_eq!(
+            classify("notes/.namespace.yaml"),
+            PathKind::NamespaceMarker("notes".into())
+        );
+        assert_eq!(classify("lore.yaml"), PathKind::StoreFile);
+        assert_eq!(classify("README"), PathKind::Other);
+        assert_eq!(classify("decisions/ab/x.md"), PathKind::Other);
+        assert_eq!(name_from_path("decisions/a/b/ab3def456789.md"), "ab3def456789");
+    }
+}

@@ -1,0 +1,664 @@
+//! The git side of lore: finding the repository, reading lore's tree, and the one write path.
+//!
+//! Every mutation goes through [`Store::transact`]: a closure looks at the current tip and returns
+//! edits; they become one commit, and the ref moves by compare-and-swap. A writer that loses the
+//! race runs its closure again on the new tip, so concurrent writers never lose a record and no
+//! lock is held on the repository between attempts. Nothing here touches the user's branches,
+//! index or working tree.
+
+pub mod layout;
+pub mod purge;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use git2::{ErrorCode, FileMode, ObjectType, Oid, Repository, Tree, TreeWalkMode, TreeWalkResult};
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+pub use layout::{LORE_REF_PREFIX, MEMORY_REF};
+
+/// The store format version written to `lore.yaml`.
+pub const STORE_FORMAT: u32 = 1;
+/// How long a writer keeps retrying a lost compare-and-swap before giving up.
+const MAX_RETRY_TIME: Duration = Duration::from_secs(120);
+
+/// Which kind of store this is.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StoreKind {
+    /// lore's refs in a project's repository.
+    Repository,
+    /// A personal store (a bare repository of lore's own, used outside any project).
+    Personal,
+}
+
+/// The contents of `lore.yaml`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StoreMeta {
+    /// The store format version.
+    pub format: u32,
+    /// The project identity recorded when the store was created.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
+}
+
+/// A repository holding lore's refs.
+pub struct Store {
+    repo: Repository,
+    kind: StoreKind,
+    before_ref_update: Option<Box<dyn Fn() + Send>>,
+}
+
+/// One change to the memory tree.
+#[derive(Clone, Debug)]
+pub enum Edit {
+    /// Write (or overwrite) a file.
+    Upsert {
+        /// Path in the memory tree.
+        path: String,
+        /// The file's new content.
+        content: Vec<u8>,
+    },
+    /// Remove a file.
+    Remove {
+        /// Path in the memory tree.
+        path: String,
+    },
+}
+
+/// A commit message: a subject line and `Key: value` trailers.
+#[derive(Clone, Debug, Default)]
+pub struct Message {
+    /// The first line.
+    pub subject: String,
+    /// Optional free text between subject and trailers.
+    pub body: Option<String>,
+    /// Trailers such as `Lore-Agent: claude-code`.
+    pub trailers: Vec<(String, String)>,
+}
+
+impl Message {
+    fn render(&self) -> String {
+        let mut out = one_line(&self.subject, 200);
+        out.push('\n');
+        if let Some(body) = &self.body {
+            out.push('\n');
+            out.push_str(body.trim_end());
+            out.push('\n');
+        }
+        if !self.trailers.is_empty() {
+            out.push('\n');
+            for (k, v) in &self.trailers {
+                out.push_str(k);
+                out.push_str(": ");
+                out.push_str(&one_line(v, 200));
+                out.push('\n');
+            }
+        }
+        out
+    }
+}
+
+fn one_line(text: &str, max: usize) -> String {
+    let flat: String = text
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    if flat.chars().count() > max {
+        let mut cut: String = flat.chars().take(max - 1).collect();
+        cut.push('…');
+        cut
+    } else {
+        flat
+    }
+}
+
+/// A read-only view of the tree at one tip, handed to a transaction's closure.
+pub struct Snapshot<'r> {
+    repo: &'r Repository,
+    tree: Option<Tree<'r>>,
+    commit: Option<Oid>,
+}
+
+impl<'r> Snapshot<'r> {
+    /// The commit this view is of (none for an empty store).
+    pub fn commit(&self) -> Option<Oid> {
+        self.commit
+    }
+
+    /// The blob id at a path, if a file is there.
+    pub fn blob_id(&self, path: &str) -> Result<Option<Oid>> {
+        let Some(tree) = &self.tree else {
+            return Ok(None);
+        };
+        match tree.get_path(Path::new(path)) {
+            Ok(entry) if entry.kind() == Some(ObjectType::Blob) => Ok(Some(entry.id())),
+            Ok(_) => Ok(None),
+            Err(e) if e.code() == ErrorCode::NotFound => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// The content of the file at a path, if any.
+    pub fn read(&self, path: &str) -> Result<Option<Vec<u8>>> {
+        match self.blob_id(path)? {
+            Some(oid) => Ok(Some(self.repo.find_blob(oid)?.content().to_vec())),
+            None => Ok(None),
+        }
+    }
+}
+
+/// A file of the memory tree: its path and blob.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TreeFile {
+    /// Path in the memory tree.
+    pub path: String,
+    /// Blob id.
+    pub blob: Oid,
+}
+
+/// A difference between two trees, file by file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileChange {
+    /// Path in the memory tree.
+    pub path: String,
+    /// Blob before (none when added).
+    pub old: Option<Oid>,
+    /// Blob after (none when removed).
+    pub new: Option<Oid>,
+}
+
+/// One version of a file in the memory chain's history.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileVersion {
+    /// The commit that made this version.
+    pub commit: Oid,
+    /// Commit time (seconds since the epoch).
+    pub time: i64,
+    /// The commit's subject line.
+    pub subject: String,
+    /// The committer (`Name <email>`).
+    pub committer: String,
+    /// The path the file had.
+    pub path: String,
+    /// The blob (none: the commit deleted the file).
+    pub blob: Option<Oid>,
+}
+
+impl Store {
+    /// Opens the repository containing `start` (any worktree of it shares one store).
+    pub fn discover(start: &Path) -> Result<Store> {
+        match Repository::discover(start) {
+            Ok(repo) => Ok(Store {
+                repo,
+                kind: StoreKind::Repository,
+                before_ref_update: None,
+            }),
+            Err(e) if e.code() == ErrorCode::NotFound => {
+                Err(Error::NotARepository(start.to_path_buf()))
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Opens (creating on first use) a personal store: a bare repository at `dir`.
+    pub fn open_personal(dir: &Path) -> Result<Store> {
+        let repo = if dir.join("HEAD").exists() {
+            Repository::open_bare(dir)?
+        } else {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
+            Repository::init_bare(dir)?
+        };
+        Ok(Store {
+            repo,
+            kind: StoreKind::Personal,
+            before_ref_update: None,
+        })
+    }
+
+    /// The underlying repository.
+    pub fn repo(&self) -> &Repository {
+        &self.repo
+    }
+
+    /// Which kind of store this is.
+    pub fn kind(&self) -> &StoreKind {
+        &self.kind
+    }
+
+    /// The git directory shared by all worktrees (where lore keeps its index).
+    pub fn common_dir(&self) -> PathBuf {
+        self.repo.commondir().to_path_buf()
+    }
+
+    /// The work tree's root, if the repository has one.
+    pub fn workdir(&self) -> Option<&Path> {
+        self.repo.workdir()
+    }
+
+    /// Test seam: a callback run between building a commit and moving the ref, to let a test
+    /// move the ref underneath a writer.
+    #[doc(hidden)]
+    pub fn set_before_ref_update(&mut self, hook: Option<Box<dyn Fn() + Send>>) {
+        self.before_ref_update = hook;
+    }
+
+    /// A stable identity for the project: its normalised `origin` URL, else its git directory.
+    pub fn project_identity(&self) -> String {
+        if let Ok(remote) = self.repo.find_remote("origin")
+            && let Ok(url) = remote.url()
+            && let Some(id) = normalize_remote_url(url)
+        {
+            return id;
+        }
+        let dir = self.common_dir();
+        let dir = dir.canonicalize().unwrap_or(dir);
+        format!("file://{}", dir.display())
+    }
+
+    /// The current tip of the memory chain.
+    pub fn tip(&self) -> Result<Option<Oid>> {
+        ref_target(&self.repo, MEMORY_REF)
+    }
+
+    /// The HEAD commit of the project's code, if any.
+    pub fn head_commit(&self) -> Option<Oid> {
+        self.repo
+            .head()
+            .ok()
+            .and_then(|h| h.peel_to_commit().ok())
+            .map(|c| c.id())
+    }
+
+    /// A view of the tree at a commit (or the empty tree).
+    pub fn snapshot(&self, commit: Option<Oid>) -> Result<Snapshot<'_>> {
+        let tree = match commit {
+            Some(oid) => Some(self.repo.find_commit(oid)?.tree()?),
+            None => None,
+        };
+        Ok(Snapshot {
+            repo: &self.repo,
+            tree,
+            commit,
+        })
+    }
+
+    /// Reads a blob's content.
+    pub fn read_blob(&self, oid: Oid) -> Result<Vec<u8>> {
+        Ok(self.repo.find_blob(oid)?.content().to_vec())
+    }
+
+    /// The store metadata at a tip, if written.
+    pub fn meta(&self, commit: Option<Oid>) -> Result<Option<StoreMeta>> {
+        let snap = self.snapshot(commit)?;
+        match snap.read(layout::STORE_FILE)? {
+            Some(bytes) => {
+                let meta =
+                    serde_norway::from_slice(&bytes).map_err(|e| Error::Record {
+                        path: layout::STORE_FILE.into(),
+                        message: e.to_string(),
+                    })?;
+                Ok(Some(meta))
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// Every file of the tree at a commit.
+    pub fn files(&self, commit: Option<Oid>) -> Result<Vec<TreeFile>> {
+        let Some(commit) = commit else {
+            return Ok(Vec::new());
+        };
+        let tree = self.repo.find_commit(commit)?.tree()?;
+        let mut out = Vec::new();
+        tree.walk(TreeWalkMode::PreOrder, |dir, entry| {
+            if entry.kind() == Some(ObjectType::Blob)
+                && let Ok(name) = entry.name()
+            {
+                out.push(TreeFile {
+                    path: format!("{dir}{name}"),
+                    blob: entry.id(),
+                });
+            }
+            TreeWalkResult::Ok
+        })?;
+        Ok(out)
+    }
+
+    /// The file-level differences between the trees of two commits (either may be absent).
+    pub fn diff(&self, old: Option<Oid>, new: Option<Oid>) -> Result<Vec<FileChange>> {
+        let old_tree = match old {
+            Some(c) => Some(self.repo.find_commit(c)?.tree()?),
+            None => None,
+        };
+        let new_tree = match new {
+            Some(c) => Some(self.repo.find_commit(c)?.tree()?),
+            None => None,
+        };
+        let mut out = Vec::new();
+        diff_trees(
+            &self.repo,
+            old_tree.as_ref(),
+            new_tree.as_ref(),
+            "",
+            &mut out,
+        )?;
+        Ok(out)
+    }
+
+    /// Whether a commit object exists (it may not after a purge or a fresh clone).
+    pub fn has_commit(&self, oid: Oid) -> bool {
+        self.repo.find_commit(oid).is_ok()
+    }
+
+    /// The one write path. `build` sees the current tip and returns edits, a message and a value;
+    /// the edits become one commit on [`MEMORY_REF`], moved by compare-and-swap. If another
+    /// writer moved the ref first, `build` runs again on the new tip. No edits: nothing is written.
+    pub fn transact<T>(
+        &self,
+        mut build: impl FnMut(&Snapshot<'_>) -> Result<(Vec<Edit>, Message, T)>,
+    ) -> Result<(T, Option<Oid>)> {
+        let started = Instant::now();
+        let mut attempt: u32 = 0;
+        loop {
+            attempt += 1;
+            let tip = self.tip()?;
+            let snap = self.snapshot(tip)?;
+            let (mut edits, message, value) = build(&snap)?;
+            if edits.is_empty() {
+                return Ok((value, tip));
+            }
+            if snap.blob_id(layout::STORE_FILE)?.is_none() {
+                edits.push(self.store_file_edit()?);
+            }
+            let tree = self.apply_edits(snap.tree.as_ref(), &edits)?;
+            let commit = self.make_commit(&message, tree, tip)?;
+            if let Some(hook) = &self.before_ref_update {
+                hook();
+            }
+            match self.compare_and_swap(MEMORY_REF, tip, commit, &message.subject) {
+                Ok(()) => return Ok((value, Some(commit))),
+                Err(e) if is_race(&e) => {
+                    if started.elapsed() > MAX_RETRY_TIME {
+                        return Err(Error::Contention {
+                            refname: format!(
+                                "{MEMORY_REF} (if no other lore or git process is running, remove {}/{MEMORY_REF}.lock)",
+                                self.common_dir().display()
+                            ),
+                            attempts: attempt,
+                        });
+                    }
+                    backoff(attempt);
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+
+    fn store_file_edit(&self) -> Result<Edit> {
+        let meta = StoreMeta {
+            format: STORE_FORMAT,
+            project: match self.kind {
+                StoreKind::Repository => Some(self.project_identity()),
+                StoreKind::Personal => None,
+            },
+        };
+        let text = serde_norway::to_string(&meta).map_err(|e| Error::Parse {
+            context: "writing lore.yaml".into(),
+            message: e.to_string(),
+        })?;
+        Ok(Edit::Upsert {
+            path: layout::STORE_FILE.into(),
+            content: text.into_bytes(),
+        })
+    }
+
+    fn apply_edits(&self, base: Option<&Tree<'_>>, edits: &[Edit]) -> Result<Oid> {
+        let empty;
+        let base = match base {
+            Some(t) => t,
+            None => {
+                let oid = self.repo.treebuilder(None)?.write()?;
+                empty = self.repo.find_tree(oid)?;
+                &empty
+            }
+        };
+        let mut builder = git2::build::TreeUpdateBuilder::new();
+        for edit in edits {
+            match edit {
+                Edit::Upsert { path, content } => {
+                    let blob = self.repo.blob(content)?;
+                    builder.upsert(path.as_str(), blob, FileMode::Blob);
+                }
+                Edit::Remove { path } => {
+                    builder.remove(path.as_str());
+                }
+            }
+        }
+        Ok(builder.create_updated(&self.repo, base)?)
+    }
+
+    fn signature(&self) -> Result<git2::Signature<'static>> {
+        match self.repo.signature() {
+            Ok(sig) => Ok(sig.to_owned()),
+            Err(_) => Ok(git2::Signature::now("lore", "lore@localhost")?),
+        }
+    }
+
+    fn make_commit(&self, message: &Message, tree: Oid, parent: Option<Oid>) -> Result<Oid> {
+        let sig = self.signature()?;
+        let tree = self.repo.find_tree(tree)?;
+        let parent_commit = match parent {
+            Some(p) => Some(self.repo.find_commit(p)?),
+            None => None,
+        };
+        let parents: Vec<&git2::Commit<'_>> = parent_commit.iter().collect();
+        Ok(self
+            .repo
+            .commit(None, &sig, &sig, &message.render(), &tree, &parents)?)
+    }
+
+    /// Moves `refname` from `expected` to `new`, failing if it is no longer at `expected`.
+    pub(crate) fn compare_and_swap(
+        &self,
+        refname: &str,
+        expected: Option<Oid>,
+        new: Oid,
+        log: &str,
+    ) -> std::result::Result<(), git2::Error> {
+        let log = format!("lore: {}", one_line(log, 100));
+        match expected {
+            Some(old) => self
+                .repo
+                .reference_matching(refname, new, true, old, &log)
+                .map(|_| ()),
+            None => self.repo.reference(refname, new, false, &log).map(|_| ()),
+        }
+    }
+
+    /// The versions of the files at `paths` along the memory chain, newest first. A version is
+    /// recorded where a commit's blob at a path differs from its first parent's.
+    pub fn history(&self, paths: &[String]) -> Result<Vec<FileVersion>> {
+        let Some(tip) = self.tip()? else {
+            return Ok(Vec::new());
+        };
+        let mut walk = self.repo.revwalk()?;
+        walk.set_sorting(git2::Sort::TOPOLOGICAL | git2::Sort::TIME)?;
+        walk.push(tip)?;
+        let mut out = Vec::new();
+        for oid in walk {
+            let commit = self.repo.find_commit(oid?)?;
+            let tree = commit.tree()?;
+            let parent_tree = match commit.parent(0) {
+                Ok(p) => Some(p.tree()?),
+                Err(_) => None,
+            };
+            for path in paths {
+                let here = blob_at(&tree, path)?;
+                let before = match &parent_tree {
+                    Some(t) => blob_at(t, path)?,
+                    None => None,
+                };
+                if here != before {
+                    out.push(FileVersion {
+                        commit: commit.id(),
+                        time: commit.time().seconds(),
+                        subject: commit.summary().ok().flatten().unwrap_or("").to_string(),
+                        committer: format!(
+                            "{} <{}>",
+                            commit.committer().name().unwrap_or(""),
+                            commit.committer().email().unwrap_or("")
+                        ),
+                        path: path.clone(),
+                        blob: here,
+                    });
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Reads where a ref points, if it exists.
+pub(crate) fn ref_target(repo: &Repository, name: &str) -> Result<Option<Oid>> {
+    match repo.find_reference(name) {
+        Ok(r) => Ok(r.target()),
+        Err(e) if e.code() == ErrorCode::NotFound => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn blob_at(tree: &Tree<'_>, path: &str) -> Result<Option<Oid>> {
+    match tree.get_path(Path::new(path)) {
+        Ok(entry) if entry.kind() == Some(ObjectType::Blob) => Ok(Some(entry.id())),
+        Ok(_) => Ok(None),
+        Err(e) if e.code() == ErrorCode::NotFound => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn is_race(e: &git2::Error) -> bool {
+    matches!(
+        e.code(),
+        ErrorCode::Modified | ErrorCode::Locked | ErrorCode::Exists
+    )
+}
+
+/// Sleeps a randomised, growing interval before retrying a lost race.
+fn backoff(attempt: u32) {
+    let mut b = [0u8; 2];
+    let jitter = if getrandom::fill(&mut b).is_ok() {
+        u64::from(u16::from_le_bytes(b))
+    } else {
+        u64::from(attempt) * 7919
+    };
+    let ceiling_us = 200u64 << attempt.min(7);
+    std::thread::sleep(Duration::from_micros(jitter % ceiling_us + 50));
+}
+
+fn diff_trees(
+    repo: &Repository,
+    old: Option<&Tree<'_>>,
+    new: Option<&Tree<'_>>,
+    prefix: &str,
+    out: &mut Vec<FileChange>,
+) -> Result<()> {
+    use std::collections::BTreeMap;
+    type Entries = BTreeMap<String, (Oid, Option<ObjectType>)>;
+    fn entries(tree: Option<&Tree<'_>>) -> Entries {
+        let mut map = BTreeMap::new();
+        if let Some(tree) = tree {
+            for e in tree.iter() {
+                if let Ok(name) = e.name() {
+                    map.insert(name.to_string(), (e.id(), e.kind()));
+                }
+            }
+        }
+        map
+    }
+    let old_entries = entries(old);
+    let new_entries = entries(new);
+    let mut names: Vec<&String> = old_entries.keys().chain(new_entries.keys()).collect();
+    names.sort();
+    names.dedup();
+    for name in names {
+        let a = old_entries.get(name);
+        let b = new_entries.get(name);
+        if let (Some(a), Some(b)) = (a, b)
+            && a == b
+        {
+            continue;
+        }
+        let path = format!("{prefix}{name}");
+        let sub = |entry: Option<&(Oid, Option<ObjectType>)>| -> Result<Option<Tree<'_>>> {
+            match entry {
+                Some((oid, Some(ObjectType::Tree))) => Ok(Some(repo.find_tree(*oid)?)),
+                _ => Ok(None),
+            }
+        };
+        let blob = |entry: Option<&(Oid, Option<ObjectType>)>| match entry {
+            Some((oid, Some(ObjectType::Blob))) => Some(*oid),
+            _ => None,
+        };
+        let (old_sub, new_sub) = (sub(a)?, sub(b)?);
+        if old_sub.is_some() || new_sub.is_some() {
+            diff_trees(repo, old_sub.as_ref(), new_sub.as_ref(), &format!("{path}/"), out)?;
+        }
+        let (old_blob, new_blob) = (blob(a), blob(b));
+        if old_blob != new_blob {
+            out.push(FileChange {
+                path,
+                old: old_blob,
+                new: new_blob,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Normalises a remote URL to `host/path` (no scheme, user, port or `.git`), lower-case host.
+pub fn normalize_remote_url(url: &str) -> Option<String> {
+    let url = url.trim();
+    if url.is_empty() {
+        return None;
+    }
+    let (host, path) = if let Some((_, rest)) = url.split_once("://") {
+        let rest = rest.rsplit_once('@').map_or(rest, |(_, r)| r);
+        let (hostport, path) = rest.split_once('/').unwrap_or((rest, ""));
+        let host = hostport.split(':').next().unwrap_or(hostport);
+        (host.to_string(), path.to_string())
+    } else if let Some((userhost, path)) = url.split_once(':')
+        && !url.starts_with('/')
+        && !userhost.contains('/')
+    {
+        let host = userhost.rsplit_once('@').map_or(userhost, |(_, h)| h);
+        (host.to_string(), path.to_string())
+    } else {
+        // A local path remote.
+        return Some(format!("file://{}", url.trim_end_matches('/')));
+    };
+    let path = path.trim_matches('/');
+    let path = path.strip_suffix(".git").unwrap_or(path);
+    if host.is_empty() {
+        return None;
+    }
+    Some(format!("{}/{}", host.to_lowercase(), path))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::normalize_remote_url as n;
+
+    #[test]
+    fn remote_urls_normalise_to_one_identity() {
+        let want = Some("github.com/owner/repo".to_string());
+        assert_eq!(n("https://github.com/owner/repo.git"), want);
+        assert_eq!(n("git@github.com:owner/repo.git"), want);
+        assert_eq!(n("ssh://git@GitHub.com:22/owner/repo"), want);
+        assert_eq!(n("https://user:pw@github.com/owner/repo/"), want);
+        assert_eq!(n("/srv/git/x.git/"), Some("file:///srv/git/x.git".into()));
+        assert_eq!(n(""), None);
+    }
+}
