@@ -16,7 +16,7 @@ use crate::model::{
     check_relative_path, check_summary, normalize_tags, to_millis,
 };
 use crate::record;
-use crate::store::layout::{self, id_path, memory_path, namespace_marker_path};
+use crate::store::layout::{self, id_path, memory_path, namespace_marker_path, path_of};
 use crate::store::{Edit, FileVersion, Message, Snapshot, Store, StoreKind, purge::PurgeReport};
 
 /// Who is writing and when: recorded in the memory and in the commit's trailers.
@@ -278,7 +278,7 @@ impl Lore {
     pub fn index(&mut self) -> Result<&Index> {
         self.open_index()?;
         let result = {
-            let index = self.index.as_mut().ok_or_else(|| missing_index())?;
+            let index = self.index.as_mut().ok_or_else(missing_index)?;
             let was_current = index.indexed_tip().ok().flatten() == self.store.tip()?;
             index.catch_up(&self.store).map(|c| (was_current, c))
         };
@@ -332,8 +332,9 @@ impl Lore {
         ))
     }
 
-    /// Builds a validated memory from input (id, times and author filled in).
-    fn build_memory(&self, new: &NewMemory, ctx: &WriteContext) -> Result<Memory> {
+    /// Builds a validated memory from input (fresh id; times, author, agent and anchor filled
+    /// in) without writing it: for batch writes.
+    pub fn prepare(&self, new: &NewMemory, ctx: &WriteContext) -> Result<Memory> {
         let now = ctx.now();
         let memory = Memory {
             id: MemoryId::generate()?,
@@ -365,21 +366,24 @@ impl Lore {
 
     /// Writes a new memory (one commit).
     pub fn remember(&self, new: &NewMemory, ctx: &WriteContext) -> Result<Written> {
-        let mut memory = self.build_memory(new, ctx)?;
+        let mut memory = self.prepare(new, ctx)?;
         let (path, commit) = self.store.transact(|snap| {
             check_namespace(snap, &memory.namespace)?;
             let path = free_path(snap, &mut memory)?;
             let content = record::render(&memory)?.into_bytes();
             let message = Message {
-                subject: format!(
-                    "remember {}: {}",
-                    display_name(&memory),
-                    memory.summary
-                ),
+                subject: format!("remember {}: {}", display_name(&memory), memory.summary),
                 body: None,
                 trailers: ctx.trailers("remember", &[&memory.id]),
             };
-            Ok((vec![Edit::Upsert { path: path.clone(), content }], message, path))
+            Ok((
+                vec![Edit::Upsert {
+                    path: path.clone(),
+                    content,
+                }],
+                message,
+                path,
+            ))
         })?;
         Ok(Written {
             memory,
@@ -392,7 +396,7 @@ impl Lore {
     /// exists with the same content are skipped; ones that collide with different content are
     /// reported and skipped (or overwritten with `replace`).
     pub fn write_batch(
-        &self,
+        &mut self,
         memories: &[Memory],
         subject: &str,
         replace: bool,
@@ -401,6 +405,16 @@ impl Lore {
         for m in memories {
             m.validate()?;
         }
+        // Where each id already lives (a memory may come back with another key or namespace).
+        let wanted: HashSet<&str> = memories.iter().map(|m| m.id.as_str()).collect();
+        let existing: std::collections::HashMap<String, String> = if self.store.tip()?.is_some() {
+            self.read(|i| i.id_paths())?
+                .into_iter()
+                .filter(|(id, _)| wanted.contains(id.as_str()))
+                .collect()
+        } else {
+            Default::default()
+        };
         let (report, commit) = self.store.transact(|snap| {
             let mut report = BatchReport::default();
             let mut edits = Vec::new();
@@ -410,10 +424,27 @@ impl Lore {
                 if known_ns.insert(m.namespace.clone()) && !namespace_known(snap, &m.namespace)? {
                     edits.push(namespace_marker_edit(&m.namespace, "registered by import")?);
                 }
-                let path = memory_path(&m.namespace, m.key.as_ref(), &m.id);
+                let path = path_of(m);
                 if !seen_paths.insert(path.clone()) {
-                    report.conflicts.push(format!("{path}: given twice in this import"));
+                    report
+                        .conflicts
+                        .push(format!("{path}: given twice in this import"));
                     continue;
+                }
+                if let Some(elsewhere) = existing.get(m.id.as_str())
+                    && *elsewhere != path
+                    && snap.blob_id(elsewhere)?.is_some()
+                {
+                    if !replace {
+                        report.conflicts.push(format!(
+                            "{path}: memory {} exists at {elsewhere} (use --replace to move it)",
+                            m.id
+                        ));
+                        continue;
+                    }
+                    edits.push(Edit::Remove {
+                        path: elsewhere.clone(),
+                    });
                 }
                 let content = record::render(m)?;
                 match snap.read(&path)? {
@@ -464,7 +495,11 @@ impl Lore {
                 body: None,
                 trailers: ctx.trailers("namespace", &[]),
             };
-            Ok((vec![namespace_marker_edit(&ns, description)?], message, true))
+            Ok((
+                vec![namespace_marker_edit(&ns, description)?],
+                message,
+                true,
+            ))
         })?;
         Ok(added)
     }
@@ -592,7 +627,7 @@ impl Lore {
         if new.key.is_none() {
             new.key = found.key.as_ref().map(|k| k.to_string());
         }
-        let mut fresh = self.build_memory(&new, ctx)?;
+        let mut fresh = self.prepare(&new, ctx)?;
         fresh.supersedes = Some(found.id.clone());
         let now = fresh.created;
         let ((old, old_new_path, fresh, fresh_path), commit) = self.store.transact(|snap| {
@@ -609,22 +644,24 @@ impl Lore {
             old.superseded_by = Some(fresh.id.clone());
             old.updated = now.max(old.created);
             let mut edits = Vec::new();
-            let key_passes = old.key.is_some() && old.key == fresh.key && old.namespace == fresh.namespace;
-            let old_target = if key_passes {
+            // A superseded memory releases its key path (see `path_of`).
+            let old_target = path_of(&old);
+            let key_passes =
+                old.key.is_some() && old.key == fresh.key && old.namespace == fresh.namespace;
+            if old_target != old_path && !key_passes {
                 edits.push(Edit::Remove {
                     path: old_path.clone(),
                 });
-                id_path(&old.namespace, &old.id)
-            } else {
-                old_path.clone()
-            };
+            }
+            // When the key passes on, the new memory's upsert at the key path replaces the old
+            // file there (a remove and an upsert of one path in one edit set is refused).
             edits.push(Edit::Upsert {
                 path: old_target.clone(),
                 content: record::render(&old)?.into_bytes(),
             });
             let mut fresh = fresh.clone();
             let fresh_path = if key_passes {
-                memory_path(&fresh.namespace, fresh.key.as_ref(), &fresh.id)
+                path_of(&fresh)
             } else {
                 free_path(snap, &mut fresh)?
             };
@@ -722,7 +759,11 @@ impl Lore {
     }
 
     /// The versions of a memory along the chain, newest first, with the parsed record.
-    fn tracked_versions(&self, path: &str, m: &Memory) -> Result<Vec<(FileVersion, Option<Memory>)>> {
+    fn tracked_versions(
+        &self,
+        path: &str,
+        m: &Memory,
+    ) -> Result<Vec<(FileVersion, Option<Memory>)>> {
         let raw = self.store.history(&Self::candidate_paths(path, m))?;
         self.filter_versions(raw, &m.id)
     }
@@ -801,7 +842,8 @@ impl Lore {
         for oid in walk {
             let commit = self.store.repo().find_commit(oid?)?;
             let mentions = commit
-                .message().ok()
+                .message()
+                .ok()
                 .is_some_and(|msg| msg.contains(&format!("Lore-Memory: {id}")));
             if !mentions {
                 continue;
@@ -997,15 +1039,21 @@ impl Lore {
             let (content, truncated, note) = if file.exists() {
                 match repo.find_blob(file.id()) {
                     Ok(b) if !b.is_binary() => {
-                        let (t, cut) =
-                            bounded(String::from_utf8_lossy(b.content()).into_owned(), limits.max_bytes);
+                        let (t, cut) = bounded(
+                            String::from_utf8_lossy(b.content()).into_owned(),
+                            limits.max_bytes,
+                        );
                         (Some(t), cut, None)
                     }
                     Ok(_) => (None, false, Some("binary file".to_string())),
                     Err(_) => (None, false, Some("blob missing".to_string())),
                 }
             } else {
-                (None, false, Some("deleted by the anchor commit".to_string()))
+                (
+                    None,
+                    false,
+                    Some("deleted by the anchor commit".to_string()),
+                )
             };
             out.push(FileContent {
                 path,

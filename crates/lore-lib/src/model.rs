@@ -90,7 +90,9 @@ impl MemoryId {
 
     /// Whether a string could be the start of an id (used to resolve short ids).
     pub fn is_prefix_like(value: &str) -> bool {
-        !value.is_empty() && value.len() <= ID_LEN && value.bytes().all(|b| ID_ALPHABET.contains(&b))
+        !value.is_empty()
+            && value.len() <= ID_LEN
+            && value.bytes().all(|b| ID_ALPHABET.contains(&b))
     }
 
     /// The id as text.
@@ -152,7 +154,11 @@ fn check_slug(what: &'static str, value: &str, allow_dot: bool) -> Result<()> {
         ));
     }
     let ok = |b: u8| {
-        b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_' || (allow_dot && b == b'.')
+        b.is_ascii_lowercase()
+            || b.is_ascii_digit()
+            || b == b'-'
+            || b == b'_'
+            || (allow_dot && b == b'.')
     };
     if let Some(bad) = value.bytes().find(|b| !ok(*b)) {
         let allowed = if allow_dot {
@@ -179,7 +185,11 @@ impl Namespace {
     pub fn parse(value: &str) -> Result<Self> {
         check_slug("namespace", value, false)?;
         if value.len() == 1 {
-            return Err(invalid("namespace", value, "it needs at least two characters"));
+            return Err(invalid(
+                "namespace",
+                value,
+                "it needs at least two characters",
+            ));
         }
         Ok(Self(value.to_string()))
     }
@@ -470,7 +480,11 @@ pub fn check_relative_path(path: &str) -> Result<String> {
         match part {
             "" | "." => {}
             ".." => {
-                return Err(invalid("path", path, "it may not leave the repository ('..')"));
+                return Err(invalid(
+                    "path",
+                    path,
+                    "it may not leave the repository ('..')",
+                ));
             }
             ".git" => return Err(invalid("path", path, "it may not point into .git")),
             p => parts.push(p),
@@ -554,11 +568,7 @@ impl Memory {
             if let Some(v) = value
                 && (v.is_empty() || v.chars().any(|c| c.is_control()) || v.len() > 256)
             {
-                return Err(invalid(
-                    what,
-                    v,
-                    "it must be one line of at most 256 bytes",
-                ));
+                return Err(invalid(what, v, "it must be one line of at most 256 bytes"));
             }
         }
         if let Some(a) = &self.anchor

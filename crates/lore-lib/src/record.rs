@@ -126,9 +126,7 @@ pub fn parse(text: &str, path: &str) -> Result<Memory> {
         supersedes: fm.supersedes,
         superseded_by: fm.superseded_by,
     };
-    memory
-        .validate()
-        .map_err(|e| record_error(e.to_string()))?;
+    memory.validate().map_err(|e| record_error(e.to_string()))?;
     Ok(memory)
 }
 
@@ -168,7 +166,9 @@ mod tests {
     #[test]
     fn renders_readable_front_matter() {
         let text = render(&sample()).unwrap();
-        assert!(text.starts_with("---\nid: abc123def456\nnamespace: decisions\nkey: index-engine\n"));
+        assert!(
+            text.starts_with("---\nid: abc123def456\nnamespace: decisions\nkey: index-engine\n")
+        );
         assert!(text.ends_with("---\n## Why\n\n---\nNot a front matter line.\n"));
     }
 

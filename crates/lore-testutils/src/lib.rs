@@ -7,8 +7,14 @@ use std::process::{Command, Output};
 pub fn hermetic_env(home: &Path) -> Vec<(&'static str, String)> {
     vec![
         ("HOME", home.display().to_string()),
-        ("XDG_CONFIG_HOME", home.join(".config").display().to_string()),
-        ("XDG_DATA_HOME", home.join(".local/share").display().to_string()),
+        (
+            "XDG_CONFIG_HOME",
+            home.join(".config").display().to_string(),
+        ),
+        (
+            "XDG_DATA_HOME",
+            home.join(".local/share").display().to_string(),
+        ),
         ("GIT_CONFIG_NOSYSTEM", "1".into()),
         ("GIT_CONFIG_GLOBAL", "/dev/null".into()),
         ("GIT_AUTHOR_NAME", "Test Author".into()),

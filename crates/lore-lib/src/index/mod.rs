@@ -10,7 +10,7 @@ mod schema;
 use std::path::{Path, PathBuf};
 
 use git2::Oid;
-use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use rusqlite::{Connection, TransactionBehavior};
 
 use crate::error::{Error, Result};
 use crate::model::Memory;
@@ -170,7 +170,9 @@ impl Index {
                                     })
                                     .and_then(|text| record::parse(text, &change.path));
                                 match parsed {
-                                    Ok(memory) => writer.insert_memory(&change.path, blob, &memory)?,
+                                    Ok(memory) => {
+                                        writer.insert_memory(&change.path, blob, &memory)?
+                                    }
                                     Err(e) => writer.insert_invalid(&change.path, blob, &e)?,
                                 }
                                 report.upserted += 1;
@@ -230,16 +232,11 @@ impl Index {
         query::fingerprint(&self.conn)
     }
 
-    /// The path of a memory by exact id, if indexed.
-    pub fn path_of(&self, id: &str) -> Result<Option<String>> {
-        Ok(self
-            .conn
-            .query_row(
-                "SELECT path FROM memories WHERE id = ?1 ORDER BY length(path) DESC LIMIT 1",
-                params![id],
-                |r| r.get(0),
-            )
-            .optional()?)
+    /// Every indexed `(id, path)`.
+    pub fn id_paths(&self) -> Result<Vec<(String, String)>> {
+        let mut stmt = self.conn.prepare("SELECT id, path FROM memories")?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<std::result::Result<_, _>>()?)
     }
 }
 

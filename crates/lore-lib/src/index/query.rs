@@ -17,9 +17,9 @@ pub const BM25_WEIGHTS: (f64, f64, f64) = (3.0, 1.0, 2.0);
 const STOPWORDS: &[&str] = &[
     "a", "an", "and", "are", "as", "at", "be", "but", "by", "did", "do", "does", "for", "from",
     "had", "has", "have", "how", "i", "if", "in", "into", "is", "it", "its", "me", "my", "no",
-    "not", "of", "on", "or", "our", "so", "that", "the", "their", "them", "then", "there",
-    "these", "they", "this", "to", "was", "we", "were", "what", "when", "where", "which", "who",
-    "why", "will", "with", "you", "your",
+    "not", "of", "on", "or", "our", "so", "that", "the", "their", "them", "then", "there", "these",
+    "they", "this", "to", "was", "we", "were", "what", "when", "where", "which", "who", "why",
+    "will", "with", "you", "your",
 ];
 
 /// How listings are ordered.
@@ -106,11 +106,7 @@ fn decode(record: &str) -> Result<Memory> {
     })
 }
 
-fn rows_with_paths(
-    conn: &Connection,
-    sql: &str,
-    args: &[Value],
-) -> Result<Vec<(String, Memory)>> {
+fn rows_with_paths(conn: &Connection, sql: &str, args: &[Value]) -> Result<Vec<(String, Memory)>> {
     let mut stmt = conn.prepare_cached(sql)?;
     let rows = stmt.query_map(params_from_iter(args.iter()), |r| {
         Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
@@ -243,7 +239,9 @@ pub fn counts(conn: &Connection) -> Result<Vec<(String, String, u64)>> {
         "SELECT namespace, status, count(*) FROM memories
          GROUP BY namespace, status ORDER BY namespace, status",
     )?;
-    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get::<_, i64>(2)? as u64)))?;
+    let rows = stmt.query_map([], |r| {
+        Ok((r.get(0)?, r.get(1)?, r.get::<_, i64>(2)? as u64))
+    })?;
     Ok(rows.collect::<std::result::Result<_, _>>()?)
 }
 
@@ -283,7 +281,10 @@ mod tests {
 
     #[test]
     fn query_terms_drop_stop_words_and_punctuation() {
-        assert_eq!(query_terms("Why did we pick SQLite?"), vec!["pick", "sqlite"]);
+        assert_eq!(
+            query_terms("Why did we pick SQLite?"),
+            vec!["pick", "sqlite"]
+        );
         assert_eq!(query_terms("the"), vec!["the"]);
         assert_eq!(query_terms("\"x\" OR y*"), vec!["x", "y"]);
         assert!(query_terms("  ?! ").is_empty());

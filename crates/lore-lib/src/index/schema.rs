@@ -89,7 +89,9 @@ pub fn prepare(conn: &Connection) -> std::result::Result<(), String> {
 /// The memory tip recorded in the index.
 pub fn read_tip(conn: &Connection) -> Result<Option<Oid>> {
     let value: Option<String> = conn
-        .query_row("SELECT value FROM meta WHERE name = 'tip'", [], |r| r.get(0))
+        .query_row("SELECT value FROM meta WHERE name = 'tip'", [], |r| {
+            r.get(0)
+        })
         .optional()?;
     match value {
         None => Ok(None),

@@ -8,12 +8,12 @@ use super::{Converted, ImportRecord, convert_all, stable_id};
 use crate::error::{Error, Result};
 use crate::model::Memory;
 use crate::record;
-use crate::store::layout::memory_path;
+use crate::store::layout::path_of;
 
 /// Writes each memory to `dir/<namespace>/…` exactly as it is stored. Returns the files written.
 pub fn export(memories: &[Memory], dir: &Path) -> Result<usize> {
     for m in memories {
-        let path = dir.join(memory_path(&m.namespace, m.key.as_ref(), &m.id));
+        let path = dir.join(path_of(m));
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent)
                 .map_err(|e| Error::io(format!("creating {}", parent.display()), e))?;
@@ -62,8 +62,7 @@ pub fn import(dir: &Path, now: Timestamp) -> Result<Converted> {
         let rel = file.strip_prefix(dir).unwrap_or(&file);
         let rel_text = rel.to_string_lossy().replace('\\', "/");
         let origin = file.display().to_string();
-        let bytes =
-            std::fs::read(&file).map_err(|e| Error::io(format!("reading {origin}"), e))?;
+        let bytes = std::fs::read(&file).map_err(|e| Error::io(format!("reading {origin}"), e))?;
         let Ok(text) = String::from_utf8(bytes) else {
             bad.push(format!("skipped: {origin}: not UTF-8"));
             continue;

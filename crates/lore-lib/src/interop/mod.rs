@@ -11,8 +11,7 @@ use serde_norway::Value;
 
 use crate::error::{Error, Result};
 use crate::model::{
-    Citation, Key, MAX_SUMMARY_CHARS, Memory, MemoryId, Namespace, Status, normalize_tag,
-    to_millis,
+    Citation, Key, MAX_SUMMARY_CHARS, Memory, MemoryId, Namespace, Status, normalize_tag, to_millis,
 };
 
 /// A memory read from foreign data, before it becomes a [`Memory`].
@@ -79,7 +78,10 @@ pub fn parse_time(value: &str) -> Option<Timestamp> {
         return Some(t);
     }
     if let Ok(dt) = value.replace(' ', "T").parse::<jiff::civil::DateTime>() {
-        return dt.to_zoned(jiff::tz::TimeZone::UTC).ok().map(|z| z.timestamp());
+        return dt
+            .to_zoned(jiff::tz::TimeZone::UTC)
+            .ok()
+            .map(|z| z.timestamp());
     }
     if let Ok(d) = value.parse::<jiff::civil::Date>() {
         return d
@@ -129,7 +131,10 @@ pub fn convert(rec: &ImportRecord, now: Timestamp, warnings: &mut Vec<String>) -
             "{origin}: summary cut to {MAX_SUMMARY_CHARS} characters (the full text starts the body)"
         ));
         let full = summary.clone();
-        summary = summary.chars().take(MAX_SUMMARY_CHARS - 1).collect::<String>();
+        summary = summary
+            .chars()
+            .take(MAX_SUMMARY_CHARS - 1)
+            .collect::<String>();
         summary = format!("{}…", summary.trim_end());
         body = if body.is_empty() {
             format!("{full}\n")
@@ -141,7 +146,9 @@ pub fn convert(rec: &ImportRecord, now: Timestamp, warnings: &mut Vec<String>) -
         Some(Ok(id)) => id,
         other => {
             if let Some(Err(_)) = other {
-                warnings.push(format!("{origin}: its id is not a lore id; a new one was made"));
+                warnings.push(format!(
+                    "{origin}: its id is not a lore id; a new one was made"
+                ));
             }
             match &rec.fallback_id {
                 Some(id) => id.clone(),
@@ -263,7 +270,9 @@ pub fn stable_id(origin: &str) -> MemoryId {
     let mut h2: u64 = 0x8422_2325_cbf2_9ce4;
     for b in origin.bytes() {
         h1 = (h1 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-        h2 = (h2 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3).rotate_left(5);
+        h2 = (h2 ^ u64::from(b))
+            .wrapping_mul(0x0100_0000_01b3)
+            .rotate_left(5);
     }
     let bits = h1 ^ h2.rotate_left(29);
     let id: String = (0..crate::model::ID_LEN)

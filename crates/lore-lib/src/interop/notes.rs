@@ -100,6 +100,8 @@ struct NoteHeader<'a> {
     #[serde(rename = "type")]
     kind: &'a str,
     id: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    key: Option<&'a str>,
     timestamp: String,
     summary: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -114,14 +116,11 @@ struct NoteHeader<'a> {
 }
 
 fn render_document(m: &Memory) -> Result<String> {
-    let tag_value = |prefix: &str| {
-        m.tags
-            .iter()
-            .find_map(|t| t.strip_prefix(prefix))
-    };
+    let tag_value = |prefix: &str| m.tags.iter().find_map(|t| t.strip_prefix(prefix));
     let header = NoteHeader {
         kind: m.namespace.as_str(),
         id: m.id.as_str(),
+        key: m.key.as_ref().map(|k| k.as_str()),
         timestamp: m.created.to_string(),
         summary: &m.summary,
         spec: tag_value("spec:"),
@@ -178,9 +177,10 @@ pub fn export(store: &Store, memories: &[Memory]) -> Result<NotesExport> {
                 .entry(oid)
                 .or_default()
                 .push(m),
-            None => report
-                .skipped
-                .push(format!("{}: no commit in this repository to attach it to", m.id)),
+            None => report.skipped.push(format!(
+                "{}: no commit in this repository to attach it to",
+                m.id
+            )),
         }
     }
     let sig = repo
@@ -213,7 +213,10 @@ pub fn export(store: &Store, memories: &[Memory]) -> Result<NotesExport> {
         let tree = repo.find_tree(builder.write()?)?;
         let parent_commit = parent.map(|p| repo.find_commit(p)).transpose()?;
         let parents: Vec<&git2::Commit<'_>> = parent_commit.iter().collect();
-        let message = format!("lore export: {} memories\n", notes.values().map(Vec::len).sum::<usize>());
+        let message = format!(
+            "lore export: {} memories\n",
+            notes.values().map(Vec::len).sum::<usize>()
+        );
         let commit = repo.commit(None, &sig, &sig, &message, &tree, &parents)?;
         write_ref(repo, &refname, parent, commit)?;
         report.refs.push(refname);

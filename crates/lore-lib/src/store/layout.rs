@@ -8,7 +8,7 @@
 //!   <namespace>/<c0>/<c1>/<id>.md     an unkeyed memory, fanned out by its id's first two chars
 //! ```
 
-use crate::model::{Key, MemoryId, Namespace};
+use crate::model::{Key, Memory, MemoryId, Namespace};
 
 /// The ref holding the memory commit chain.
 pub const MEMORY_REF: &str = "refs/lore/memory";
@@ -26,6 +26,16 @@ pub fn memory_path(namespace: &Namespace, key: Option<&Key>, id: &MemoryId) -> S
     match key {
         Some(key) => format!("{namespace}/{key}{MEMORY_EXT}"),
         None => id_path(namespace, id),
+    }
+}
+
+/// Where a memory lives: its key's path while it holds the key (keyed and not superseded),
+/// else its id path. A superseded keyed memory keeps its `key` field for the record but
+/// releases the path to its successor.
+pub fn path_of(memory: &Memory) -> String {
+    match (&memory.key, &memory.superseded_by) {
+        (Some(key), None) => memory_path(&memory.namespace, Some(key), &memory.id),
+        _ => id_path(&memory.namespace, &memory.id),
     }
 }
 
@@ -99,6 +109,9 @@ mod tests {
         assert_eq!(classify("lore.yaml"), PathKind::StoreFile);
         assert_eq!(classify("README"), PathKind::Other);
         assert_eq!(classify("decisions/ab/x.md"), PathKind::Other);
-        assert_eq!(name_from_path("decisions/a/b/ab3def456789.md"), "ab3def456789");
+        assert_eq!(
+            name_from_path("decisions/a/b/ab3def456789.md"),
+            "ab3def456789"
+        );
     }
 }

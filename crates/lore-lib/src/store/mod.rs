@@ -295,11 +295,10 @@ impl Store {
         let snap = self.snapshot(commit)?;
         match snap.read(layout::STORE_FILE)? {
             Some(bytes) => {
-                let meta =
-                    serde_norway::from_slice(&bytes).map_err(|e| Error::Record {
-                        path: layout::STORE_FILE.into(),
-                        message: e.to_string(),
-                    })?;
+                let meta = serde_norway::from_slice(&bytes).map_err(|e| Error::Record {
+                    path: layout::STORE_FILE.into(),
+                    message: e.to_string(),
+                })?;
                 Ok(Some(meta))
             }
             None => Ok(None),
@@ -370,7 +369,10 @@ impl Store {
             if edits.is_empty() {
                 return Ok((value, tip));
             }
-            if snap.blob_id(layout::STORE_FILE)?.is_none() {
+            let writes_store_file = edits
+                .iter()
+                .any(|e| matches!(e, Edit::Upsert { path, .. } if path == layout::STORE_FILE));
+            if !writes_store_file && snap.blob_id(layout::STORE_FILE)?.is_none() {
                 edits.push(self.store_file_edit()?);
             }
             let tree = self.apply_edits(snap.tree.as_ref(), &edits)?;
@@ -395,6 +397,22 @@ impl Store {
                 Err(e) => return Err(e.into()),
             }
         }
+    }
+
+    /// Writes `lore.yaml` if the store has none yet. Returns whether it did.
+    pub fn init(&self) -> Result<bool> {
+        let (created, _) = self.transact(|snap| {
+            if snap.blob_id(layout::STORE_FILE)?.is_some() {
+                return Ok((Vec::new(), Message::default(), false));
+            }
+            let message = Message {
+                subject: "init lore store".into(),
+                body: None,
+                trailers: vec![("Lore-Action".into(), "init".into())],
+            };
+            Ok((vec![self.store_file_edit()?], message, true))
+        })?;
+        Ok(created)
     }
 
     fn store_file_edit(&self) -> Result<Edit> {
@@ -604,7 +622,13 @@ fn diff_trees(
         };
         let (old_sub, new_sub) = (sub(a)?, sub(b)?);
         if old_sub.is_some() || new_sub.is_some() {
-            diff_trees(repo, old_sub.as_ref(), new_sub.as_ref(), &format!("{path}/"), out)?;
+            diff_trees(
+                repo,
+                old_sub.as_ref(),
+                new_sub.as_ref(),
+                &format!("{path}/"),
+                out,
+            )?;
         }
         let (old_blob, new_blob) = (blob(a), blob(b));
         if old_blob != new_blob {
@@ -645,6 +669,42 @@ pub fn normalize_remote_url(url: &str) -> Option<String> {
         return None;
     }
     Some(format!("{}/{}", host.to_lowercase(), path))
+}
+
+/// Creates a non-bare repository with a local identity (for benchmarks and scratch stores).
+pub fn init_repository(dir: &Path) -> Result<Repository> {
+    let repo = Repository::init(dir)?;
+    {
+        let mut config = repo.config()?;
+        config.set_str("user.name", "lore bench")?;
+        config.set_str("user.email", "bench@lore.invalid")?;
+    }
+    Ok(repo)
+}
+
+/// Writes a chain of `n` empty-tree commits on `refs/heads/main` with messages from `message`,
+/// and returns their ids (for the git baseline of the benchmarks).
+pub fn bench_commit_chain(
+    repo: &Repository,
+    n: usize,
+    mut message: impl FnMut(usize) -> String,
+) -> Result<Vec<String>> {
+    let sig = git2::Signature::now("lore bench", "bench@lore.invalid")?;
+    let tree = repo.find_tree(repo.treebuilder(None)?.write()?)?;
+    let mut ids = Vec::with_capacity(n);
+    let mut parent: Option<Oid> = None;
+    for i in 0..n {
+        let parent_commit = parent.map(|p| repo.find_commit(p)).transpose()?;
+        let parents: Vec<&git2::Commit<'_>> = parent_commit.iter().collect();
+        let oid = repo.commit(None, &sig, &sig, &message(i), &tree, &parents)?;
+        ids.push(oid.to_string());
+        parent = Some(oid);
+    }
+    if let Some(tip) = parent {
+        repo.reference("refs/heads/main", tip, true, "bench chain")?;
+        repo.set_head("refs/heads/main")?;
+    }
+    Ok(ids)
 }
 
 #[cfg(test)]

@@ -68,7 +68,9 @@ impl Store {
             for text in scrub.iter().filter(|t| !t.is_empty()) {
                 message = message.replace(text.as_str(), "[purged]");
             }
-            let parents_changed = parents.iter().ne(commit.parent_ids().collect::<Vec<_>>().iter());
+            let parents_changed = parents
+                .iter()
+                .ne(commit.parent_ids().collect::<Vec<_>>().iter());
             if !removed && !parents_changed && message == raw_message {
                 continue;
             }

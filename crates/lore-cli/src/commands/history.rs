@@ -1,0 +1,45 @@
+//! `lore history`: the versions of one memory, from git.
+
+use clap::Args;
+use lore::{Lore, Memory, MemoryVersion};
+use serde::Serialize;
+
+use super::common;
+use crate::error::CmdResult;
+use crate::ui::Ui;
+
+/// Show every version of a memory (newest first), as recorded in refs/lore/memory. Works for a
+/// forgotten memory too, given its full id.
+#[derive(Args, Debug)]
+pub struct HistoryArgs {
+    /// Id, id prefix, `namespace/key` or key.
+    pub memory: String,
+}
+
+#[derive(Serialize)]
+struct HistoryOutput {
+    memory: Memory,
+    versions: Vec<MemoryVersion>,
+}
+
+pub fn run(ui: &mut Ui, lore: &mut Lore, args: &HistoryArgs) -> CmdResult {
+    let (memory, versions) = lore.history(&args.memory)?;
+    let out = HistoryOutput { memory, versions };
+    ui.emit(&out, |s| {
+        s.push_str(&format!("{}  {}\n", out.memory.id, out.memory.summary));
+        for v in &out.versions {
+            let state = match &v.memory {
+                Some(m) => format!("{:<10} {}", m.status, m.summary),
+                None => "(deleted)".to_string(),
+            };
+            s.push_str(&format!(
+                "  {}  {}  {}  {}\n",
+                &v.commit[..12],
+                common::short_time(v.time),
+                v.subject.split(':').next().unwrap_or(""),
+                state
+            ));
+        }
+    });
+    Ok(())
+}

@@ -1,0 +1,51 @@
+//! One module per command; `run` dispatches and shows index notices afterwards.
+
+pub mod bench;
+pub mod common;
+pub mod export;
+pub mod forget;
+pub mod history;
+pub mod import;
+pub mod init;
+pub mod list;
+pub mod namespace;
+pub mod recall;
+pub mod reindex;
+pub mod remember;
+pub mod show;
+pub mod status;
+pub mod supersede;
+pub mod update;
+
+use crate::cli::{Cli, Command};
+use crate::error::CmdResult;
+use crate::location;
+use crate::ui::Ui;
+
+/// Runs the parsed command line.
+pub fn run(ui: &mut Ui, cli: Cli) -> CmdResult {
+    if let Command::Bench(args) = &cli.command {
+        return bench::run(ui, args);
+    }
+    let mut lore = location::open(&cli.global)?;
+    let ctx = common::write_context(&cli.global);
+    let result = match cli.command {
+        Command::Init(args) => init::run(ui, &mut lore, &args),
+        Command::Remember(args) => remember::run(ui, &mut lore, &ctx, &args),
+        Command::Show(args) => show::run(ui, &mut lore, &args),
+        Command::List(args) => list::run(ui, &mut lore, &args),
+        Command::History(args) => history::run(ui, &mut lore, &args),
+        Command::Update(args) => update::run(ui, &mut lore, &ctx, &args),
+        Command::Supersede(args) => supersede::run(ui, &mut lore, &ctx, &args),
+        Command::Forget(args) => forget::run(ui, &mut lore, &ctx, &args),
+        Command::Recall(args) => recall::run(ui, &mut lore, &args),
+        Command::Reindex(args) => reindex::run(ui, &mut lore, &args),
+        Command::Status(args) => status::run(ui, &mut lore, &args),
+        Command::Namespace(args) => namespace::run(ui, &mut lore, &ctx, &args),
+        Command::Import(args) => import::run(ui, &mut lore, &ctx, &args),
+        Command::Export(args) => export::run(ui, &mut lore, &args),
+        Command::Bench(_) => Ok(()),
+    };
+    common::show_notices(ui, &mut lore);
+    result
+}

@@ -1,0 +1,98 @@
+//! `lore show`: one memory, hydrated to the level asked for.
+
+use clap::{Args, ValueEnum};
+use lore::{FileContent, FileLimits, Lore, Memory};
+use serde::Serialize;
+
+use super::common;
+use crate::error::CmdResult;
+use crate::ui::Ui;
+
+/// How much of a memory to show.
+#[derive(Clone, Copy, Debug, ValueEnum, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    /// The summary line and metadata.
+    Summary,
+    /// Also the body.
+    Full,
+    /// Also the cited files at their blobs (or the files the anchor commit changed).
+    Files,
+}
+
+/// Show a memory by id (or unique id prefix of 4+ characters), `namespace/key`, or key.
+#[derive(Args, Debug)]
+pub struct ShowArgs {
+    /// Id, id prefix, `namespace/key` or key.
+    pub memory: String,
+    /// Hydration level.
+    #[arg(long, value_enum, default_value_t = Level::Full)]
+    pub level: Level,
+    /// With `--level files`: at most this many files.
+    #[arg(long, default_value_t = 10)]
+    pub max_files: usize,
+    /// With `--level files`: at most this many bytes per file.
+    #[arg(long, default_value_t = 16 * 1024)]
+    pub max_bytes: usize,
+}
+
+#[derive(Serialize)]
+struct ShowOutput {
+    level: Level,
+    path: String,
+    memory: Memory,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    files: Option<Vec<FileContent>>,
+}
+
+pub fn run(ui: &mut Ui, lore: &mut Lore, args: &ShowArgs) -> CmdResult {
+    let (path, mut memory) = lore.resolve(&args.memory)?;
+    let files = if args.level == Level::Files {
+        Some(lore.hydrate_files(
+            &memory,
+            FileLimits {
+                max_files: args.max_files,
+                max_bytes: args.max_bytes,
+            },
+        )?)
+    } else {
+        None
+    };
+    if args.level == Level::Summary {
+        memory.body.clear();
+    }
+    let out = ShowOutput {
+        level: args.level,
+        path,
+        memory,
+        files,
+    };
+    ui.emit(&out, |s| {
+        common::memory_header(s, &out.memory);
+        if out.level != Level::Summary && !out.memory.body.is_empty() {
+            s.push('\n');
+            s.push_str(&out.memory.body);
+            if !out.memory.body.ends_with('\n') {
+                s.push('\n');
+            }
+        }
+        for f in out.files.iter().flatten() {
+            let lines = f.lines.map(|l| format!(":{l}")).unwrap_or_default();
+            s.push_str(&format!("\n--- {}{lines} ({})\n", f.path, f.source));
+            match (&f.content, &f.note) {
+                (Some(c), _) => {
+                    s.push_str(c);
+                    if !c.ends_with('\n') {
+                        s.push('\n');
+                    }
+                    if f.truncated {
+                        s.push_str("[… truncated]\n");
+                    }
+                }
+                (None, Some(n)) => s.push_str(&format!("[{n}]\n")),
+                (None, None) => {}
+            }
+        }
+    });
+    Ok(())
+}

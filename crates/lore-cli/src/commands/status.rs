@@ -1,0 +1,64 @@
+//! `lore status`: where the store is, what it holds, and the index's state.
+
+use clap::Args;
+use lore::Lore;
+
+use crate::error::CmdResult;
+use crate::ui::Ui;
+
+/// Show where memory is stored, counts per namespace, unreadable files and index freshness.
+#[derive(Args, Debug)]
+pub struct StatusArgs {}
+
+pub fn run(ui: &mut Ui, lore: &mut Lore, _args: &StatusArgs) -> CmdResult {
+    let st = lore.status()?;
+    ui.emit(&st, |s| {
+        let kind = match st.kind {
+            lore::StoreKind::Repository => "repository",
+            lore::StoreKind::Personal => "personal store",
+        };
+        s.push_str(&format!("store:    {kind} at {}\n", st.git_dir));
+        if let Some(w) = &st.workdir {
+            s.push_str(&format!("worktree: {w}\n"));
+        }
+        if let Some(p) = &st.project {
+            s.push_str(&format!("project:  {p}\n"));
+        }
+        let tip = st
+            .tip
+            .as_deref()
+            .map(|t| &t[..12])
+            .unwrap_or("(no memories yet)");
+        s.push_str(&format!("ref:      {} {tip}\n", st.memory_ref));
+        let fresh = if st.index.was_current {
+            "up to date".to_string()
+        } else {
+            format!("caught up ({} file(s))", st.index.caught_up_files)
+        };
+        s.push_str(&format!("index:    {} ({fresh})\n", st.index.path));
+        s.push_str(&format!("memories: {}\n", st.total));
+        for ns in &st.namespaces {
+            if ns.total == 0 && ns.builtin {
+                continue;
+            }
+            let detail: Vec<String> = ns
+                .by_status
+                .iter()
+                .map(|(k, v)| format!("{v} {k}"))
+                .collect();
+            s.push_str(&format!(
+                "  {:<14} {:>6}  {}\n",
+                ns.namespace,
+                ns.total,
+                detail.join(", ")
+            ));
+        }
+        if !st.invalid.is_empty() {
+            s.push_str(&format!("unreadable memory files: {}\n", st.invalid.len()));
+            for f in &st.invalid {
+                s.push_str(&format!("  {} ({}): {}\n", f.name, f.path, f.message));
+            }
+        }
+    });
+    Ok(())
+}

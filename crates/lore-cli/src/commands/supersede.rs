@@ -1,0 +1,69 @@
+//! `lore supersede`: replace a memory by a new one, linking both.
+
+use clap::Args;
+use lore::{Lore, NewMemory, WriteContext};
+
+use super::common;
+use crate::error::CmdResult;
+use crate::ui::Ui;
+
+/// Replace a memory with a new one. The old one is marked superseded (and points to the new);
+/// the new one records what it supersedes. A keyed memory's key passes to the new memory.
+#[derive(Args, Debug)]
+pub struct SupersedeArgs {
+    /// The memory to replace: id, id prefix, `namespace/key` or key.
+    pub memory: String,
+    /// The new memory's summary, or `-` to read summary and body from standard input.
+    pub summary: String,
+    /// The new memory's body.
+    #[arg(long, short = 'b')]
+    pub body: Option<String>,
+    /// Read the body from a file (`-` for standard input).
+    #[arg(long, value_name = "PATH")]
+    pub body_file: Option<String>,
+    /// Namespace of the new memory (default: the old one's).
+    #[arg(long, short = 'n')]
+    pub namespace: Option<String>,
+    /// Tags of the new memory.
+    #[arg(long = "tag", short = 't', value_name = "TAG")]
+    pub tags: Vec<String>,
+    /// Citations of the new memory.
+    #[arg(long = "cite", value_name = "PATH[:LINES]")]
+    pub cites: Vec<String>,
+    /// Confidence of the new memory.
+    #[arg(long)]
+    pub confidence: Option<f64>,
+}
+
+pub fn run(ui: &mut Ui, lore: &mut Lore, ctx: &WriteContext, args: &SupersedeArgs) -> CmdResult {
+    let (summary, mut body) = if args.summary == "-" {
+        common::split_message(&common::read_text("-")?)
+    } else {
+        (args.summary.clone(), String::new())
+    };
+    if let Some(b) = common::body_from(&args.body, &args.body_file)? {
+        body = b;
+    }
+    let new = NewMemory {
+        namespace: args.namespace.clone().unwrap_or_default(),
+        key: None,
+        summary,
+        body,
+        tags: common::split_tags(&args.tags),
+        status: None,
+        confidence: args.confidence,
+        citations: common::parse_citations(lore, &args.cites)?,
+        relates_to: Vec::new(),
+    };
+    let result = lore.supersede(&args.memory, &new, ctx)?;
+    ui.emit(&result, |s| {
+        s.push_str(&format!(
+            "Superseded {} by {} ({}) at {}\n",
+            result.old.memory.id,
+            result.new.memory.id,
+            result.new.path,
+            &result.new.commit[..result.new.commit.len().min(12)]
+        ));
+    });
+    Ok(())
+}

@@ -1,0 +1,88 @@
+//! Finding the store: `--repo`, the repository around the working directory, or the personal
+//! store under the XDG data directory. The only place the CLI reads `$HOME` and `XDG_*`.
+
+use std::path::{Path, PathBuf};
+
+use lore::{Error, Lore, Store};
+
+use crate::cli::GlobalArgs;
+use crate::error::{CmdResult, CommandError};
+
+/// The personal store's location: `$LORE_HOME`, else `$XDG_DATA_HOME/lore/personal.git`, else
+/// `~/.local/share/lore/personal.git`.
+pub fn personal_store_dir() -> CmdResult<PathBuf> {
+    if let Some(dir) = std::env::var_os("LORE_HOME").filter(|v| !v.is_empty()) {
+        return Ok(PathBuf::from(dir).join("personal.git"));
+    }
+    let data = match std::env::var_os("XDG_DATA_HOME").filter(|v| !v.is_empty()) {
+        Some(d) => PathBuf::from(d),
+        None => match std::env::var_os("HOME").filter(|v| !v.is_empty()) {
+            Some(h) => PathBuf::from(h).join(".local").join("share"),
+            None => {
+                return Err(CommandError::usage(
+                    "not inside a git repository, and neither XDG_DATA_HOME nor HOME is set",
+                )
+                .hint("run lore inside a repository, pass --repo PATH, or set LORE_HOME"));
+            }
+        },
+    };
+    Ok(data.join("lore").join("personal.git"))
+}
+
+/// The current directory, as the user sees it.
+pub fn current_dir() -> CmdResult<PathBuf> {
+    std::env::current_dir()
+        .map_err(|e| CommandError::usage(format!("cannot read the current directory: {e}")))
+}
+
+/// Opens the store the global options point at.
+pub fn open(global: &GlobalArgs) -> CmdResult<Lore> {
+    let store = if global.personal {
+        Store::open_personal(&personal_store_dir()?)?
+    } else if let Some(repo) = &global.repo {
+        if !repo.exists() {
+            return Err(CommandError::usage(format!(
+                "--repo {}: no such directory",
+                repo.display()
+            )));
+        }
+        Store::discover(repo)?
+    } else {
+        let cwd = current_dir()?;
+        match Store::discover(&cwd) {
+            Ok(store) => store,
+            Err(Error::NotARepository(_)) => Store::open_personal(&personal_store_dir()?)?,
+            Err(e) => return Err(e.into()),
+        }
+    };
+    Ok(Lore::new(store))
+}
+
+/// Turns a path given on the command line (relative to the current directory) into a path
+/// relative to the repository's root.
+pub fn repo_relative(lore: &Lore, given: &str) -> CmdResult<String> {
+    let Some(root) = lore.store().workdir() else {
+        return Err(CommandError::usage(
+            "this store has no work tree; citations need one",
+        ));
+    };
+    let given_path = Path::new(given);
+    let absolute = if given_path.is_absolute() {
+        given_path.to_path_buf()
+    } else {
+        current_dir()?.join(given_path)
+    };
+    let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let absolute = absolute
+        .parent()
+        .and_then(|p| p.canonicalize().ok())
+        .and_then(|p| absolute.file_name().map(|f| p.join(f)))
+        .unwrap_or(absolute);
+    match absolute.strip_prefix(&root) {
+        Ok(rel) => Ok(rel.to_string_lossy().replace('\\', "/")),
+        Err(_) => Err(CommandError::usage(format!(
+            "{given} is outside the repository at {}",
+            root.display()
+        ))),
+    }
+}

@@ -1,0 +1,67 @@
+//! Where output goes: text for people, one JSON document per command for programs.
+
+use std::io::Write;
+
+use serde::Serialize;
+
+use crate::error::CommandError;
+
+/// Output settings and sinks.
+pub struct Ui {
+    json: bool,
+}
+
+impl Ui {
+    pub fn new(json: bool) -> Ui {
+        Ui { json }
+    }
+
+    pub fn json(&self) -> bool {
+        self.json
+    }
+
+    /// Emits a result: as JSON, or as text drawn by `text`.
+    pub fn emit<T: Serialize>(&mut self, value: &T, text: impl FnOnce(&mut String)) {
+        let mut out = String::new();
+        if self.json {
+            match serde_json::to_string(value) {
+                Ok(s) => out = s,
+                Err(e) => {
+                    self.warn(&format!("could not encode the result as JSON: {e}"));
+                    return;
+                }
+            }
+            out.push('\n');
+        } else {
+            text(&mut out);
+        }
+        let mut stdout = std::io::stdout().lock();
+        // A closed pipe (`lore list | head`) is not an error worth reporting.
+        let _ = stdout.write_all(out.as_bytes());
+        let _ = stdout.flush();
+    }
+
+    /// A warning or notice on stderr (never on stdout, which programs read).
+    pub fn warn(&mut self, message: &str) {
+        eprintln!("lore: {message}");
+    }
+
+    /// Reports an error: on stderr as text, or as a JSON object on stdout with `--json`.
+    pub fn error(&mut self, err: &CommandError) {
+        if self.json {
+            let value = serde_json::json!({
+                "error": {
+                    "kind": err.kind(),
+                    "message": err.message,
+                    "hints": err.hints,
+                    "exit_code": err.exit_code(),
+                }
+            });
+            println!("{value}");
+        }
+        eprintln!("error: {}", err.message);
+        for hint in &err.hints {
+            eprintln!("hint: {hint}");
+        }
+    }
+}
