@@ -216,7 +216,7 @@ pub fn recall(conn: &Connection, text: &str, filter: &ListFilter) -> Result<Vec<
         "SELECT m.record, bm25(memories_fts, {ws}, {wb}, {wt}) AS rank
          FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid
          WHERE memories_fts MATCH ?1{}
-         ORDER BY rank LIMIT {limit}",
+         ORDER BY rank, m.updated DESC, m.id LIMIT {limit}",
         filter.where_clause(&mut args)
     );
     let mut stmt = conn.prepare_cached(&sql)?;
