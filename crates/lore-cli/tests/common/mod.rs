@@ -1,0 +1,63 @@
+//! Running the real `lore` binary against a hermetic temporary repository.
+
+#![allow(dead_code)]
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use lore_testutils::{TestRepo, hermetic_env};
+
+/// The binary under test.
+pub fn lore_bin() -> &'static str {
+    env!("CARGO_BIN_EXE_lore")
+}
+
+/// A `lore` command in `dir`, with a hermetic environment rooted at `home`.
+pub fn lore_command(dir: &Path, home: &Path, args: &[&str]) -> Command {
+    let mut cmd = Command::new(lore_bin());
+    cmd.args(args)
+        .current_dir(dir)
+        .env_remove("LORE_AGENT")
+        .env_remove("LORE_SESSION")
+        .env_remove("LORE_HOME");
+    for (k, v) in hermetic_env(home) {
+        cmd.env(k, v);
+    }
+    cmd
+}
+
+/// Runs lore in the repository, with optional stdin bytes.
+pub fn run(repo: &TestRepo, args: &[&str], stdin: Option<&[u8]>) -> Output {
+    let mut cmd = lore_command(&repo.path(), &repo.home(), args);
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("spawning lore");
+    {
+        let mut pipe = child.stdin.take().expect("stdin");
+        if let Some(bytes) = stdin {
+            pipe.write_all(bytes).expect("writing stdin");
+        }
+    }
+    child.wait_with_output().expect("waiting for lore")
+}
+
+/// Runs lore and insists on success; returns stdout.
+pub fn ok(repo: &TestRepo, args: &[&str]) -> String {
+    let out = run(repo, args, None);
+    assert!(
+        out.status.success(),
+        "lore {args:?} failed ({:?}): {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8 output")
+}
+
+/// Runs lore with `--json` and parses the output.
+pub fn json(repo: &TestRepo, args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["--json"];
+    all.extend_from_slice(args);
+    serde_json::from_str(&ok(repo, &all)).expect("JSON output")
+}
