@@ -1,0 +1,366 @@
+//! Bad input gets a clear error and the documented exit code, and loses nothing.
+
+mod common;
+
+use common::{json, lore_command, ok, run};
+use lore_testutils::TestRepo;
+
+fn fails(repo: &TestRepo, args: &[&str], stdin: Option<&[u8]>, code: i32, needle: &str) {
+    let out = run(repo, args, stdin);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(code), "lore {args:?}: {stderr}");
+    assert!(
+        stderr.contains(needle),
+        "lore {args:?}: expected {needle:?} in {stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+fn memory_count(repo: &TestRepo) -> usize {
+    json(repo, &["list", "--limit", "0"])
+        .as_array()
+        .unwrap()
+        .len()
+}
+
+#[test]
+fn invalid_namespaces_and_keys_are_refused() {
+    let repo = TestRepo::new();
+    ok(&repo, &["remember", "a valid one"]);
+    for ns in [
+        "../x",
+        "/etc",
+        "a/b",
+        "Decisions",
+        "de\u{1}cisions",
+        ".hidden",
+        "",
+    ] {
+        fails(&repo, &["remember", "s", "-n", ns], None, 2, "namespace");
+    }
+    for key in ["../x", "/abs/path", "a/b", "k\u{7}ey", "UPPER", "x", ".git"] {
+        fails(
+            &repo,
+            &["remember", "s", "-n", "decisions", "-k", key],
+            None,
+            2,
+            "key",
+        );
+    }
+    fails(
+        &repo,
+        &["remember", "s", "-n", "decsions"],
+        None,
+        2,
+        "did you mean \"decisions\"",
+    );
+    assert_eq!(memory_count(&repo), 1);
+    let refs = repo.git(&["for-each-ref", "--format=%(refname)", "refs/lore/"]);
+    assert_eq!(refs.trim(), "refs/lore/memory");
+    repo.git(&["fsck", "--strict"]);
+}
+
+#[test]
+fn summaries_must_fit() {
+    let repo = TestRepo::new();
+    let long = "x".repeat(101);
+    fails(
+        &repo,
+        &["remember", &long],
+        None,
+        2,
+        "101 characters; the limit is 100",
+    );
+    fails(
+        &repo,
+        &["remember", "   "],
+        None,
+        2,
+        "a summary is required",
+    );
+    fails(&repo, &["remember", "two\nlines"], None, 2, "one line");
+    ok(&repo, &["remember", &"é".repeat(100)]);
+    assert_eq!(memory_count(&repo), 1);
+}
+
+#[test]
+fn non_utf8_input_is_refused_with_its_offset() {
+    let repo = TestRepo::new();
+    fails(
+        &repo,
+        &["remember", "-"],
+        Some(b"summary\n\nbody \xff\xfe here"),
+        2,
+        "not valid UTF-8 (invalid byte at offset 14)",
+    );
+    fails(
+        &repo,
+        &["remember", "ok", "--body-file", "-"],
+        Some(b"\xc3\x28"),
+        2,
+        "not valid UTF-8",
+    );
+    std::fs::write(repo.path().join("bad.jsonl"), b"{\"summary\": \"x\xff\"}\n").unwrap();
+    let out = run(&repo, &["import", "jsonl", "bad.jsonl"], None);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not UTF-8"));
+    assert_eq!(memory_count(&repo), 0);
+}
+
+#[test]
+fn citations_cannot_leave_the_repository() {
+    let repo = TestRepo::new();
+    fails(
+        &repo,
+        &["remember", "s", "--cite", "../outside.txt"],
+        None,
+        2,
+        "outside the repository",
+    );
+    fails(
+        &repo,
+        &["remember", "s", "--cite", "/etc/passwd"],
+        None,
+        2,
+        "outside the repository",
+    );
+    fails(
+        &repo,
+        &["remember", "s", "--cite", "missing.rs:1-2"],
+        None,
+        2,
+        "no such file",
+    );
+    fails(
+        &repo,
+        &["remember", "s", "--cite", ".git/config"],
+        None,
+        2,
+        ".git",
+    );
+    assert_eq!(memory_count(&repo), 0);
+}
+
+#[test]
+fn lookups_that_fail_say_so_with_exit_codes() {
+    let repo = TestRepo::new();
+    fails(&repo, &["show", "nosuchkey"], None, 3, "no memory matches");
+    fails(
+        &repo,
+        &["forget", "zzzzzzzzzzzz"],
+        None,
+        3,
+        "no memory matches",
+    );
+    ok(&repo, &["remember", "keyed", "-n", "decisions", "-k", "db"]);
+    fails(
+        &repo,
+        &["remember", "again", "-n", "decisions", "-k", "db"],
+        None,
+        4,
+        "already exists",
+    );
+    fails(&repo, &["update", "db"], None, 2, "nothing to change");
+    fails(
+        &repo,
+        &["update", "db", "--status", "done"],
+        None,
+        2,
+        "use one of active",
+    );
+    fails(
+        &repo,
+        &["update", "db", "--confidence", "1.5"],
+        None,
+        2,
+        "between 0 and 1",
+    );
+    fails(
+        &repo,
+        &["list", "--since", "yesterday"],
+        None,
+        2,
+        "cannot read the time",
+    );
+    fails(&repo, &["recall"], None, 2, "give something to recall");
+    // Errors in JSON mode are JSON too.
+    let out = run(&repo, &["--json", "show", "nosuchkey"], None);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["error"]["kind"], "not_found");
+    assert_eq!(v["error"]["exit_code"], 3);
+}
+
+#[test]
+fn a_hand_broken_file_is_reported_by_id_and_others_still_load() {
+    let repo = TestRepo::new();
+    ok(&repo, &["remember", "stays readable"]);
+    let broken = json(&repo, &["remember", "will be broken"]);
+    let id = broken["memory"]["id"].as_str().unwrap().to_string();
+    let path = broken["path"].as_str().unwrap().to_string();
+    // Edit the file by hand with stock git plumbing, as a user might.
+    let blob = {
+        let mut cmd = repo.git_command(&["hash-object", "-w", "--stdin"]);
+        cmd.stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped());
+        let mut child = cmd.spawn().unwrap();
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(b"---\nid: [oops\nsummary: broken\n---\n")
+            .unwrap();
+        String::from_utf8(child.wait_with_output().unwrap().stdout)
+            .unwrap()
+            .trim()
+            .to_string()
+    };
+    let index_file = repo.path().join(".git/lore-hand-edit-index");
+    let env_index = index_file.display().to_string();
+    let with_index = |args: &[&str]| {
+        let out = repo
+            .git_command(args)
+            .env("GIT_INDEX_FILE", &env_index)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    with_index(&["read-tree", "refs/lore/memory"]);
+    with_index(&[
+        "update-index",
+        "--cacheinfo",
+        &format!("100644,{blob},{path}"),
+    ]);
+    let tree = with_index(&["write-tree"]);
+    let commit = repo.git(&[
+        "commit-tree",
+        tree.trim(),
+        "-p",
+        "refs/lore/memory",
+        "-m",
+        "hand edit",
+    ]);
+    repo.git(&["update-ref", "refs/lore/memory", commit.trim()]);
+
+    let listed = json(&repo, &["list"]);
+    assert_eq!(listed.as_array().unwrap().len(), 1);
+    assert_eq!(listed[0]["summary"], "stays readable");
+    let status = json(&repo, &["status"]);
+    assert_eq!(status["invalid"][0]["name"], id.as_str());
+    let text = ok(&repo, &["status"]);
+    assert!(text.contains(&format!("{id} ({path})")), "{text}");
+}
+
+#[test]
+fn outside_any_repository_the_personal_store_is_used() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let work = dir.path().join("not-a-repo");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    let out = lore_command(&work, &home, &["--json", "remember", "personal note"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = lore_command(&work, &home, &["--json", "status"])
+        .output()
+        .unwrap();
+    let status: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(status["kind"], "personal");
+    assert_eq!(status["total"], 1);
+    let expected = home.join(".local/share/lore/personal.git");
+    assert!(
+        expected.join("HEAD").exists(),
+        "personal store at {}",
+        expected.display()
+    );
+    // --repo pointing outside any repository is an error, not a silent fallback.
+    let out = lore_command(&work, &home, &["--repo", work.to_str().unwrap(), "list"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is not inside a git repository"));
+}
+
+#[test]
+fn a_deleted_index_is_rebuilt_with_a_message() {
+    let repo = TestRepo::new();
+    ok(&repo, &["remember", "alpha lesson"]);
+    ok(&repo, &["list"]);
+    std::fs::remove_file(repo.path().join(".git/lore/index.sqlite3")).unwrap();
+    let out = run(&repo, &["recall", "alpha"], None);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("built the index"));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("alpha lesson"));
+    std::fs::write(repo.path().join(".git/lore/index.sqlite3"), b"garbage").unwrap();
+    let out = run(&repo, &["list"], None);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("rebuilt it"));
+}
+
+#[test]
+fn import_export_round_trips() {
+    let repo = TestRepo::new();
+    ok(
+        &repo,
+        &[
+            "remember",
+            "first",
+            "-n",
+            "decisions",
+            "-k",
+            "topic",
+            "-t",
+            "a,b",
+            "-b",
+            "body\n\n---\nwith a rule\n",
+        ],
+    );
+    ok(&repo, &["supersede", "topic", "second"]);
+    ok(
+        &repo,
+        &[
+            "remember", "third", "-n", "blockers", "--status", "resolved",
+        ],
+    );
+    let jsonl = ok(&repo, &["export", "jsonl"]);
+    ok(&repo, &["export", "markdown", "md-out"]);
+    let other = TestRepo::new();
+    std::fs::write(other.path().join("in.jsonl"), &jsonl).unwrap();
+    let report = json(&other, &["import", "jsonl", "in.jsonl"]);
+    assert_eq!(report["written"], 3);
+    let again = json(&other, &["import", "jsonl", "in.jsonl"]);
+    assert_eq!(again["unchanged"], 3);
+    assert_eq!(
+        ok(&other, &["export", "jsonl"]),
+        jsonl,
+        "JSONL round trip is exact"
+    );
+    let md = repo.path().join("md-out");
+    let from_md = json(&other, &["import", "markdown", md.to_str().unwrap()]);
+    assert_eq!(from_md["unchanged"], 3, "{from_md}");
+    // git-notes-memory layout, written by hand the way that tool does.
+    let third = TestRepo::new();
+    let note = "---\ntype: decisions\nspec: auth\ntimestamp: 2025-12-14T10:30:00Z\nsummary: Use JWT for sessions\ntags: [jwt, security]\n---\n## Context\nStateless.\n\n---\ntype: decisions\ntimestamp: 2025-12-15T09:00:00Z\nsummary: Rotate keys monthly\n---\nBody two\n";
+    third.git(&["notes", "--ref=mem/decisions", "add", "-m", note, "HEAD"]);
+    let imported = json(&third, &["import", "notes"]);
+    assert_eq!(imported["written"], 2, "{imported}");
+    let listed = json(&third, &["list", "--sort", "oldest"]);
+    assert_eq!(listed[0]["summary"], "Use JWT for sessions");
+    assert_eq!(listed[0]["created"], "2025-12-14T10:30:00Z");
+    assert_eq!(
+        listed[0]["tags"],
+        serde_json::json!(["jwt", "security", "spec:auth"])
+    );
+    assert_eq!(listed[0]["body"], "## Context\nStateless.\n");
+    assert_eq!(json(&third, &["import", "notes"])["unchanged"], 2);
+}
