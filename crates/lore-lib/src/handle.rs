@@ -324,12 +324,8 @@ impl Lore {
         if let Some(a) = &ctx.author {
             return Some(a.clone());
         }
-        let sig = self.store.repo().signature().ok()?;
-        Some(format!(
-            "{} <{}>",
-            sig.name().unwrap_or("unknown"),
-            sig.email().unwrap_or("")
-        ))
+        let (name, email) = self.store.identity();
+        Some(format!("{name} <{email}>"))
     }
 
     /// Builds a validated memory from input (fresh id; times, author, agent and anchor filled

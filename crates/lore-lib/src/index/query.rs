@@ -212,13 +212,27 @@ pub fn recall(conn: &Connection, text: &str, filter: &ListFilter) -> Result<Vec<
     let mut args = vec![Value::Text(expr)];
     let (ws, wb, wt) = BM25_WEIGHTS;
     let limit = filter.limit.unwrap_or(10);
-    let sql = format!(
-        "SELECT m.record, bm25(memories_fts, {ws}, {wb}, {wt}) AS rank
-         FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid
-         WHERE memories_fts MATCH ?1{}
-         ORDER BY rank, m.updated DESC, m.id LIMIT {limit}",
-        filter.where_clause(&mut args)
-    );
+    let filters = filter.where_clause(&mut args);
+    // Without filters, rank inside FTS5 first and join only the top rows (joining every match
+    // costs as much again as ranking it).
+    let sql = if filters.is_empty() {
+        format!(
+            "SELECT m.record, t.rank FROM (
+                 SELECT rowid, bm25(memories_fts, {ws}, {wb}, {wt}) AS rank FROM memories_fts
+                 WHERE memories_fts MATCH ?1 ORDER BY rank LIMIT {over}
+             ) t JOIN memories m ON m.rowid = t.rowid
+             ORDER BY t.rank, m.updated DESC, m.id LIMIT {limit}",
+            // Over-fetch a little so ties at the cut are broken by recency, as with filters.
+            over = limit + 16
+        )
+    } else {
+        format!(
+            "SELECT m.record, bm25(memories_fts, {ws}, {wb}, {wt}) AS rank
+             FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid
+             WHERE memories_fts MATCH ?1{filters}
+             ORDER BY rank, m.updated DESC, m.id LIMIT {limit}"
+        )
+    };
     let mut stmt = conn.prepare_cached(&sql)?;
     let rows = stmt.query_map(params_from_iter(args.iter()), |r| {
         Ok((r.get::<_, String>(0)?, r.get::<_, f64>(1)?))

@@ -38,6 +38,9 @@ pub struct BenchArgs {
     /// Skip the git-notes baseline.
     #[arg(long)]
     pub no_baseline: bool,
+    /// Keep the generated repositories in this directory (for inspection) instead of deleting them.
+    #[arg(long, value_name = "DIR")]
+    pub keep: Option<std::path::PathBuf>,
     /// Seed of the synthetic corpus.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
@@ -158,7 +161,11 @@ fn measure_size(
     ui: &mut Ui,
 ) -> CmdResult<SizeResult> {
     let tmp = tempfile::tempdir().map_err(|e| internal(format!("creating a temp dir: {e}")))?;
-    let dir = tmp.path().join("repo");
+    let root = match &args.keep {
+        Some(keep) => keep.join(size.to_string()),
+        None => tmp.path().to_path_buf(),
+    };
+    let dir = root.join("repo");
     new_repo(&dir)?;
     let mut lore = Lore::new(Store::discover(&dir)?);
     let ctx = WriteContext {
@@ -247,7 +254,7 @@ fn measure_size(
     let (baseline_git_notes_add, baseline_git_log_grep) = if args.no_baseline {
         (None, None)
     } else {
-        let (a, b) = baseline(args, corpus, size, &tmp.path().join("baseline"), &mut rng)?;
+        let (a, b) = baseline(args, corpus, size, &root.join("baseline"), &mut rng)?;
         (Some(a), Some(b))
     };
     Ok(SizeResult {
