@@ -283,11 +283,9 @@ impl Store {
 
     /// The HEAD commit of the project's code, if any.
     pub fn head_commit(&self) -> Option<Oid> {
-        self.repo
-            .head()
-            .ok()
-            .and_then(|h| h.peel_to_commit().ok())
-            .map(|c| c.id())
+        // Resolving the ref is enough: HEAD points at a commit (reading the object would cost
+        // an inflate on every write).
+        self.repo.refname_to_id("HEAD").ok()
     }
 
     /// A view of the tree at a commit (or the empty tree).

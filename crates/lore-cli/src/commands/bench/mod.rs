@@ -158,13 +158,10 @@ fn measure_size(
     args: &BenchArgs,
     corpus: &Corpus,
     size: usize,
+    root: &Path,
     ui: &mut Ui,
 ) -> CmdResult<SizeResult> {
-    let tmp = tempfile::tempdir().map_err(|e| internal(format!("creating a temp dir: {e}")))?;
-    let root = match &args.keep {
-        Some(keep) => keep.join(size.to_string()),
-        None => tmp.path().to_path_buf(),
-    };
+    let root = root.join(size.to_string());
     let dir = root.join("repo");
     new_repo(&dir)?;
     let mut lore = Lore::new(Store::discover(&dir)?);
@@ -328,9 +325,16 @@ pub fn run(ui: &mut Ui, args: &BenchArgs) -> CmdResult {
         ));
     }
     let corpus = Corpus::new();
+    // One directory for the whole run, removed at the end: deleting a large repository between
+    // sizes would slow the next size's file creation (ext4 skips recently freed inodes).
+    let tmp = tempfile::tempdir().map_err(|e| internal(format!("creating a temp dir: {e}")))?;
+    let root = args
+        .keep
+        .clone()
+        .unwrap_or_else(|| tmp.path().to_path_buf());
     let mut results = Vec::new();
     for &size in &args.sizes {
-        results.push(measure_size(args, &corpus, size, ui)?);
+        results.push(measure_size(args, &corpus, size, &root, ui)?);
     }
     let out = BenchOutput {
         machine: machine(),
