@@ -384,7 +384,7 @@ impl Lore {
         Ok(Written {
             memory,
             path,
-            commit: commit.map(|c| c.to_string()).unwrap_or_default(),
+            commit: commit_text(commit),
         })
     }
 
@@ -603,7 +603,7 @@ impl Lore {
         Ok(Written {
             memory,
             path,
-            commit: commit.map(|c| c.to_string()).unwrap_or_default(),
+            commit: commit_text(commit),
         })
     }
 
@@ -677,7 +677,7 @@ impl Lore {
             };
             Ok((edits, message, (old, old_target, fresh, fresh_path)))
         })?;
-        let commit = commit.map(|c| c.to_string()).unwrap_or_default();
+        let commit = commit_text(commit);
         Ok(Superseded {
             old: Written {
                 memory: old,
@@ -707,7 +707,7 @@ impl Lore {
         Ok(Written {
             memory,
             path,
-            commit: commit.map(|c| c.to_string()).unwrap_or_default(),
+            commit: commit_text(commit),
         })
     }
 
@@ -1077,6 +1077,10 @@ pub struct BatchReport {
     pub conflicts: Vec<String>,
     /// The commit, if anything was written.
     pub commit: Option<String>,
+}
+
+fn commit_text(commit: Option<Oid>) -> String {
+    commit.map(|c| c.to_string()).unwrap_or_default()
 }
 
 fn missing_index() -> Error {

@@ -43,6 +43,31 @@ fn invalid(what: &'static str, value: &str, reason: impl Into<String>) -> Error 
     }
 }
 
+/// `TryFrom<String>` (validating with `parse`), `From<T> for String` and `Display` for a
+/// validated string newtype.
+macro_rules! string_newtype {
+    ($t:ident) => {
+        impl TryFrom<String> for $t {
+            type Error = Error;
+            fn try_from(value: String) -> Result<Self> {
+                Self::parse(&value)
+            }
+        }
+
+        impl From<$t> for String {
+            fn from(value: $t) -> String {
+                value.0
+            }
+        }
+
+        impl fmt::Display for $t {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+    };
+}
+
 /// A memory id: twelve characters of lower-case base32, random, so that fan-out paths stay even.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
@@ -101,24 +126,7 @@ impl MemoryId {
     }
 }
 
-impl TryFrom<String> for MemoryId {
-    type Error = Error;
-    fn try_from(value: String) -> Result<Self> {
-        Self::parse(&value)
-    }
-}
-
-impl From<MemoryId> for String {
-    fn from(id: MemoryId) -> String {
-        id.0
-    }
-}
-
-impl fmt::Display for MemoryId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
+string_newtype!(MemoryId);
 
 /// Checks a slug: lower-case ASCII letters and digits, with `-`, `_` or `.` inside.
 fn check_slug(what: &'static str, value: &str, allow_dot: bool) -> Result<()> {
@@ -205,24 +213,7 @@ impl Namespace {
     }
 }
 
-impl TryFrom<String> for Namespace {
-    type Error = Error;
-    fn try_from(value: String) -> Result<Self> {
-        Self::parse(&value)
-    }
-}
-
-impl From<Namespace> for String {
-    fn from(ns: Namespace) -> String {
-        ns.0
-    }
-}
-
-impl fmt::Display for Namespace {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
+string_newtype!(Namespace);
 
 /// A topic slug. A keyed memory lives at `<namespace>/<key>.md`, so two writers of the same key
 /// meet as a merge conflict instead of coexisting silently.
@@ -250,24 +241,7 @@ impl Key {
     }
 }
 
-impl TryFrom<String> for Key {
-    type Error = Error;
-    fn try_from(value: String) -> Result<Self> {
-        Self::parse(&value)
-    }
-}
-
-impl From<Key> for String {
-    fn from(key: Key) -> String {
-        key.0
-    }
-}
-
-impl fmt::Display for Key {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
+string_newtype!(Key);
 
 /// Normalises and validates a tag: lower case, no white space, commas or control characters.
 pub fn normalize_tag(value: &str) -> Result<String> {

@@ -141,6 +141,27 @@ pub fn parse_citations(lore: &Lore, values: &[String]) -> CmdResult<Vec<Citation
     Ok(out)
 }
 
+/// The summary and body of a new memory: the summary argument (or, for `-`, a whole message
+/// from standard input), with the body replaced by `--body`/`--body-file` when given.
+pub fn summary_and_body(
+    summary: &str,
+    body: &Option<String>,
+    body_file: &Option<String>,
+) -> CmdResult<(String, String)> {
+    let (summary, mut text) = if summary == "-" {
+        if body_file.as_deref() == Some("-") {
+            return Err(CommandError::usage("standard input can be read only once"));
+        }
+        split_message(&read_text("-")?)
+    } else {
+        (summary.to_string(), String::new())
+    };
+    if let Some(b) = body_from(body, body_file)? {
+        text = b;
+    }
+    Ok((summary, text))
+}
+
 /// Reads the body from `--body` or `--body-file`.
 pub fn body_from(body: &Option<String>, body_file: &Option<String>) -> CmdResult<Option<String>> {
     match (body, body_file) {

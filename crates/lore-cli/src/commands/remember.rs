@@ -4,7 +4,7 @@ use clap::Args;
 use lore::{Lore, NewMemory, Status, WriteContext};
 
 use super::common;
-use crate::error::{CmdResult, CommandError};
+use crate::error::CmdResult;
 use crate::ui::Ui;
 
 /// Remember something: a decision, a lesson, a blocker… One commit on refs/lore/memory.
@@ -46,17 +46,7 @@ pub struct RememberArgs {
 }
 
 pub fn run(ui: &mut Ui, lore: &mut Lore, ctx: &WriteContext, args: &RememberArgs) -> CmdResult {
-    let (summary, mut body) = if args.summary == "-" {
-        if args.body_file.as_deref() == Some("-") {
-            return Err(CommandError::usage("standard input can be read only once"));
-        }
-        common::split_message(&common::read_text("-")?)
-    } else {
-        (args.summary.clone(), String::new())
-    };
-    if let Some(b) = common::body_from(&args.body, &args.body_file)? {
-        body = b;
-    }
+    let (summary, body) = common::summary_and_body(&args.summary, &args.body, &args.body_file)?;
     let status = args
         .status
         .as_deref()

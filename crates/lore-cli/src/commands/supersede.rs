@@ -36,14 +36,7 @@ pub struct SupersedeArgs {
 }
 
 pub fn run(ui: &mut Ui, lore: &mut Lore, ctx: &WriteContext, args: &SupersedeArgs) -> CmdResult {
-    let (summary, mut body) = if args.summary == "-" {
-        common::split_message(&common::read_text("-")?)
-    } else {
-        (args.summary.clone(), String::new())
-    };
-    if let Some(b) = common::body_from(&args.body, &args.body_file)? {
-        body = b;
-    }
+    let (summary, body) = common::summary_and_body(&args.summary, &args.body, &args.body_file)?;
     let new = NewMemory {
         namespace: args.namespace.clone().unwrap_or_default(),
         key: None,
