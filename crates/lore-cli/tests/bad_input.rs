@@ -364,3 +364,47 @@ fn import_export_round_trips() {
     assert_eq!(listed[0]["body"], "## Context\nStateless.\n");
     assert_eq!(json(&third, &["import", "notes"])["unchanged"], 2);
 }
+
+#[test]
+fn messages_come_from_arguments_stdin_or_a_file() {
+    let repo = TestRepo::new();
+    std::fs::write(
+        repo.path().join("msg.md"),
+        "From a file\n\nThe body, from the file.\n",
+    )
+    .unwrap();
+    let from_file = json(&repo, &["remember", "-F", "msg.md", "-n", "research"]);
+    assert_eq!(from_file["memory"]["summary"], "From a file");
+    assert_eq!(from_file["memory"]["body"], "The body, from the file.\n");
+    let out = run(
+        &repo,
+        &["--json", "remember", "-"],
+        Some(b"From stdin\n\nStdin body\n"),
+    );
+    let from_stdin: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(from_stdin["memory"]["summary"], "From stdin");
+    assert_eq!(from_stdin["memory"]["body"], "Stdin body\n");
+    fails(&repo, &["remember"], None, 2, "give a summary");
+    fails(
+        &repo,
+        &["remember", "x", "-F", "msg.md"],
+        None,
+        2,
+        "not both",
+    );
+    fails(
+        &repo,
+        &["remember", "-", "--body-file", "-"],
+        Some(b"x"),
+        2,
+        "only once",
+    );
+    fails(
+        &repo,
+        &["remember", "-F", "missing.md"],
+        None,
+        2,
+        "cannot read missing.md",
+    );
+    assert_eq!(memory_count(&repo), 2);
+}

@@ -141,20 +141,36 @@ pub fn parse_citations(lore: &Lore, values: &[String]) -> CmdResult<Vec<Citation
     Ok(out)
 }
 
-/// The summary and body of a new memory: the summary argument (or, for `-`, a whole message
-/// from standard input), with the body replaced by `--body`/`--body-file` when given.
+/// The summary and body of a new memory: the summary argument, or a whole message (first line
+/// the summary, the rest the body, as in a commit message) from `-F FILE` or from standard input
+/// when the summary is `-`; `--body`/`--body-file` replace the body.
 pub fn summary_and_body(
-    summary: &str,
+    summary: Option<&str>,
+    message_file: Option<&str>,
     body: &Option<String>,
     body_file: &Option<String>,
 ) -> CmdResult<(String, String)> {
-    let (summary, mut text) = if summary == "-" {
-        if body_file.as_deref() == Some("-") {
-            return Err(CommandError::usage("standard input can be read only once"));
+    let message_source = match (summary, message_file) {
+        (Some(_), Some(_)) => {
+            return Err(CommandError::usage("give a summary or --file, not both"));
         }
-        split_message(&read_text("-")?)
-    } else {
-        (summary.to_string(), String::new())
+        (None, None) => {
+            return Err(CommandError::usage(
+                "give a summary, `-` to read standard input, or --file PATH",
+            ));
+        }
+        (Some("-"), None) => Some("-"),
+        (None, Some(f)) => Some(f),
+        (Some(_), None) => None,
+    };
+    let (summary, mut text) = match message_source {
+        Some(source) => {
+            if source == "-" && body_file.as_deref() == Some("-") {
+                return Err(CommandError::usage("standard input can be read only once"));
+            }
+            split_message(&read_text(source)?)
+        }
+        None => (summary.unwrap_or_default().to_string(), String::new()),
     };
     if let Some(b) = body_from(body, body_file)? {
         text = b;

@@ -7,7 +7,9 @@ use serde::Serialize;
 use crate::error::CmdResult;
 use crate::ui::Ui;
 
-/// Forget a memory. Plain forget is a deletion commit: the memory leaves recall and listings but
+/// Forget a memory (or, with --purge, erase it from history).
+///
+/// Plain forget is a deletion commit: the memory leaves recall and listings but
 /// its history stays in git. `--purge` is for leaked secrets: it rewrites lore's refs so that no
 /// version of the memory is reachable, deletes lore's reflogs and rebuilds the index. Then run
 /// `git gc --prune=now` to drop the objects from disk, and purge every other clone too (a pushed

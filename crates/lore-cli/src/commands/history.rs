@@ -8,8 +8,9 @@ use super::common;
 use crate::error::CmdResult;
 use crate::ui::Ui;
 
-/// Show every version of a memory (newest first), as recorded in refs/lore/memory. Works for a
-/// forgotten memory too, given its full id.
+/// Show every version of a memory, newest first.
+///
+/// Versions come from refs/lore/memory. Works for a forgotten memory too, given its full id.
 #[derive(Args, Debug)]
 pub struct HistoryArgs {
     /// Id, id prefix, `namespace/key` or key.

@@ -20,8 +20,10 @@ pub enum Format {
     Jsonl,
 }
 
-/// Import memories in one commit. Re-importing the same data changes nothing; a memory whose id
-/// exists with other content is reported and skipped unless --replace.
+/// Import memories from notes, markdown files or JSONL.
+///
+/// One commit. Re-importing the same data changes nothing; a memory whose id exists with other
+/// content is reported and skipped unless --replace.
 #[derive(Args, Debug)]
 pub struct ImportArgs {
     /// The format.

@@ -7,8 +7,10 @@ use serde::Serialize;
 use crate::error::CmdResult;
 use crate::ui::Ui;
 
-/// Create lore's store in this repository (refs/lore/memory with lore.yaml). Optional: the first
-/// write does the same.
+/// Create lore's store in this repository (optional).
+///
+/// Writes refs/lore/memory with lore.yaml (format, project identity). The first write does the
+/// same, so this is never required.
 #[derive(Args, Debug)]
 pub struct InitArgs {}
 

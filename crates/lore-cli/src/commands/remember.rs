@@ -7,14 +7,19 @@ use super::common;
 use crate::error::CmdResult;
 use crate::ui::Ui;
 
-/// Remember something: a decision, a lesson, a blocker… One commit on refs/lore/memory.
+/// Remember something: a decision, a lesson, a blocker…
+///
+/// One commit on refs/lore/memory.
 ///
 /// The summary is one line (at most 100 characters). Give `-` as the summary to read a whole
 /// message from standard input: its first line is the summary, the rest the body.
 #[derive(Args, Debug)]
 pub struct RememberArgs {
     /// One-line summary, or `-` to read summary and body from standard input.
-    pub summary: String,
+    pub summary: Option<String>,
+    /// Read summary and body from a file: first line the summary, the rest the body.
+    #[arg(long = "file", short = 'F', value_name = "PATH")]
+    pub message_file: Option<String>,
     /// Markdown body.
     #[arg(long, short = 'b')]
     pub body: Option<String>,
@@ -46,7 +51,12 @@ pub struct RememberArgs {
 }
 
 pub fn run(ui: &mut Ui, lore: &mut Lore, ctx: &WriteContext, args: &RememberArgs) -> CmdResult {
-    let (summary, body) = common::summary_and_body(&args.summary, &args.body, &args.body_file)?;
+    let (summary, body) = common::summary_and_body(
+        args.summary.as_deref(),
+        args.message_file.as_deref(),
+        &args.body,
+        &args.body_file,
+    )?;
     let status = args
         .status
         .as_deref()

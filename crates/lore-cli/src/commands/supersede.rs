@@ -7,14 +7,19 @@ use super::common;
 use crate::error::CmdResult;
 use crate::ui::Ui;
 
-/// Replace a memory with a new one. The old one is marked superseded (and points to the new);
-/// the new one records what it supersedes. A keyed memory's key passes to the new memory.
+/// Replace a memory with a new one, linking both.
+///
+/// The old one is marked superseded (and points to the new); the new one records what it
+/// supersedes. A keyed memory's key passes to the new memory.
 #[derive(Args, Debug)]
 pub struct SupersedeArgs {
     /// The memory to replace: id, id prefix, `namespace/key` or key.
     pub memory: String,
     /// The new memory's summary, or `-` to read summary and body from standard input.
-    pub summary: String,
+    pub summary: Option<String>,
+    /// Read summary and body from a file: first line the summary, the rest the body.
+    #[arg(long = "file", short = 'F', value_name = "PATH")]
+    pub message_file: Option<String>,
     /// The new memory's body.
     #[arg(long, short = 'b')]
     pub body: Option<String>,
@@ -36,7 +41,12 @@ pub struct SupersedeArgs {
 }
 
 pub fn run(ui: &mut Ui, lore: &mut Lore, ctx: &WriteContext, args: &SupersedeArgs) -> CmdResult {
-    let (summary, body) = common::summary_and_body(&args.summary, &args.body, &args.body_file)?;
+    let (summary, body) = common::summary_and_body(
+        args.summary.as_deref(),
+        args.message_file.as_deref(),
+        &args.body,
+        &args.body_file,
+    )?;
     let new = NewMemory {
         namespace: args.namespace.clone().unwrap_or_default(),
         key: None,

@@ -16,8 +16,10 @@ use crate::error::{CmdResult, CommandError};
 use crate::ui::Ui;
 use corpus::{Corpus, Rng};
 
-/// Measure remember, recall, reindex and storage size at several store sizes, plus the git-notes
-/// baseline. Prints a table (or JSON); reproducible with the same --seed on the same machine.
+/// Measure remember, recall, reindex and storage size.
+///
+/// At several store sizes, beside the git-notes baseline. Prints a table (or JSON); reproducible
+/// with the same --seed on the same machine. Repositories are made under $TMPDIR.
 #[derive(Args, Debug)]
 pub struct BenchArgs {
     /// Store sizes to measure at (memories already stored), comma-separated.
