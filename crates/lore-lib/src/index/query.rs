@@ -2,7 +2,7 @@
 
 use jiff::Timestamp;
 use rusqlite::types::Value;
-use rusqlite::{Connection, params, params_from_iter};
+use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
 use serde::Serialize;
 
 use super::InvalidFile;
@@ -199,7 +199,191 @@ pub fn query_terms(text: &str) -> Vec<String> {
     if content.is_empty() { all } else { content }
 }
 
+/// FTS5's BM25 constants (`k1`; `b` does not enter the bound).
+const BM25_K1: f64 = 1.2;
+/// Below this many matching (memory, term) pairs the exhaustive query is already fast.
+const PRUNE_MIN_POSTINGS: i64 = 4000;
+/// A query word counts as common (non-essential) above this share of memories.
+const COMMON_SHARE: f64 = 0.02;
+
+fn or_expr(words: &[&str]) -> String {
+    words
+        .iter()
+        .map(|t| format!("\"{t}\""))
+        .collect::<Vec<_>>()
+        .join(" OR ")
+}
+
+/// BM25 recall. Exact: the same ranking as scoring every match, but when the query mixes rare
+/// and common words it scores only the memories holding a rare word (MaxScore pruning):
+///
+/// * E = the rare words, C = the common ones (in more than 2% of memories).
+/// * `E` ranks every memory S holding a rare word; `(E) AND (C)` gives the full score of those
+///   also holding a common word (FTS5 walks the short lists and seeks in the long ones).
+/// * A memory outside S holds only common words, so its score is at most
+///   Σ_{t∈C} idf(t)·(k1 + 1) (FTS5's BM25 term score is idf·f·(k1+1)/(f + K) < idf·(k1+1)).
+///   If the k-th best score in S beats that bound, S's top k is the answer; otherwise the
+///   exhaustive query runs.
 pub fn recall(conn: &Connection, text: &str, filter: &ListFilter) -> Result<Vec<Hit>> {
+    recall_tuned(conn, text, filter, PRUNE_MIN_POSTINGS)
+}
+
+/// [`recall`] with the pruning threshold as a parameter (tests prune small stores).
+pub(crate) fn recall_tuned(
+    conn: &Connection,
+    text: &str,
+    filter: &ListFilter,
+    min_postings: i64,
+) -> Result<Vec<Hit>> {
+    let terms = query_terms(text);
+    if terms.is_empty() {
+        return Ok(Vec::new());
+    }
+    let limit = filter.limit.unwrap_or(10);
+    let unfiltered = filter.namespace.is_none()
+        && filter.tag.is_none()
+        && filter.statuses.is_empty()
+        && filter.since.is_none()
+        && filter.until.is_none();
+    if unfiltered
+        && terms.len() > 1
+        && let Some(hits) = recall_pruned(conn, &terms, limit, min_postings)?
+    {
+        return Ok(hits);
+    }
+    recall_exhaustive(conn, text, filter)
+}
+
+/// Document frequency of each query word (0 for words no memory holds), via the FTS5 vocabulary
+/// (words are stemmed by an FTS5 table of the connection's own so the terms match).
+fn document_frequencies(conn: &Connection, words: &[String]) -> Result<Option<Vec<i64>>> {
+    conn.execute_batch(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.lore_query
+             USING fts5(q, tokenize = 'porter unicode61 remove_diacritics 2');
+         CREATE VIRTUAL TABLE IF NOT EXISTS temp.lore_query_terms
+             USING fts5vocab(temp, lore_query, 'instance');
+         CREATE VIRTUAL TABLE IF NOT EXISTS temp.lore_vocab
+             USING fts5vocab(main, memories_fts, 'row');
+         DELETE FROM temp.lore_query;",
+    )?;
+    conn.prepare_cached("INSERT INTO temp.lore_query (rowid, q) VALUES (1, ?1)")?
+        .execute(params![words.join(" ")])?;
+    let mut stems: Vec<(i64, String)> = conn
+        .prepare_cached("SELECT offset, term FROM temp.lore_query_terms ORDER BY offset")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<std::result::Result<_, _>>()?;
+    stems.sort();
+    if stems.len() != words.len() {
+        // A word the tokenizer split or dropped: let the exhaustive path handle the query.
+        return Ok(None);
+    }
+    let mut lookup = conn.prepare_cached("SELECT doc FROM temp.lore_vocab WHERE term = ?1")?;
+    let mut dfs = Vec::with_capacity(words.len());
+    for (_, stem) in &stems {
+        let df: Option<i64> = lookup.query_row(params![stem], |r| r.get(0)).optional()?;
+        dfs.push(df.unwrap_or(0));
+    }
+    Ok(Some(dfs))
+}
+
+fn scores(conn: &Connection, expr: &str) -> Result<std::collections::HashMap<i64, f64>> {
+    let (ws, wb, wt) = BM25_WEIGHTS;
+    let sql = format!(
+        "SELECT rowid, bm25(memories_fts, {ws}, {wb}, {wt}) FROM memories_fts
+         WHERE memories_fts MATCH ?1"
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map(params![expr], |r| {
+        Ok((r.get::<_, i64>(0)?, -r.get::<_, f64>(1)?))
+    })?;
+    Ok(rows.collect::<std::result::Result<_, _>>()?)
+}
+
+fn recall_pruned(
+    conn: &Connection,
+    terms: &[String],
+    limit: usize,
+    min_postings: i64,
+) -> Result<Option<Vec<Hit>>> {
+    let Some(dfs) = document_frequencies(conn, terms)? else {
+        return Ok(None);
+    };
+    let postings: i64 = dfs.iter().sum();
+    if postings < min_postings {
+        return Ok(None);
+    }
+    let n = super::schema::read_doc_count(conn)? as f64;
+    let common_df = (n * COMMON_SHARE).max(1.0);
+    let mut rare: Vec<&str> = Vec::new();
+    let mut common: Vec<&str> = Vec::new();
+    let mut bound = 0.0;
+    for (word, &df) in terms.iter().zip(&dfs) {
+        if df == 0 {
+            continue;
+        }
+        if df as f64 > common_df {
+            common.push(word);
+            // FTS5's idf, floored as FTS5 floors it.
+            let idf = ((n - df as f64 + 0.5) / (df as f64 + 0.5)).ln().max(1e-6);
+            bound += idf * (BM25_K1 + 1.0);
+        } else {
+            rare.push(word);
+        }
+    }
+    if rare.is_empty() || common.is_empty() {
+        return Ok(None);
+    }
+    let rare_expr = or_expr(&rare);
+    let mut candidates = scores(conn, &rare_expr)?;
+    if candidates.len() < limit {
+        return Ok(None);
+    }
+    let both = scores(conn, &format!("({rare_expr}) AND ({})", or_expr(&common)))?;
+    for (rowid, full) in both {
+        candidates.insert(rowid, full);
+    }
+    let mut ranked: Vec<(i64, f64)> = candidates.into_iter().collect();
+    ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let threshold = ranked[limit - 1].1;
+    // A margin absorbs floating-point differences between the two ways of summing scores.
+    if threshold <= bound + 1e-9 {
+        return Ok(None);
+    }
+    // Break ties at the cut as the exhaustive query does: by recency, then id.
+    let cut = ranked
+        .iter()
+        .take_while(|(_, s)| *s >= threshold - 1e-9)
+        .count()
+        .max(limit);
+    let mut fetch = conn.prepare_cached("SELECT record, updated FROM memories WHERE rowid = ?1")?;
+    let mut hits: Vec<(f64, i64, Memory)> = Vec::with_capacity(cut);
+    for (rowid, score) in ranked.into_iter().take(cut) {
+        let (record, updated): (String, i64) =
+            fetch.query_row(params![rowid], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        hits.push((score, updated, decode(&record)?));
+    }
+    hits.sort_by(|a, b| {
+        b.0.total_cmp(&a.0)
+            .then(b.1.cmp(&a.1))
+            .then_with(|| a.2.id.cmp(&b.2.id))
+    });
+    Ok(Some(
+        hits.into_iter()
+            .take(limit)
+            .map(|(score, _, memory)| Hit { memory, score })
+            .collect(),
+    ))
+}
+
+/// Whether the pruned path answers this query (for tests).
+#[cfg(test)]
+pub fn recall_pruned_applies(conn: &Connection, text: &str, limit: usize) -> Result<bool> {
+    let terms = query_terms(text);
+    Ok(terms.len() > 1 && recall_pruned(conn, &terms, limit, 0)?.is_some())
+}
+
+/// BM25 recall scoring every memory that holds a query word.
+pub fn recall_exhaustive(conn: &Connection, text: &str, filter: &ListFilter) -> Result<Vec<Hit>> {
     let terms = query_terms(text);
     if terms.is_empty() {
         return Ok(Vec::new());

@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use crate::model::Memory;
 
 /// Bumped whenever the tables change; an index of another version is rebuilt.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 const CREATE: &str = r#"
 CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -111,6 +111,29 @@ pub fn write_tip(conn: &Connection, tip: Option<Oid>) -> Result<()> {
     Ok(())
 }
 
+/// How many memories are indexed (kept in `meta` so ranking needs no table scan).
+pub fn read_doc_count(conn: &Connection) -> Result<i64> {
+    let value: Option<String> = conn
+        .query_row("SELECT value FROM meta WHERE name = 'docs'", [], |r| {
+            r.get(0)
+        })
+        .optional()?;
+    match value.and_then(|v| v.parse().ok()) {
+        Some(n) => Ok(n),
+        None => Ok(conn.query_row("SELECT count(*) FROM memories", [], |r| r.get(0))?),
+    }
+}
+
+/// Records the number of indexed memories.
+pub fn write_doc_count(conn: &Connection, docs: i64) -> Result<()> {
+    conn.execute(
+        "INSERT INTO meta (name, value) VALUES ('docs', ?1)
+         ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+        params![docs.to_string()],
+    )?;
+    Ok(())
+}
+
 /// Empties every table (before a full rebuild inside a transaction).
 pub fn clear(conn: &Connection) -> Result<()> {
     conn.execute_batch(
@@ -127,6 +150,8 @@ pub struct Writer<'c> {
     remove_invalid: Statement<'c>,
     insert_invalid: Statement<'c>,
     conn: &'c Connection,
+    /// Net change in the number of indexed memories.
+    pub delta: i64,
 }
 
 impl<'c> Writer<'c> {
@@ -143,6 +168,7 @@ impl<'c> Writer<'c> {
                 "INSERT OR REPLACE INTO invalid (path, blob, message) VALUES (?1, ?2, ?3)",
             )?,
             conn,
+            delta: 0,
         })
     }
 
@@ -170,6 +196,7 @@ impl<'c> Writer<'c> {
             m.updated.as_millisecond(),
             record,
         ])?;
+        self.delta += 1;
         Ok(())
     }
 
@@ -184,7 +211,7 @@ impl<'c> Writer<'c> {
     }
 
     pub fn remove_memory(&mut self, path: &str) -> Result<()> {
-        self.remove.execute(params![path])?;
+        self.delta -= self.remove.execute(params![path])? as i64;
         self.remove_invalid.execute(params![path])?;
         Ok(())
     }
