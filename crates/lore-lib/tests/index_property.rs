@@ -143,6 +143,7 @@ proptest! {
             let (mut fresh, _) = Index::open(&fresh_dir.path().join(format!("{step}.sqlite3"))).unwrap();
             fresh.catch_up(lore.store()).unwrap();
             prop_assert_eq!(&incremental, &fresh.fingerprint().unwrap(), "after step {} ({:?})", step, op);
+            prop_assert_eq!(lore.index().unwrap().doc_count().unwrap(), fresh.doc_count().unwrap());
             // Recall agrees too (the FTS table is maintained by triggers). A limit above the
             // store's size, so that ties at the cut cannot differ by insertion order.
             let all = ListFilter { limit: Some(1000), ..ListFilter::default() };
