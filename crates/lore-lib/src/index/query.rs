@@ -257,15 +257,20 @@ pub(crate) fn recall_tuned(
 /// Document frequency of each query word (0 for words no memory holds), via the FTS5 vocabulary
 /// (words are stemmed by an FTS5 table of the connection's own so the terms match).
 fn document_frequencies(conn: &Connection, words: &[String]) -> Result<Option<Vec<i64>>> {
-    conn.execute_batch(
-        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.lore_query
-             USING fts5(q, tokenize = 'porter unicode61 remove_diacritics 2');
-         CREATE VIRTUAL TABLE IF NOT EXISTS temp.lore_query_terms
-             USING fts5vocab(temp, lore_query, 'instance');
-         CREATE VIRTUAL TABLE IF NOT EXISTS temp.lore_vocab
-             USING fts5vocab(main, memories_fts, 'row');
-         DELETE FROM temp.lore_query;",
-    )?;
+    // The helper tables live in the connection's temp schema; make them on first use.
+    let cleared = conn
+        .prepare_cached("DELETE FROM temp.lore_query")
+        .and_then(|mut s| s.execute([]));
+    if cleared.is_err() {
+        conn.execute_batch(
+            "CREATE VIRTUAL TABLE temp.lore_query
+                 USING fts5(q, tokenize = 'porter unicode61 remove_diacritics 2');
+             CREATE VIRTUAL TABLE temp.lore_query_terms
+                 USING fts5vocab(temp, lore_query, 'instance');
+             CREATE VIRTUAL TABLE temp.lore_vocab
+                 USING fts5vocab(main, memories_fts, 'row');",
+        )?;
+    }
     conn.prepare_cached("INSERT INTO temp.lore_query (rowid, q) VALUES (1, ?1)")?
         .execute(params![words.join(" ")])?;
     let mut stems: Vec<(i64, String)> = conn
