@@ -141,6 +141,35 @@ pub fn parse_citations(lore: &Lore, values: &[String]) -> CmdResult<Vec<Citation
     Ok(out)
 }
 
+/// Where a new memory's summary and body come from (shared by remember and supersede).
+#[derive(clap::Args, Debug, Clone)]
+pub struct MessageArgs {
+    /// One-line summary (at most 100 characters), or `-` to read summary and body from standard
+    /// input (first line the summary, the rest the body).
+    pub summary: Option<String>,
+    /// Read summary and body from a file: first line the summary, the rest the body.
+    #[arg(long = "file", short = 'F', value_name = "PATH")]
+    pub message_file: Option<String>,
+    /// Markdown body.
+    #[arg(long, short = 'b')]
+    pub body: Option<String>,
+    /// Read the body from a file (`-` for standard input).
+    #[arg(long, value_name = "PATH")]
+    pub body_file: Option<String>,
+}
+
+impl MessageArgs {
+    /// The summary and body these options give.
+    pub fn read(&self) -> CmdResult<(String, String)> {
+        summary_and_body(
+            self.summary.as_deref(),
+            self.message_file.as_deref(),
+            &self.body,
+            &self.body_file,
+        )
+    }
+}
+
 /// The summary and body of a new memory: the summary argument, or a whole message (first line
 /// the summary, the rest the body, as in a commit message) from `-F FILE` or from standard input
 /// when the summary is `-`; `--body`/`--body-file` replace the body.

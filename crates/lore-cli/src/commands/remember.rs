@@ -15,17 +15,8 @@ use crate::ui::Ui;
 /// message from standard input: its first line is the summary, the rest the body.
 #[derive(Args, Debug)]
 pub struct RememberArgs {
-    /// One-line summary, or `-` to read summary and body from standard input.
-    pub summary: Option<String>,
-    /// Read summary and body from a file: first line the summary, the rest the body.
-    #[arg(long = "file", short = 'F', value_name = "PATH")]
-    pub message_file: Option<String>,
-    /// Markdown body.
-    #[arg(long, short = 'b')]
-    pub body: Option<String>,
-    /// Read the body from a file (`-` for standard input).
-    #[arg(long, value_name = "PATH")]
-    pub body_file: Option<String>,
+    #[command(flatten)]
+    pub message: common::MessageArgs,
     /// Namespace (decisions, learnings, blockers, progress, patterns, research, reviews,
     /// retrospective, inception, elicitation, or a registered one).
     #[arg(long, short = 'n', default_value = "learnings")]
@@ -51,12 +42,7 @@ pub struct RememberArgs {
 }
 
 pub fn run(ui: &mut Ui, lore: &mut Lore, ctx: &WriteContext, args: &RememberArgs) -> CmdResult {
-    let (summary, body) = common::summary_and_body(
-        args.summary.as_deref(),
-        args.message_file.as_deref(),
-        &args.body,
-        &args.body_file,
-    )?;
+    let (summary, body) = args.message.read()?;
     let status = args
         .status
         .as_deref()

@@ -15,17 +15,8 @@ use crate::ui::Ui;
 pub struct SupersedeArgs {
     /// The memory to replace: id, id prefix, `namespace/key` or key.
     pub memory: String,
-    /// The new memory's summary, or `-` to read summary and body from standard input.
-    pub summary: Option<String>,
-    /// Read summary and body from a file: first line the summary, the rest the body.
-    #[arg(long = "file", short = 'F', value_name = "PATH")]
-    pub message_file: Option<String>,
-    /// The new memory's body.
-    #[arg(long, short = 'b')]
-    pub body: Option<String>,
-    /// Read the body from a file (`-` for standard input).
-    #[arg(long, value_name = "PATH")]
-    pub body_file: Option<String>,
+    #[command(flatten)]
+    pub message: common::MessageArgs,
     /// Namespace of the new memory (default: the old one's).
     #[arg(long, short = 'n')]
     pub namespace: Option<String>,
@@ -41,12 +32,7 @@ pub struct SupersedeArgs {
 }
 
 pub fn run(ui: &mut Ui, lore: &mut Lore, ctx: &WriteContext, args: &SupersedeArgs) -> CmdResult {
-    let (summary, body) = common::summary_and_body(
-        args.summary.as_deref(),
-        args.message_file.as_deref(),
-        &args.body,
-        &args.body_file,
-    )?;
+    let (summary, body) = args.message.read()?;
     let new = NewMemory {
         namespace: args.namespace.clone().unwrap_or_default(),
         key: None,
