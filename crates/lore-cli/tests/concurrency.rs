@@ -71,7 +71,21 @@ fn eight_processes_times_250_remembers_make_exactly_2000_memories() {
         .iter()
         .map(|m| m["summary"].as_str().unwrap().to_string())
         .collect();
-    assert_eq!(summaries.len(), WRITERS * EACH);
+    let in_git_count = repo
+        .git(&[
+            "ls-tree",
+            "-r",
+            "--name-only",
+            "refs/lore/memory",
+            "progress/",
+        ])
+        .lines()
+        .count();
+    assert_eq!(
+        (summaries.len(), in_git_count),
+        (WRITERS * EACH, WRITERS * EACH),
+        "(index, git)"
+    );
     for w in 0..WRITERS {
         for i in 0..EACH {
             assert!(summaries.contains(&format!("writer {w} memory {i}")));

@@ -100,6 +100,37 @@ fn concurrent_writers_in_threads_all_land() {
 }
 
 #[test]
+fn racing_first_writes_to_an_empty_store_all_land() {
+    // Regression: creating refs/lore/memory must be a compare-and-swap against "absent" under
+    // the ref's lock; an existence check before locking let two first writers both succeed.
+    const WRITERS: usize = 8;
+    let repo = TestRepo::new();
+    let stores: Vec<_> = (0..WRITERS)
+        .map(|_| Store::discover(&repo.path()).unwrap())
+        .collect();
+    let mut lores: Vec<Lore> = stores.into_iter().map(Lore::new).collect();
+    for round in 0..150 {
+        let barrier = Arc::new(std::sync::Barrier::new(WRITERS));
+        std::thread::scope(|scope| {
+            for (t, lore) in lores.iter_mut().enumerate() {
+                let barrier = Arc::clone(&barrier);
+                scope.spawn(move || {
+                    barrier.wait();
+                    lore.remember(
+                        &new("progress", &format!("round {round} writer {t}")),
+                        &ctx(),
+                    )
+                    .unwrap();
+                });
+            }
+        });
+        let commits = repo.git(&["rev-list", "--count", "refs/lore/memory"]);
+        assert_eq!(commits.trim(), WRITERS.to_string(), "round {round}");
+        repo.git(&["update-ref", "-d", "refs/lore/memory"]);
+    }
+}
+
+#[test]
 fn keys_are_unique_and_supersede_passes_them_on() {
     let repo = TestRepo::new();
     let mut lore = open(&repo);

@@ -225,10 +225,14 @@ pub fn export(store: &Store, memories: &[Memory]) -> Result<NotesExport> {
 }
 
 fn write_ref(repo: &Repository, name: &str, old: Option<Oid>, new: Oid) -> Result<()> {
-    let result = match old {
-        Some(old) => repo.reference_matching(name, new, true, old, "lore export"),
-        None => repo.reference(name, new, false, "lore export"),
-    };
+    // Compare-and-swap under the ref's lock (zero id: the ref must not exist yet).
+    let result = repo.reference_matching(
+        name,
+        new,
+        true,
+        old.unwrap_or(Oid::ZERO_SHA1),
+        "lore export",
+    );
     result.map(|_| ()).map_err(|e| match e.code() {
         git2::ErrorCode::Modified | git2::ErrorCode::Exists | git2::ErrorCode::Locked => {
             Error::Changed {

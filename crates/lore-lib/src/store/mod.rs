@@ -513,13 +513,13 @@ impl Store {
         log: &str,
     ) -> std::result::Result<(), git2::Error> {
         let log = format!("lore: {}", one_line(log, 100));
-        match expected {
-            Some(old) => self
-                .repo
-                .reference_matching(refname, new, true, old, &log)
-                .map(|_| ()),
-            None => self.repo.reference(refname, new, false, &log).map(|_| ()),
-        }
+        // The expected value is compared under the ref's lock. For creation the expected value
+        // is the zero id ("must not exist"), checked under the lock too: `reference(.., force =
+        // false)` checks existence before locking, so two first writers could both succeed.
+        let expected = expected.unwrap_or(Oid::ZERO_SHA1);
+        self.repo
+            .reference_matching(refname, new, true, expected, &log)
+            .map(|_| ())
     }
 
     /// The versions of the files at `paths` along the memory chain, newest first. A version is
