@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{json, lore_command, ok, run};
+use common::{json, json_at, lore_command, ok, run, stdout_of};
 use lore_testutils::TestRepo;
 
 fn fails(repo: &TestRepo, args: &[&str], stdin: Option<&[u8]>, code: i32, needle: &str) {
@@ -223,12 +223,7 @@ fn a_hand_broken_file_is_reported_by_id_and_others_still_load() {
             .env("GIT_INDEX_FILE", &env_index)
             .output()
             .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
+        stdout_of(out, &format!("git {args:?}"))
     };
     with_index(&["read-tree", "refs/lore/memory"]);
     with_index(&[
@@ -263,18 +258,8 @@ fn outside_any_repository_the_personal_store_is_used() {
     let work = dir.path().join("not-a-repo");
     std::fs::create_dir_all(&work).unwrap();
     std::fs::create_dir_all(&home).unwrap();
-    let out = lore_command(&work, &home, &["--json", "remember", "personal note"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let out = lore_command(&work, &home, &["--json", "status"])
-        .output()
-        .unwrap();
-    let status: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    json_at(&work, &home, &["remember", "personal note"]);
+    let status = json_at(&work, &home, &["status"]);
     assert_eq!(status["kind"], "personal");
     assert_eq!(status["total"], 1);
     let expected = home.join(".local/share/lore/personal.git");

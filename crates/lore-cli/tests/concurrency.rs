@@ -5,7 +5,7 @@ mod common;
 use std::collections::HashSet;
 use std::process::Stdio;
 
-use common::{json, lore_command};
+use common::{json, lore_command, stdout_of};
 use lore_testutils::TestRepo;
 
 const WRITERS: usize = 8;
@@ -51,11 +51,7 @@ fn eight_processes_times_250_remembers_make_exactly_2000_memories() {
                 let out = lore_command(&path, &home, &["recall", "writer memory"])
                     .output()
                     .expect("spawning lore");
-                assert!(
-                    out.status.success(),
-                    "{}",
-                    String::from_utf8_lossy(&out.stderr)
-                );
+                stdout_of(out, "lore recall");
             }
         })
     };

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{json, lore_command};
+use common::{json, json_at};
 use lore_testutils::TestRepo;
 
 #[test]
@@ -18,27 +18,13 @@ fn worktrees_and_subdirectories_share_one_store() {
         "-b",
         "feature",
     ]);
-    let out = lore_command(
+    json_at(
         &wt,
         &repo.home(),
-        &["--json", "remember", "written from the worktree"],
-    )
-    .output()
-    .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        &["remember", "written from the worktree"],
     );
     std::fs::create_dir_all(repo.path().join("src/deep")).unwrap();
-    let out = lore_command(
-        &repo.path().join("src/deep"),
-        &repo.home(),
-        &["--json", "list"],
-    )
-    .output()
-    .unwrap();
-    let listed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let listed = json_at(&repo.path().join("src/deep"), &repo.home(), &["list"]);
     assert_eq!(listed[0]["summary"], "written from the worktree");
     // One index, under the common git dir.
     assert!(repo.path().join(".git/lore/index.sqlite3").exists());
@@ -54,14 +40,11 @@ fn repo_flag_points_elsewhere_and_init_is_optional_and_idempotent() {
     let repo = TestRepo::new();
     let elsewhere = tempfile::tempdir().unwrap();
     let path = repo.path();
-    let first = lore_command(
+    let first = json_at(
         elsewhere.path(),
         &repo.home(),
-        &["--json", "--repo", path.to_str().unwrap(), "init"],
-    )
-    .output()
-    .unwrap();
-    let first: serde_json::Value = serde_json::from_slice(&first.stdout).unwrap();
+        &["--repo", path.to_str().unwrap(), "init"],
+    );
     assert_eq!(first["created"], true);
     let again = json(&repo, &["init"]);
     assert_eq!(again["created"], false);

@@ -236,7 +236,7 @@ pub struct Lore {
     store: Store,
     index: Option<Index>,
     notices: Vec<IndexNotice>,
-    last_catch_up: Option<(bool, CatchUp)>,
+    last_catch_up: Option<CatchUp>,
 }
 
 impl Lore {
@@ -279,8 +279,7 @@ impl Lore {
         self.open_index()?;
         let result = {
             let index = self.index.as_mut().ok_or_else(missing_index)?;
-            let was_current = index.indexed_tip().ok().flatten() == self.store.tip()?;
-            index.catch_up(&self.store).map(|c| (was_current, c))
+            index.catch_up(&self.store)
         };
         match result {
             Ok(done) => {
@@ -304,7 +303,10 @@ impl Lore {
         });
         let index = self.index.insert(index);
         let done = index.catch_up(&self.store)?;
-        self.last_catch_up = Some((false, done));
+        self.last_catch_up = Some(CatchUp {
+            moved: true,
+            ..done
+        });
         Ok(())
     }
 
@@ -402,12 +404,9 @@ impl Lore {
             m.validate()?;
         }
         // Where each id already lives (a memory may come back with another key or namespace).
-        let wanted: HashSet<&str> = memories.iter().map(|m| m.id.as_str()).collect();
         let existing: std::collections::HashMap<String, String> = if self.store.tip()?.is_some() {
-            self.read(|i| i.id_paths())?
-                .into_iter()
-                .filter(|(id, _)| wanted.contains(id.as_str()))
-                .collect()
+            let ids: Vec<&str> = memories.iter().map(|m| m.id.as_str()).collect();
+            self.read(|i| i.paths_of(&ids))?.into_iter().collect()
         } else {
             Default::default()
         };
@@ -872,10 +871,8 @@ impl Lore {
     /// Where the store is, what it holds, and the index's state.
     pub fn status(&mut self) -> Result<StoreStatus> {
         self.index()?;
-        let (was_current, caught) = self
-            .last_catch_up
-            .clone()
-            .unwrap_or((true, CatchUp::default()));
+        let caught = self.last_catch_up.clone().unwrap_or_default();
+        let was_current = !caught.moved;
         let index = self.index.as_ref().ok_or_else(missing_index)?;
         let counts = index.counts()?;
         let registered = index.registered_namespaces()?;

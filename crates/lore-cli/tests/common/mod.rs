@@ -48,16 +48,31 @@ pub fn run(repo: &TestRepo, args: &[&str], stdin: Option<&[u8]>) -> Output {
     child.wait_with_output().expect("waiting for lore")
 }
 
-/// Runs lore and insists on success; returns stdout.
-pub fn ok(repo: &TestRepo, args: &[&str]) -> String {
-    let out = run(repo, args, None);
+/// Insists that a finished process succeeded (showing its stderr if not); returns its stdout.
+pub fn stdout_of(out: Output, what: &str) -> String {
     assert!(
         out.status.success(),
-        "lore {args:?} failed ({:?}): {}",
+        "{what} failed ({:?}): {}",
         out.status.code(),
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8(out.stdout).expect("utf-8 output")
+}
+
+/// Runs lore and insists on success; returns stdout.
+pub fn ok(repo: &TestRepo, args: &[&str]) -> String {
+    stdout_of(run(repo, args, None), &format!("lore {args:?}"))
+}
+
+/// Runs `lore --json ARGS` in `dir` with the hermetic environment at `home`, insists on success
+/// and parses the output.
+pub fn json_at(dir: &Path, home: &Path, args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["--json"];
+    all.extend_from_slice(args);
+    let out = lore_command(dir, home, &all)
+        .output()
+        .expect("spawning lore");
+    serde_json::from_str(&stdout_of(out, &format!("lore {args:?}"))).expect("JSON output")
 }
 
 /// Runs lore with `--json` and parses the output.

@@ -52,6 +52,8 @@ pub struct CatchUp {
     pub removed: usize,
     /// Whether it rebuilt everything (the recorded tip was unknown).
     pub full: bool,
+    /// Whether the store had moved since the index was last caught up.
+    pub moved: bool,
 }
 
 /// The open index.
@@ -150,6 +152,7 @@ impl Index {
         };
         let mut report = CatchUp {
             full,
+            moved: true,
             ..CatchUp::default()
         };
         let docs_before = if full {
@@ -250,11 +253,19 @@ impl Index {
         query::fingerprint(&self.conn)
     }
 
-    /// Every indexed `(id, path)`.
-    pub fn id_paths(&self) -> Result<Vec<(String, String)>> {
-        let mut stmt = self.conn.prepare("SELECT id, path FROM memories")?;
-        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
-        Ok(rows.collect::<std::result::Result<_, _>>()?)
+    /// Where each of these ids is indexed, as `(id, path)` (one indexed lookup per id).
+    pub fn paths_of(&self, ids: &[&str]) -> Result<Vec<(String, String)>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT path FROM memories WHERE id = ?1")?;
+        let mut out = Vec::new();
+        for id in ids {
+            let paths = stmt.query_map([id], |r| r.get::<_, String>(0))?;
+            for path in paths {
+                out.push((id.to_string(), path?));
+            }
+        }
+        Ok(out)
     }
 }
 
