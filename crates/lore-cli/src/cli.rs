@@ -38,6 +38,20 @@ pub struct GlobalArgs {
     /// The agent session writing (recorded in memories and commit trailers).
     #[arg(long, global = true, env = "LORE_SESSION", value_name = "ID")]
     pub session: Option<String>,
+    /// Embedder for semantic recall: none (lexical only), static (built in) or minilm (the
+    /// transformer; needs a build with --features minilm and a model directory).
+    #[arg(
+        long,
+        global = true,
+        env = "LORE_EMBEDDER",
+        value_name = "TIER",
+        default_value = "static"
+    )]
+    pub embedder: String,
+    /// Where the minilm model is (a directory with config.json, tokenizer.json and
+    /// model.safetensors, or a Hugging Face cache); default: the Hugging Face cache.
+    #[arg(long, global = true, env = "LORE_MINILM_DIR", value_name = "DIR")]
+    pub model_dir: Option<PathBuf>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -57,4 +71,5 @@ pub enum Command {
     Import(commands::import::ImportArgs),
     Export(commands::export::ExportArgs),
     Bench(commands::bench::BenchArgs),
+    Embedder(commands::embedder::EmbedderArgs),
 }

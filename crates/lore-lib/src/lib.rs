@@ -9,6 +9,7 @@
 
 #![warn(missing_docs)]
 
+pub mod embed;
 pub mod error;
 mod handle;
 pub mod index;

@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod common;
+pub mod embedder;
 pub mod export;
 pub mod forget;
 pub mod history;
@@ -27,6 +28,9 @@ pub fn run(ui: &mut Ui, cli: Cli) -> CmdResult {
     if let Command::Bench(args) = &cli.command {
         return bench::run(ui, args);
     }
+    if let Command::Embedder(args) = &cli.command {
+        return embedder::run(ui, &cli.global, args);
+    }
     let mut lore = location::open(&cli.global)?;
     let ctx = common::write_context(&cli.global);
     let result = match cli.command {
@@ -44,7 +48,7 @@ pub fn run(ui: &mut Ui, cli: Cli) -> CmdResult {
         Command::Namespace(args) => namespace::run(ui, &mut lore, &ctx, &args),
         Command::Import(args) => import::run(ui, &mut lore, &ctx, &args),
         Command::Export(args) => export::run(ui, &mut lore, &args),
-        Command::Bench(_) => Ok(()),
+        Command::Bench(_) | Command::Embedder(_) => Ok(()),
     };
     common::show_notices(ui, &mut lore);
     result

@@ -1,0 +1,146 @@
+//! `lore embedder`: show the active embedder, and reproduce the static model's distillation.
+
+use clap::{Args, Subcommand};
+use serde::Serialize;
+
+use crate::cli::GlobalArgs;
+use crate::error::CmdResult;
+use crate::location;
+use crate::ui::Ui;
+
+/// Inspect the embedder, or distil the static model from all-MiniLM-L6-v2.
+#[derive(Args, Debug)]
+pub struct EmbedderArgs {
+    #[command(subcommand)]
+    pub action: EmbedderAction,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum EmbedderAction {
+    /// Show the embedder in use: tier, model, revision, dimensions, near-duplicate threshold.
+    Info,
+    /// Rebuild the static model from the transformer (needs a build with --features minilm).
+    Distill(DistillArgs),
+}
+
+/// Options of `lore embedder distill`.
+#[derive(Args, Debug)]
+pub struct DistillArgs {
+    /// Where to write the model file.
+    #[arg(long, value_name = "FILE")]
+    pub out: std::path::PathBuf,
+    /// Principal components to keep.
+    #[arg(long, default_value_t = 256)]
+    pub dims: usize,
+    /// SIF coefficient a in a/(a+p).
+    #[arg(long, default_value_t = 1e-3)]
+    pub sif: f64,
+    /// Tab-separated sentence pairs for calibrating the near-duplicate threshold.
+    #[arg(long, value_name = "FILE")]
+    pub pairs: Option<std::path::PathBuf>,
+}
+
+#[derive(Serialize)]
+struct Info {
+    tier: String,
+    model: Option<String>,
+    revision: Option<String>,
+    dims: Option<usize>,
+    near_duplicate: Option<f32>,
+}
+
+pub fn run(ui: &mut Ui, global: &GlobalArgs, args: &EmbedderArgs) -> CmdResult {
+    match &args.action {
+        EmbedderAction::Info => {
+            let embedder = location::embedder(global)?;
+            let info = match &embedder {
+                None => Info {
+                    tier: "none".into(),
+                    model: None,
+                    revision: None,
+                    dims: None,
+                    near_duplicate: None,
+                },
+                Some(e) => Info {
+                    tier: e.id().tier.clone(),
+                    model: Some(e.id().model.clone()),
+                    revision: Some(e.id().revision.clone()),
+                    dims: Some(e.id().dims),
+                    near_duplicate: Some(e.near_duplicate()),
+                },
+            };
+            ui.emit(&info, |s| match &embedder {
+                None => s.push_str("none (lexical recall only)\n"),
+                Some(e) => s.push_str(&format!(
+                    "{}\nnear-duplicate at cosine >= {:.3}\n",
+                    e.id(),
+                    e.near_duplicate()
+                )),
+            });
+            Ok(())
+        }
+        EmbedderAction::Distill(d) => distill(ui, global, d),
+    }
+}
+
+#[cfg(feature = "minilm")]
+fn distill(ui: &mut Ui, global: &GlobalArgs, args: &DistillArgs) -> CmdResult {
+    use crate::error::CommandError;
+    use lore::embed::distill::{DistillOptions, distill};
+    use lore::embed::minilm::MiniLm;
+
+    let dir = location::minilm_dir(global)?;
+    let model = MiniLm::load(&dir)?;
+    let pairs = match &args.pairs {
+        None => Vec::new(),
+        Some(path) => super::common::read_text(&path.to_string_lossy())?
+            .lines()
+            .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+            .map(|l| {
+                l.split_once('\t')
+                    .map(|(a, b)| (a.trim().to_string(), b.trim().to_string()))
+                    .ok_or_else(|| {
+                        CommandError::usage(format!(
+                            "{}: expected two tab-separated sentences per line, got {l:?}",
+                            path.display()
+                        ))
+                    })
+            })
+            .collect::<CmdResult<Vec<_>>>()?,
+    };
+    let report = distill(
+        &model,
+        &DistillOptions {
+            dims: args.dims,
+            sif: args.sif,
+            pairs,
+        },
+    )?;
+    std::fs::write(&args.out, &report.bytes)
+        .map_err(|e| CommandError::usage(format!("cannot write {}: {e}", args.out.display())))?;
+    ui.emit(&report, |s| {
+        s.push_str(&format!(
+            "wrote {} ({} bytes): {} tokens x {} dims, revision {}\n\
+             explained variance {:.3}; near-duplicate threshold {:.3} \
+             (static vs transformer cosine r = {:.3} on {} pairs)\n",
+            args.out.display(),
+            report.bytes.len(),
+            report.header.vocab,
+            report.header.dims,
+            report.header.revision,
+            report.explained_variance,
+            report.header.near_duplicate,
+            report.pair_correlation,
+            report.pairs,
+        ))
+    });
+    Ok(())
+}
+
+#[cfg(not(feature = "minilm"))]
+fn distill(_: &mut Ui, _: &GlobalArgs, _: &DistillArgs) -> CmdResult {
+    Err(crate::error::CommandError::usage(
+        "this lore was built without the transformer; distilling needs it",
+    )
+    .hint("cargo build --release --features minilm"))
+}

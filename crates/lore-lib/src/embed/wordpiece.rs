@@ -1,0 +1,215 @@
+//! BERT's uncased tokenizer (normalizer, pre-tokenizer, WordPiece), for the static embedder.
+//!
+//! It follows the `BertNormalizer` (clean text, pad CJK ideographs, lowercase, strip accents),
+//! `BertPreTokenizer` (split on whitespace, every punctuation character is a word of its own)
+//! and WordPiece (greedy longest match, `##` continuations, `[UNK]` for a word that cannot be
+//! split or is longer than 100 characters) of all-MiniLM-L6-v2's `tokenizer.json`. The
+//! `minilm` feature's tests check it against the reference `tokenizers` crate.
+
+use std::collections::HashMap;
+
+use unicode_normalization::UnicodeNormalization;
+use unicode_normalization::char::is_combining_mark;
+
+/// Words longer than this many characters become `[UNK]`.
+const MAX_WORD_CHARS: usize = 100;
+
+/// A WordPiece vocabulary.
+pub struct WordPiece {
+    /// Word-initial pieces.
+    initial: HashMap<Box<str>, u32>,
+    /// Continuation pieces, stored without their `##`.
+    continuation: HashMap<Box<str>, u32>,
+    unknown: u32,
+}
+
+impl WordPiece {
+    /// Builds the tokenizer from the vocabulary in id order (as in `vocab.txt`).
+    pub fn new<'a>(tokens: impl IntoIterator<Item = &'a str>) -> Option<WordPiece> {
+        let mut initial = HashMap::new();
+        let mut continuation = HashMap::new();
+        let mut unknown = None;
+        for (id, token) in tokens.into_iter().enumerate() {
+            let id = id as u32;
+            if token == "[UNK]" {
+                unknown = Some(id);
+            }
+            match token.strip_prefix("##") {
+                Some(rest) if !rest.is_empty() => continuation.entry(rest.into()).or_insert(id),
+                _ => initial.entry(token.into()).or_insert(id),
+            };
+        }
+        Some(WordPiece {
+            initial,
+            continuation,
+            unknown: unknown?,
+        })
+    }
+
+    /// The token ids of `text` (no `[CLS]`/`[SEP]`).
+    pub fn encode(&self, text: &str) -> Vec<u32> {
+        let mut ids = Vec::with_capacity(text.len() / 4 + 1);
+        self.encode_into(text, &mut ids);
+        ids
+    }
+
+    /// Appends the token ids of `text` to `ids`.
+    pub fn encode_into(&self, text: &str, ids: &mut Vec<u32>) {
+        let mut word = String::with_capacity(32);
+        let flush = |word: &mut String, ids: &mut Vec<u32>| {
+            if !word.is_empty() {
+                self.word_pieces(word, ids);
+                word.clear();
+            }
+        };
+        for c in text.chars() {
+            if c.is_ascii() {
+                match c {
+                    'a'..='z' | '0'..='9' => word.push(c),
+                    'A'..='Z' => word.push(c.to_ascii_lowercase()),
+                    c if c.is_ascii_whitespace() => flush(&mut word, ids),
+                    c if c.is_ascii_control() || c == '\0' => {}
+                    c => {
+                        // ASCII punctuation and symbols: a word of their own.
+                        flush(&mut word, ids);
+                        let mut buf = [0u8; 4];
+                        self.word_pieces(c.encode_utf8(&mut buf), ids);
+                    }
+                }
+                continue;
+            }
+            if c == '\u{fffd}' || (c.is_control() && !c.is_whitespace()) {
+                continue;
+            }
+            if c.is_whitespace() {
+                flush(&mut word, ids);
+                continue;
+            }
+            if is_cjk(c) || is_punctuation(c) {
+                flush(&mut word, ids);
+                let mut piece = String::new();
+                push_normalized(c, &mut piece);
+                if !piece.is_empty() {
+                    self.word_pieces(&piece, ids);
+                }
+                continue;
+            }
+            push_normalized(c, &mut word);
+        }
+        flush(&mut word, ids);
+    }
+
+    fn word_pieces(&self, word: &str, ids: &mut Vec<u32>) {
+        if word.chars().count() > MAX_WORD_CHARS {
+            ids.push(self.unknown);
+            return;
+        }
+        let start_len = ids.len();
+        let mut start = 0;
+        while start < word.len() {
+            let table = if start == 0 {
+                &self.initial
+            } else {
+                &self.continuation
+            };
+            let mut end = word.len();
+            let mut found = None;
+            while end > start {
+                if let Some(&id) = table.get(&word[start..end]) {
+                    found = Some(id);
+                    break;
+                }
+                end = prev_boundary(word, end);
+            }
+            match found {
+                Some(id) => {
+                    ids.push(id);
+                    start = end;
+                }
+                None => {
+                    ids.truncate(start_len);
+                    ids.push(self.unknown);
+                    return;
+                }
+            }
+        }
+    }
+}
+
+fn prev_boundary(s: &str, mut i: usize) -> usize {
+    i -= 1;
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// Lowercases and strips accents (NFD, then drops combining marks), as BERT's normalizer does.
+fn push_normalized(c: char, out: &mut String) {
+    for lower in c.to_lowercase() {
+        for d in std::iter::once(lower).nfd() {
+            if !is_combining_mark(d) {
+                out.push(d);
+            }
+        }
+    }
+}
+
+fn is_cjk(c: char) -> bool {
+    matches!(c as u32,
+        0x4E00..=0x9FFF | 0x3400..=0x4DBF | 0x20000..=0x2A6DF | 0x2A700..=0x2B73F
+        | 0x2B740..=0x2B81F | 0x2B820..=0x2CEAF | 0xF900..=0xFAFF | 0x2F800..=0x2FA1F)
+}
+
+/// Non-ASCII punctuation (Unicode general category P*) in the blocks where it occurs.
+fn is_punctuation(c: char) -> bool {
+    matches!(c as u32,
+        0xA1 | 0xA7 | 0xAB | 0xB6 | 0xB7 | 0xBB | 0xBF | 0x37E | 0x387
+        | 0x55A..=0x55F | 0x589 | 0x58A | 0x5BE | 0x5C0 | 0x5C3 | 0x5C6 | 0x5F3 | 0x5F4
+        | 0x609 | 0x60A | 0x60C | 0x60D | 0x61B | 0x61D..=0x61F | 0x66A..=0x66D | 0x6D4
+        | 0x964 | 0x965 | 0x970 | 0xE4F | 0xE5A | 0xE5B
+        | 0x2010..=0x2027 | 0x2030..=0x2043 | 0x2045..=0x2051 | 0x2053..=0x205E
+        | 0x207D | 0x207E | 0x208D | 0x208E | 0x2308..=0x230B | 0x2329 | 0x232A
+        | 0x2768..=0x2775 | 0x27C5 | 0x27C6 | 0x27E6..=0x27EF | 0x2983..=0x2998
+        | 0x29D8..=0x29DB | 0x29FC | 0x29FD | 0x2CF9..=0x2CFC | 0x2CFE | 0x2CFF
+        | 0x2E00..=0x2E2E | 0x2E30..=0x2E4F | 0x3001..=0x3003 | 0x3008..=0x3011
+        | 0x3014..=0x301F | 0x3030 | 0x303D | 0x30A0 | 0x30FB
+        | 0xFE10..=0xFE19 | 0xFE30..=0xFE52 | 0xFE54..=0xFE61 | 0xFE63 | 0xFE68 | 0xFE6A | 0xFE6B
+        | 0xFF01..=0xFF03 | 0xFF05..=0xFF0A | 0xFF0C..=0xFF0F | 0xFF1A | 0xFF1B | 0xFF1F | 0xFF20
+        | 0xFF3B..=0xFF3D | 0xFF3F | 0xFF5B | 0xFF5D | 0xFF5F..=0xFF65)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vocab() -> WordPiece {
+        WordPiece::new([
+            "[PAD]", "[UNK]", "[CLS]", "[SEP]", "the", "port", "is", "80", "##80", "un", "##want",
+            "##ed", ",", "runn", "##ing", ".", "cafe", "数",
+        ])
+        .unwrap()
+    }
+
+    #[test]
+    fn splits_words_punctuation_and_continuations() {
+        let wp = vocab();
+        assert_eq!(wp.encode("The port is 8080."), vec![4, 5, 6, 7, 8, 15]);
+        assert_eq!(wp.encode("unwanted, running"), vec![9, 10, 11, 12, 13, 14]);
+    }
+
+    #[test]
+    fn unknown_words_become_one_unk() {
+        let wp = vocab();
+        assert_eq!(wp.encode("unxyz the"), vec![1, 4]);
+        assert_eq!(wp.encode(&"a".repeat(150)), vec![1]);
+    }
+
+    #[test]
+    fn lowercases_strips_accents_and_pads_cjk() {
+        let wp = vocab();
+        assert_eq!(wp.encode("CAFÉ"), vec![16]);
+        assert_eq!(wp.encode("the数the"), vec![4, 17, 4]);
+        assert_eq!(wp.encode("the\u{0}\u{fffd} port"), vec![4, 5]);
+    }
+}
