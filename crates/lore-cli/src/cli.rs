@@ -72,4 +72,5 @@ pub enum Command {
     Export(commands::export::ExportArgs),
     Bench(commands::bench::BenchArgs),
     Embedder(commands::embedder::EmbedderArgs),
+    Eval(commands::eval::EvalArgs),
 }

@@ -56,7 +56,9 @@ pub fn open(global: &GlobalArgs) -> CmdResult<Lore> {
             Err(e) => return Err(e.into()),
         }
     };
-    Ok(Lore::new(store))
+    let mut lore = Lore::new(store);
+    lore.set_embedder(embedder(global)?);
+    Ok(lore)
 }
 
 /// The embedder the global options ask for (`None` for lexical-only recall).

@@ -10,7 +10,8 @@ use jiff::Timestamp;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::index::{self, CatchUp, Hit, Index, IndexNotice, InvalidFile, ListFilter};
+use crate::embed::SharedEmbedder;
+use crate::index::{self, CatchUp, Hit, Index, IndexNotice, InvalidFile, ListFilter, RankOptions};
 use crate::model::{
     BUILTIN_NAMESPACES, Citation, Key, LineRange, Memory, MemoryId, Namespace, Status,
     check_relative_path, check_summary, normalize_tags, to_millis,
@@ -194,6 +195,8 @@ pub struct IndexStatus {
     pub was_current: bool,
     /// What the catch-up did.
     pub caught_up_files: usize,
+    /// The embedder whose vectors the index holds (`none`: lexical only).
+    pub embedder: String,
 }
 
 /// A cited or anchored file's content, for the `files` hydration level.
@@ -234,6 +237,7 @@ impl Default for FileLimits {
 /// A store and its (lazily opened) index.
 pub struct Lore {
     store: Store,
+    embedder: Option<SharedEmbedder>,
     index: Option<Index>,
     notices: Vec<IndexNotice>,
     last_catch_up: Option<CatchUp>,
@@ -244,6 +248,7 @@ impl Lore {
     pub fn new(store: Store) -> Lore {
         Lore {
             store,
+            embedder: None,
             index: None,
             notices: Vec::new(),
             last_catch_up: None,
@@ -265,9 +270,29 @@ impl Lore {
         std::mem::take(&mut self.notices)
     }
 
+    /// Sets the embedder for semantic recall (`None`: lexical only; the default). The index
+    /// re-embeds on its next catch-up if its vectors came from another embedder.
+    pub fn set_embedder(&mut self, embedder: Option<SharedEmbedder>) {
+        if let Some(index) = self.index.as_mut() {
+            index.set_embedder(embedder.clone());
+        }
+        self.embedder = embedder;
+    }
+
+    /// The embedder in use.
+    pub fn embedder(&self) -> Option<&SharedEmbedder> {
+        self.embedder.as_ref()
+    }
+
+    fn fresh_index(&self) -> Result<(Index, Option<IndexNotice>)> {
+        let (mut index, notice) = Index::open(&index::index_path(&self.store))?;
+        index.set_embedder(self.embedder.clone());
+        Ok((index, notice))
+    }
+
     fn open_index(&mut self) -> Result<()> {
         if self.index.is_none() {
-            let (index, notice) = Index::open(&index::index_path(&self.store))?;
+            let (index, notice) = self.fresh_index()?;
             self.notices.extend(notice);
             self.index = Some(index);
         }
@@ -296,7 +321,7 @@ impl Lore {
     fn rebuild_index(&mut self, reason: &str) -> Result<()> {
         let index = match self.index.take() {
             Some(index) => index.reset()?,
-            None => Index::open(&index::index_path(&self.store))?.0,
+            None => self.fresh_index()?.0,
         };
         self.notices.push(IndexNotice::Rebuilt {
             reason: reason.to_string(),
@@ -562,9 +587,21 @@ impl Lore {
         self.read(|i| i.list(filter))
     }
 
-    /// BM25-ranked memories for a query.
+    /// Memories relevant to a query, ranked with the default options (hybrid when an embedder
+    /// is set, else BM25; recency, namespace and status weights; near-duplicates collapsed).
     pub fn recall(&mut self, text: &str, filter: &ListFilter) -> Result<Vec<Hit>> {
-        self.read(|i| i.recall(text, filter))
+        self.search(text, filter, &RankOptions::default(), false)
+    }
+
+    /// [`Lore::recall`] with explicit ranking options; `explain` fills in each hit's components.
+    pub fn search(
+        &mut self,
+        text: &str,
+        filter: &ListFilter,
+        options: &RankOptions,
+        explain: bool,
+    ) -> Result<Vec<Hit>> {
+        self.read(|i| i.search(text, filter, options, explain))
     }
 
     /// Applies a patch to a memory (one commit). The patch is applied to the version at the tip,
@@ -736,7 +773,7 @@ impl Lore {
         let report = self.store.purge(&paths, &blobs, &scrub)?;
         let index = match self.index.take() {
             Some(i) => i.reset()?,
-            None => Index::open(&index::index_path(&self.store))?.0.reset()?,
+            None => self.fresh_index()?.0.reset()?,
         };
         self.index = Some(index);
         self.index()?;
@@ -921,6 +958,11 @@ impl Lore {
                 path: index.path().display().to_string(),
                 was_current,
                 caught_up_files: caught.upserted + caught.removed,
+                embedder: self
+                    .embedder
+                    .as_ref()
+                    .map(|e| e.id().to_string())
+                    .unwrap_or_else(|| "none".into()),
             },
         })
     }

@@ -11,10 +11,12 @@
 
 pub mod embed;
 pub mod error;
+pub mod eval;
 mod handle;
 pub mod index;
 pub mod interop;
 pub mod model;
+pub mod novelty;
 pub mod record;
 pub mod store;
 

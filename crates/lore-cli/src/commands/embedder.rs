@@ -19,6 +19,13 @@ pub struct EmbedderArgs {
 pub enum EmbedderAction {
     /// Show the embedder in use: tier, model, revision, dimensions, near-duplicate threshold.
     Info,
+    /// Cosine similarity of two texts under the embedder (for calibrating thresholds).
+    Similarity {
+        /// First text.
+        a: String,
+        /// Second text.
+        b: String,
+    },
     /// Rebuild the static model from the transformer (needs a build with --features minilm).
     Distill(DistillArgs),
 }
@@ -76,6 +83,29 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, args: &EmbedderArgs) -> CmdResult {
                     e.id(),
                     e.near_duplicate()
                 )),
+            });
+            Ok(())
+        }
+        EmbedderAction::Similarity { a, b } => {
+            let Some(embedder) = location::embedder(global)? else {
+                return Err(crate::error::CommandError::usage(
+                    "the none tier has no vectors; pick --embedder static or minilm",
+                ));
+            };
+            let v = embedder.embed(&[a.as_str(), b.as_str()])?;
+            let cosine = lore::embed::dot(&v[0], &v[1]);
+            let near = cosine >= embedder.near_duplicate()
+                && lore::novelty::same_specifics(a, b);
+            #[derive(Serialize)]
+            struct Similarity {
+                cosine: f32,
+                near_duplicate: bool,
+            }
+            ui.emit(&Similarity { cosine, near_duplicate: near }, |s| {
+                s.push_str(&format!(
+                    "{cosine:.4}{}\n",
+                    if near { " (near-duplicate)" } else { "" }
+                ))
             });
             Ok(())
         }

@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod common;
 pub mod embedder;
+pub mod eval;
 pub mod export;
 pub mod forget;
 pub mod history;
@@ -31,6 +32,9 @@ pub fn run(ui: &mut Ui, cli: Cli) -> CmdResult {
     if let Command::Embedder(args) = &cli.command {
         return embedder::run(ui, &cli.global, args);
     }
+    if let Command::Eval(args) = &cli.command {
+        return eval::run(ui, &cli.global, args);
+    }
     let mut lore = location::open(&cli.global)?;
     let ctx = common::write_context(&cli.global);
     let result = match cli.command {
@@ -48,7 +52,7 @@ pub fn run(ui: &mut Ui, cli: Cli) -> CmdResult {
         Command::Namespace(args) => namespace::run(ui, &mut lore, &ctx, &args),
         Command::Import(args) => import::run(ui, &mut lore, &ctx, &args),
         Command::Export(args) => export::run(ui, &mut lore, &args),
-        Command::Bench(_) | Command::Embedder(_) => Ok(()),
+        Command::Bench(_) | Command::Embedder(_) | Command::Eval(_) => Ok(()),
     };
     common::show_notices(ui, &mut lore);
     result

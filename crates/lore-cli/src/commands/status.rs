@@ -36,6 +36,7 @@ pub fn run(ui: &mut Ui, lore: &mut Lore, _args: &StatusArgs) -> CmdResult {
             format!("caught up ({} file(s))", st.index.caught_up_files)
         };
         s.push_str(&format!("index:    {} ({fresh})\n", st.index.path));
+        s.push_str(&format!("embedder: {}\n", st.index.embedder));
         s.push_str(&format!("memories: {}\n", st.total));
         for ns in &st.namespaces {
             if ns.total == 0 && ns.builtin {

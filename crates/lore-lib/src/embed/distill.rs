@@ -5,7 +5,7 @@
 //! scaled by a SIF weight `a / (a + p)`, with `p` a Zipf estimate from the token's rank in the
 //! vocabulary (WordPiece vocabularies list frequent tokens first); rows are quantised to `i8`.
 //! The copyability threshold is calibrated on sentence pairs: the static cosine that corresponds
-//! to a transformer cosine of 0.8 (least-squares fit).
+//! to a transformer cosine of 0.8 (least-squares fit), and likewise the relevance floor.
 
 use super::minilm::MiniLm;
 use super::static_model::{StaticEmbedder, StaticHeader};
@@ -150,6 +150,7 @@ pub fn distill(model: &MiniLm, options: &DistillOptions) -> Result<DistillReport
         dims: options.dims,
         vocab: tokens.len(),
         near_duplicate: 0.8,
+        relevance_floor: super::minilm::RELATED,
         recipe,
     };
     let unnamed = StaticEmbedder::write(&header, &tokens, &rows)?;
@@ -170,6 +171,8 @@ pub fn distill(model: &MiniLm, options: &DistillOptions) -> Result<DistillReport
     let (slope, intercept, correlation) = linear_fit(&xs, &ys);
     if xs.len() >= 2 && slope.is_finite() {
         header.near_duplicate = ((slope * 0.8 + intercept) as f32).clamp(0.5, 0.99);
+        header.relevance_floor =
+            ((slope * super::minilm::RELATED as f64 + intercept) as f32).clamp(0.0, 0.9);
     }
     let bytes = StaticEmbedder::write(&header, &tokens, &rows)?;
     Ok(DistillReport {

@@ -72,4 +72,8 @@ impl Embedder for FakeEmbedder {
     fn near_duplicate(&self) -> f32 {
         0.85
     }
+
+    fn relevance_floor(&self) -> f32 {
+        0.2
+    }
 }

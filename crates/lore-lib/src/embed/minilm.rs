@@ -16,6 +16,9 @@ use crate::error::{Error, Result};
 
 /// sentence-transformers' `max_seq_length` for this model.
 pub const MAX_TOKENS: usize = 256;
+/// Transformer cosine from which texts count as related (unrelated pairs in
+/// `assets/calibration-pairs.tsv` score below 0.1, related ones 0.17–0.48).
+pub const RELATED: f32 = 0.25;
 /// Texts per forward pass.
 const BATCH: usize = 32;
 
@@ -150,5 +153,9 @@ impl Embedder for MiniLm {
     fn near_duplicate(&self) -> f32 {
         // GitOfThoughts' copyability threshold, measured with this model.
         0.8
+    }
+
+    fn relevance_floor(&self) -> f32 {
+        RELATED
     }
 }

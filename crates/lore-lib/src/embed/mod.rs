@@ -68,6 +68,10 @@ pub trait Embedder: Send + Sync {
     /// Cosine similarity at and above which two texts count as near-duplicates (the
     /// copyability threshold), calibrated for this embedder.
     fn near_duplicate(&self) -> f32;
+
+    /// Cosine below which a text is unrelated to a query: vector-only recall candidates under
+    /// it are dropped (calibrated for this embedder).
+    fn relevance_floor(&self) -> f32;
 }
 
 /// A shared embedder.

@@ -31,6 +31,9 @@ pub struct StaticHeader {
     pub vocab: usize,
     /// Copyability threshold for this model's cosines (calibrated at distillation).
     pub near_duplicate: f32,
+    /// Cosine below which a text is unrelated to a query (the static cosine the calibration
+    /// maps to a transformer cosine of 0.25).
+    pub relevance_floor: f32,
     /// How the table was made (for people reading the header).
     pub recipe: String,
 }
@@ -190,5 +193,9 @@ impl Embedder for StaticEmbedder {
 
     fn near_duplicate(&self) -> f32 {
         self.header.near_duplicate
+    }
+
+    fn relevance_floor(&self) -> f32 {
+        self.header.relevance_floor
     }
 }

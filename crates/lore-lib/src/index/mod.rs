@@ -5,13 +5,18 @@
 //! missing, outdated (schema) or corrupt index is deleted and rebuilt from the refs.
 
 mod query;
+pub mod rank;
 mod schema;
+pub mod vectors;
 
 use std::path::{Path, PathBuf};
 
-use git2::Oid;
-use rusqlite::{Connection, TransactionBehavior};
+use std::cell::OnceCell;
 
+use git2::Oid;
+use rusqlite::{Connection, TransactionBehavior, params};
+
+use crate::embed::{Embedder, SharedEmbedder};
 use crate::error::{Error, Result};
 use crate::model::Memory;
 use crate::record;
@@ -19,6 +24,8 @@ use crate::store::layout::{self, PathKind};
 use crate::store::{FileChange, Store};
 
 pub use query::{Hit, ListFilter, SortBy, query_terms};
+pub use rank::{Explain, Fusion, RankOptions};
+use vectors::{Pending, VectorMatrix};
 
 /// Why the index was (re)built from scratch when it was opened.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -54,12 +61,17 @@ pub struct CatchUp {
     pub full: bool,
     /// Whether the store had moved since the index was last caught up.
     pub moved: bool,
+    /// Memories (re-)embedded because the embedder changed.
+    pub reembedded: usize,
 }
 
 /// The open index.
 pub struct Index {
     conn: Connection,
     path: PathBuf,
+    embedder: Option<SharedEmbedder>,
+    /// All chunk vectors, loaded on the first vector search after each catch-up.
+    vectors: OnceCell<VectorMatrix>,
 }
 
 /// Where a store's index lives: under the shared git dir, never committed.
@@ -95,7 +107,28 @@ impl Index {
         Ok(Index {
             conn,
             path: path.to_path_buf(),
+            embedder: None,
+            vectors: OnceCell::new(),
         })
+    }
+
+    /// Sets the embedder whose vectors this index keeps (`None`: lexical only). The next
+    /// catch-up re-embeds everything if the stored vectors came from another embedder.
+    pub fn set_embedder(&mut self, embedder: Option<SharedEmbedder>) {
+        self.embedder = embedder;
+        self.vectors = OnceCell::new();
+    }
+
+    /// The embedder in use.
+    pub fn embedder(&self) -> Option<&SharedEmbedder> {
+        self.embedder.as_ref()
+    }
+
+    fn embedder_name(&self) -> String {
+        self.embedder
+            .as_ref()
+            .map(|e| e.id().to_string())
+            .unwrap_or_default()
     }
 
     /// Where the index file is.
@@ -104,14 +137,17 @@ impl Index {
     }
 
     /// Deletes the file and starts an empty index (used after a purge and by `reindex`).
-    pub fn reset(self) -> Result<Index> {
+    pub fn reset(mut self) -> Result<Index> {
         let path = self.path.clone();
+        let embedder = self.embedder.take();
         drop(self);
         remove_index_files(&path)?;
-        Self::try_open(&path).map_err(|r| Error::Parse {
+        let mut index = Self::try_open(&path).map_err(|r| Error::Parse {
             context: format!("creating the index at {}", path.display()),
             message: r,
-        })
+        })?;
+        index.embedder = embedder;
+        Ok(index)
     }
 
     /// The memory tip this index reflects.
@@ -122,19 +158,28 @@ impl Index {
     /// Brings the index up to the store's current tip.
     pub fn catch_up(&mut self, store: &Store) -> Result<CatchUp> {
         let tip = store.tip()?;
-        if self.indexed_tip()? == tip {
+        let wanted = self.embedder_name();
+        let embedder_matches =
+            |conn: &Connection| -> Result<bool> {
+                Ok(schema::read_meta(conn, "embedder")?.unwrap_or_default() == wanted)
+            };
+        if self.indexed_tip()? == tip && embedder_matches(&self.conn)? {
             return Ok(CatchUp::default());
         }
+        self.vectors = OnceCell::new();
+        let embedder = self.embedder.clone();
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
         // Another process may have caught up while we waited for the write lock.
         let indexed = schema::read_tip(&tx)?;
         let tip = store.tip()?;
-        if indexed == tip {
+        let same_embedder = embedder_matches(&tx)?;
+        if indexed == tip && same_embedder {
             return Ok(CatchUp::default());
         }
         let (changes, full) = match indexed {
+            _ if indexed == tip => (Vec::new(), false),
             Some(old) if store.has_commit(old) => (store.diff(Some(old), tip)?, false),
             _ => {
                 schema::clear(&tx)?;
@@ -152,9 +197,16 @@ impl Index {
         };
         let mut report = CatchUp {
             full,
-            moved: true,
+            moved: indexed != tip,
             ..CatchUp::default()
         };
+        // Vectors of another embedder (or none) are dropped; all memories are embedded afresh
+        // after the file changes are applied, so only new rows are embedded inline otherwise.
+        let reembed = !same_embedder || full;
+        if reembed {
+            tx.execute("DELETE FROM chunks", [])?;
+        }
+        let mut pending = Pending::default();
         let docs_before = if full {
             0
         } else {
@@ -179,7 +231,12 @@ impl Index {
                                     .and_then(|text| record::parse(text, &change.path));
                                 match parsed {
                                     Ok(memory) => {
-                                        writer.insert_memory(&change.path, blob, &memory)?
+                                        let rowid =
+                                            writer.insert_memory(&change.path, blob, &memory)?;
+                                        if let (Some(e), false) = (&embedder, reembed) {
+                                            let text = vectors::embedding_text(&memory);
+                                            pending.push(&tx, e.as_ref(), rowid, &text)?;
+                                        }
                                     }
                                     Err(e) => writer.insert_invalid(&change.path, blob, &e)?,
                                 }
@@ -196,10 +253,203 @@ impl Index {
             }
             writer.delta
         };
+        if let Some(e) = &embedder {
+            pending.flush(&tx, e.as_ref())?;
+            if reembed {
+                report.reembedded = embed_all(&tx, e.as_ref())?;
+            }
+        }
+        schema::write_meta(&tx, "embedder", &wanted)?;
         schema::write_doc_count(&tx, docs_before + delta)?;
         schema::write_tip(&tx, tip)?;
         tx.commit()?;
         Ok(report)
+    }
+
+    fn matrix(&self) -> Result<Option<&VectorMatrix>> {
+        let Some(embedder) = &self.embedder else {
+            return Ok(None);
+        };
+        if self.vectors.get().is_none() {
+            let m = VectorMatrix::load(&self.conn, embedder.id().dims)?;
+            let _ = self.vectors.set(m);
+        }
+        Ok(self.vectors.get())
+    }
+
+    /// Hybrid recall: BM25 and vector candidates fused, weighted, flagged and collapsed (see
+    /// [`rank`]). Without an embedder it ranks by BM25 with the same weights.
+    pub fn search(
+        &self,
+        text: &str,
+        filter: &ListFilter,
+        options: &RankOptions,
+        explain: bool,
+    ) -> Result<Vec<Hit>> {
+        let limit = filter.limit.unwrap_or(10).max(1);
+        let pool = options.candidates.max(limit * 3);
+        let lexical_filter = ListFilter {
+            limit: Some(pool),
+            ..filter.clone()
+        };
+        let lexical = query::recall(&self.conn, text, &lexical_filter)?;
+        let mut candidates: Vec<rank::Candidate> = Vec::with_capacity(pool * 2);
+        let mut slot: std::collections::HashMap<i64, usize> = std::collections::HashMap::new();
+        for (i, hit) in lexical.into_iter().enumerate() {
+            slot.insert(hit.rowid, candidates.len());
+            candidates.push(rank::Candidate {
+                rowid: hit.rowid,
+                memory: hit.memory,
+                lexical: Some((hit.score, i + 1)),
+                cosine: None,
+            });
+        }
+        let mut query_vector = None;
+        if let (Some(embedder), Some(matrix)) = (&self.embedder, self.matrix()?)
+            && !matrix.is_empty()
+            && !text.trim().is_empty()
+        {
+            let q = embedder
+                .embed(&[text])?
+                .pop()
+                .expect("one vector per text");
+            let allowed = query::allowed_rows(&self.conn, filter)?;
+            let found = matrix.search(&q, pool, |row| {
+                allowed.as_ref().is_none_or(|a| a.contains(&row))
+            });
+            let floor = embedder.relevance_floor();
+            for (i, (rowid, cosine)) in found.into_iter().enumerate() {
+                match slot.get(&rowid) {
+                    Some(&at) => candidates[at].cosine = Some((cosine, Some(i + 1))),
+                    None if cosine < floor => {}
+                    None => {
+                        if let Some(memory) = query::memory_at(&self.conn, rowid, filter)? {
+                            slot.insert(rowid, candidates.len());
+                            candidates.push(rank::Candidate {
+                                rowid,
+                                memory,
+                                lexical: None,
+                                cosine: Some((cosine, Some(i + 1))),
+                            });
+                        }
+                    }
+                }
+            }
+            for c in candidates.iter_mut().filter(|c| c.cosine.is_none()) {
+                c.cosine = matrix.best(c.rowid, &q).map(|s| (s, None));
+            }
+            query_vector = Some(q);
+        }
+        let ranked = rank::fuse(candidates, options);
+        let threshold = self.embedder.as_ref().map(|e| e.near_duplicate());
+        let heads: Vec<Option<Vec<f32>>> = match (self.matrix()?, options.collapse) {
+            (Some(m), true) => ranked.iter().map(|(c, ..)| m.head(c.rowid)).collect(),
+            _ => vec![None; ranked.len()],
+        };
+        let texts: Vec<String> = ranked
+            .iter()
+            .map(|(c, ..)| format!("{}\n{}", c.memory.summary, c.memory.body))
+            .collect();
+        let groups = rank::collapse(ranked.len(), limit, |a, b| {
+            match (threshold, &heads[a], &heads[b]) {
+                (Some(t), Some(x), Some(y)) => {
+                    crate::embed::dot(x, y) >= t.max(0.9)
+                        && crate::novelty::same_specifics(&texts[a], &texts[b])
+                }
+                _ => false,
+            }
+        });
+        let mut ranked: Vec<Option<(rank::Candidate, f64, Explain)>> =
+            ranked.into_iter().map(Some).collect();
+        let mut hits = Vec::with_capacity(groups.len());
+        for (kept, folded) in groups {
+            let Some((c, score, why)) = ranked[kept].take() else {
+                continue;
+            };
+            let mut hit = Hit::new(c.rowid, c.memory, score);
+            hit.near_duplicate = match (threshold, why.cosine, &query_vector) {
+                (Some(t), Some(cos), Some(_)) => cos >= t,
+                _ => false,
+            };
+            hit.duplicates = folded
+                .iter()
+                .filter_map(|&i| ranked[i].as_ref().map(|(c, ..)| c.memory.id.to_string()))
+                .collect();
+            if explain {
+                hit.explain = Some(why);
+            }
+            hits.push(hit);
+        }
+        self.mark_stale(&mut hits)?;
+        Ok(hits)
+    }
+
+    /// Sets `stale` on hits whose memory `lore verify` found out of date.
+    pub fn mark_stale(&self, hits: &mut [Hit]) -> Result<()> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT reason FROM stale WHERE id = ?1")?;
+        for hit in hits {
+            hit.stale = rusqlite::OptionalExtension::optional(
+                stmt.query_row([hit.memory.id.as_str()], |r| r.get::<_, String>(0)),
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Records the outcome of checking a memory's citations (`None`: up to date).
+    pub fn set_stale(&self, id: &str, blob: &str, reason: Option<&str>) -> Result<()> {
+        match reason {
+            Some(reason) => self.conn.execute(
+                "INSERT OR REPLACE INTO stale (id, blob, reason, checked)
+                 VALUES (?1, ?2, ?3, ?4)",
+                params![id, blob, reason, jiff::Timestamp::now().as_millisecond()],
+            )?,
+            None => self
+                .conn
+                .execute("DELETE FROM stale WHERE id = ?1", params![id])?,
+        };
+        Ok(())
+    }
+
+    /// Memories in `namespace` whose text hashes like this one (the exact novelty check).
+    pub fn same_content(&self, namespace: &str, summary: &str, body: &str) -> Result<Vec<Memory>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT record FROM memories WHERE namespace = ?1 AND content = ?2",
+        )?;
+        let hash = schema::content_hash(summary, body);
+        let rows = stmt.query_map(params![namespace, hash], |r| r.get::<_, String>(0))?;
+        let mut out = Vec::new();
+        for r in rows {
+            out.push(query::decode_record(&r?)?);
+        }
+        Ok(out)
+    }
+
+    /// The memories in `namespace` most similar to `text` by vector (best chunk), best first.
+    pub fn similar(&self, namespace: &str, text: &str, limit: usize) -> Result<Vec<(Memory, f32)>> {
+        let (Some(embedder), Some(matrix)) = (&self.embedder, self.matrix()?) else {
+            return Ok(Vec::new());
+        };
+        if matrix.is_empty() {
+            return Ok(Vec::new());
+        }
+        let filter = ListFilter {
+            namespace: Some(namespace.to_string()),
+            ..ListFilter::default()
+        };
+        let allowed = query::allowed_rows(&self.conn, &filter)?;
+        let q = embedder.embed(&[text])?.pop().expect("one vector per text");
+        let found = matrix.search(&q, limit, |row| {
+            allowed.as_ref().is_none_or(|a| a.contains(&row))
+        });
+        let mut out = Vec::with_capacity(found.len());
+        for (rowid, cosine) in found {
+            if let Some(m) = query::memory_at(&self.conn, rowid, &filter)? {
+                out.push((m, cosine));
+            }
+        }
+        Ok(out)
     }
 
     /// Memories whose id starts with `prefix`, with their paths.
@@ -267,6 +517,21 @@ impl Index {
         }
         Ok(out)
     }
+}
+
+/// Embeds every indexed memory (after an embedder change or a full rebuild).
+fn embed_all(conn: &Connection, embedder: &dyn Embedder) -> Result<usize> {
+    let rows: Vec<(i64, String)> = conn
+        .prepare("SELECT rowid, record FROM memories ORDER BY rowid")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<std::result::Result<_, _>>()?;
+    let mut pending = Pending::default();
+    for (rowid, record) in &rows {
+        let memory = query::decode_record(record)?;
+        pending.push(conn, embedder, *rowid, &vectors::embedding_text(&memory))?;
+    }
+    pending.flush(conn, embedder)?;
+    Ok(rows.len())
 }
 
 /// Whether an error means the index file is damaged (and should be rebuilt).

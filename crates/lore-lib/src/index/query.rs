@@ -60,8 +60,39 @@ pub struct ListFilter {
 pub struct Hit {
     /// The memory.
     pub memory: Memory,
-    /// BM25 relevance (higher is better).
+    /// Relevance (higher is better): BM25 for lexical queries, the fused and weighted score
+    /// for hybrid recall.
     pub score: f64,
+    /// The memory is a near-duplicate of the query (cosine at or above the embedder's
+    /// copyability threshold).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub near_duplicate: bool,
+    /// Lower-ranked memories folded into this one as its near-duplicates.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub duplicates: Vec<String>,
+    /// Why the cited content no longer matches (set by `lore verify`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stale: Option<String>,
+    /// The ranking's components (when asked for).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explain: Option<super::rank::Explain>,
+    /// Index row (internal).
+    #[serde(skip)]
+    pub(crate) rowid: i64,
+}
+
+impl Hit {
+    pub(crate) fn new(rowid: i64, memory: Memory, score: f64) -> Hit {
+        Hit {
+            memory,
+            score,
+            near_duplicate: false,
+            duplicates: Vec::new(),
+            stale: None,
+            explain: None,
+            rowid,
+        }
+    }
 }
 
 impl ListFilter {
@@ -97,6 +128,11 @@ impl ListFilter {
             format!(" AND {}", clauses.join(" AND "))
         }
     }
+}
+
+/// Decodes a memory stored in the index.
+pub fn decode_record(record: &str) -> Result<Memory> {
+    decode(record)
 }
 
 fn decode(record: &str) -> Result<Memory> {
@@ -361,11 +397,11 @@ fn recall_pruned(
         .count()
         .max(limit);
     let mut fetch = conn.prepare_cached("SELECT record, updated FROM memories WHERE rowid = ?1")?;
-    let mut hits: Vec<(f64, i64, Memory)> = Vec::with_capacity(cut);
+    let mut hits: Vec<(f64, i64, Memory, i64)> = Vec::with_capacity(cut);
     for (rowid, score) in ranked.into_iter().take(cut) {
         let (record, updated): (String, i64) =
             fetch.query_row(params![rowid], |r| Ok((r.get(0)?, r.get(1)?)))?;
-        hits.push((score, updated, decode(&record)?));
+        hits.push((score, updated, decode(&record)?, rowid));
     }
     hits.sort_by(|a, b| {
         b.0.total_cmp(&a.0)
@@ -375,7 +411,7 @@ fn recall_pruned(
     Ok(Some(
         hits.into_iter()
             .take(limit)
-            .map(|(score, _, memory)| Hit { memory, score })
+            .map(|(score, _, memory, rowid)| Hit::new(rowid, memory, score))
             .collect(),
     ))
 }
@@ -406,7 +442,7 @@ pub fn recall_exhaustive(conn: &Connection, text: &str, filter: &ListFilter) -> 
     // costs as much again as ranking it).
     let sql = if filters.is_empty() {
         format!(
-            "SELECT m.record, t.rank FROM (
+            "SELECT m.record, t.rank, m.rowid FROM (
                  SELECT rowid, bm25(memories_fts, {ws}, {wb}, {wt}) AS rank FROM memories_fts
                  WHERE memories_fts MATCH ?1 ORDER BY rank LIMIT {over}
              ) t JOIN memories m ON m.rowid = t.rowid
@@ -416,7 +452,7 @@ pub fn recall_exhaustive(conn: &Connection, text: &str, filter: &ListFilter) -> 
         )
     } else {
         format!(
-            "SELECT m.record, bm25(memories_fts, {ws}, {wb}, {wt}) AS rank
+            "SELECT m.record, bm25(memories_fts, {ws}, {wb}, {wt}) AS rank, m.rowid
              FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid
              WHERE memories_fts MATCH ?1{filters}
              ORDER BY rank, m.updated DESC, m.id LIMIT {limit}"
@@ -424,17 +460,48 @@ pub fn recall_exhaustive(conn: &Connection, text: &str, filter: &ListFilter) -> 
     };
     let mut stmt = conn.prepare_cached(&sql)?;
     let rows = stmt.query_map(params_from_iter(args.iter()), |r| {
-        Ok((r.get::<_, String>(0)?, r.get::<_, f64>(1)?))
+        Ok((
+            r.get::<_, String>(0)?,
+            r.get::<_, f64>(1)?,
+            r.get::<_, i64>(2)?,
+        ))
     })?;
     let mut hits = Vec::new();
     for row in rows {
-        let (record, rank) = row?;
-        hits.push(Hit {
-            memory: decode(&record)?,
-            score: -rank,
-        });
+        let (record, rank, rowid) = row?;
+        hits.push(Hit::new(rowid, decode(&record)?, -rank));
     }
     Ok(hits)
+}
+
+/// Decodes the memory at an index row, if it passes `filter` (namespace, tag, status, time).
+pub fn memory_at(conn: &Connection, rowid: i64, filter: &ListFilter) -> Result<Option<Memory>> {
+    let mut args = vec![Value::Integer(rowid)];
+    let sql = format!(
+        "SELECT record FROM memories m WHERE m.rowid = ?1{}",
+        filter.where_clause(&mut args)
+    );
+    let record: Option<String> = conn
+        .prepare_cached(&sql)?
+        .query_row(params_from_iter(args.iter()), |r| r.get(0))
+        .optional()?;
+    record.map(|r| decode(&r)).transpose()
+}
+
+/// The rows passing a filter (`None` when the filter lets everything through).
+pub fn allowed_rows(
+    conn: &Connection,
+    filter: &ListFilter,
+) -> Result<Option<std::collections::HashSet<i64>>> {
+    let mut args = Vec::new();
+    let clause = filter.where_clause(&mut args);
+    if clause.is_empty() {
+        return Ok(None);
+    }
+    let sql = format!("SELECT m.rowid FROM memories m WHERE 1 = 1{clause}");
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map(params_from_iter(args.iter()), |r| r.get::<_, i64>(0))?;
+    Ok(Some(rows.collect::<std::result::Result<_, _>>()?))
 }
 
 pub fn counts(conn: &Connection) -> Result<Vec<(String, String, u64)>> {

@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use crate::model::Memory;
 
 /// Bumped whenever the tables change; an index of another version is rebuilt.
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 const CREATE: &str = r#"
 CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -24,8 +24,10 @@ CREATE TABLE memories (
     status    TEXT NOT NULL,
     created   INTEGER NOT NULL,
     updated   INTEGER NOT NULL,
-    record    TEXT NOT NULL
+    record    TEXT NOT NULL,
+    content   TEXT NOT NULL
 );
+CREATE INDEX memories_content ON memories (namespace, content);
 CREATE INDEX memories_id ON memories (id);
 CREATE INDEX memories_ns_key ON memories (namespace, key);
 CREATE INDEX memories_updated ON memories (updated);
@@ -42,7 +44,20 @@ END;
 CREATE TRIGGER memories_ad AFTER DELETE ON memories BEGIN
     INSERT INTO memories_fts (memories_fts, rowid, summary, body, tags)
     VALUES ('delete', old.rowid, old.summary, old.body, old.tags);
+    DELETE FROM chunks WHERE memory = old.rowid;
 END;
+CREATE TABLE chunks (
+    memory  INTEGER NOT NULL,
+    ordinal INTEGER NOT NULL,
+    vector  BLOB NOT NULL,
+    PRIMARY KEY (memory, ordinal)
+) WITHOUT ROWID;
+CREATE TABLE stale (
+    id      TEXT PRIMARY KEY,
+    blob    TEXT NOT NULL,
+    reason  TEXT NOT NULL,
+    checked INTEGER NOT NULL
+);
 CREATE TABLE invalid (path TEXT PRIMARY KEY, blob TEXT NOT NULL, message TEXT NOT NULL);
 CREATE TABLE namespaces (name TEXT PRIMARY KEY);
 "#;
@@ -124,6 +139,23 @@ pub fn read_doc_count(conn: &Connection) -> Result<i64> {
     }
 }
 
+/// A value from `meta`.
+pub fn read_meta(conn: &Connection, name: &str) -> Result<Option<String>> {
+    Ok(conn
+        .query_row("SELECT value FROM meta WHERE name = ?1", [name], |r| r.get(0))
+        .optional()?)
+}
+
+/// Sets a value in `meta`.
+pub fn write_meta(conn: &Connection, name: &str, value: &str) -> Result<()> {
+    conn.execute(
+        "INSERT INTO meta (name, value) VALUES (?1, ?2)
+         ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+        params![name, value],
+    )?;
+    Ok(())
+}
+
 /// Records the number of indexed memories.
 pub fn write_doc_count(conn: &Connection, docs: i64) -> Result<()> {
     conn.execute(
@@ -137,10 +169,26 @@ pub fn write_doc_count(conn: &Connection, docs: i64) -> Result<()> {
 /// Empties every table (before a full rebuild inside a transaction).
 pub fn clear(conn: &Connection) -> Result<()> {
     conn.execute_batch(
-        "DELETE FROM memories; DELETE FROM invalid; DELETE FROM namespaces;
+        "DELETE FROM memories; DELETE FROM invalid; DELETE FROM namespaces; DELETE FROM chunks;
          INSERT INTO memories_fts (memories_fts) VALUES ('delete-all');",
     )?;
     Ok(())
+}
+
+/// A hash of a memory's text, insensitive to case and whitespace: equal hashes in one namespace
+/// mean the same content (the exact half of the novelty check).
+pub fn content_hash(summary: &str, body: &str) -> String {
+    let mut h = 0xcbf2_9ce4_8422_2325u64;
+    for word in summary.split_whitespace().chain(["\u{1}"]).chain(body.split_whitespace()) {
+        for c in word.chars().flat_map(char::to_lowercase) {
+            let mut buf = [0u8; 4];
+            for &b in c.encode_utf8(&mut buf).as_bytes() {
+                h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
+            }
+        }
+        h = (h ^ 0x20).wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{h:016x}")
 }
 
 /// Prepared statements for applying file changes.
@@ -159,8 +207,8 @@ impl<'c> Writer<'c> {
         Ok(Self {
             insert: conn.prepare(
                 "INSERT INTO memories (path, blob, id, namespace, key, summary, body, tags,
-                                       status, created, updated, record)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                                       status, created, updated, record, content)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
             )?,
             remove: conn.prepare("DELETE FROM memories WHERE path = ?1")?,
             remove_invalid: conn.prepare("DELETE FROM invalid WHERE path = ?1")?,
@@ -172,7 +220,8 @@ impl<'c> Writer<'c> {
         })
     }
 
-    pub fn insert_memory(&mut self, path: &str, blob: Oid, m: &Memory) -> Result<()> {
+    /// Indexes a memory; returns its row id.
+    pub fn insert_memory(&mut self, path: &str, blob: Oid, m: &Memory) -> Result<i64> {
         let record = serde_json::to_string(m).map_err(|e| Error::Parse {
             context: format!("indexing {path}"),
             message: e.to_string(),
@@ -195,9 +244,10 @@ impl<'c> Writer<'c> {
             m.created.as_millisecond(),
             m.updated.as_millisecond(),
             record,
+            content_hash(&m.summary, &m.body),
         ])?;
         self.delta += 1;
-        Ok(())
+        Ok(self.conn.last_insert_rowid())
     }
 
     pub fn insert_invalid(&mut self, path: &str, blob: Oid, error: &Error) -> Result<()> {

@@ -1,0 +1,230 @@
+//! Hybrid ranking: BM25 and vector similarity fused, then recency, namespace and status weights,
+//! near-duplicate flags and collapse. One code path serves `recall`, `context` and the benchmark.
+
+use jiff::Timestamp;
+use serde::Serialize;
+
+use crate::model::{Memory, Status};
+
+/// How the lexical and vector rankings are combined.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "lowercase", tag = "method")]
+pub enum Fusion {
+    /// Reciprocal rank fusion: Σ 1/(k + rank).
+    Rrf {
+        /// The rank offset (60 in the original paper).
+        k: f64,
+    },
+    /// Calibrated score fusion: `lexical·bm25/max_bm25 + (1 − lexical)·cosine'`, where cosine'
+    /// maps the candidates' cosine range onto 0..1.
+    Score {
+        /// Weight of the lexical part.
+        lexical: f64,
+    },
+}
+
+/// Knobs of the ranking.
+#[derive(Clone, Debug)]
+pub struct RankOptions {
+    /// Fusion method.
+    pub fusion: Fusion,
+    /// Recency half-life in days (`None`: no recency decay).
+    pub half_life_days: Option<f64>,
+    /// Share of the score subject to recency decay (0..1).
+    pub recency_weight: f64,
+    /// Multipliers per namespace (absent: 1).
+    pub namespace_weights: Vec<(String, f64)>,
+    /// Multipliers per status.
+    pub status_weights: [(Status, f64); 4],
+    /// Candidates taken from each ranking before fusion.
+    pub candidates: usize,
+    /// Fold near-duplicate memories into the best-ranked one.
+    pub collapse: bool,
+    /// "Now" for recency (default: the clock).
+    pub now: Option<Timestamp>,
+}
+
+impl Default for RankOptions {
+    fn default() -> Self {
+        RankOptions {
+            fusion: Fusion::Rrf { k: 60.0 },
+            half_life_days: Some(90.0),
+            recency_weight: 0.2,
+            namespace_weights: Vec::new(),
+            status_weights: [
+                (Status::Active, 1.0),
+                (Status::Resolved, 0.85),
+                (Status::Superseded, 0.5),
+                (Status::Archived, 0.6),
+            ],
+            candidates: 100,
+            collapse: true,
+            now: None,
+        }
+    }
+}
+
+impl RankOptions {
+    fn status_weight(&self, status: Status) -> f64 {
+        self.status_weights
+            .iter()
+            .find(|(s, _)| *s == status)
+            .map(|(_, w)| *w)
+            .unwrap_or(1.0)
+    }
+
+    fn namespace_weight(&self, namespace: &str) -> f64 {
+        self.namespace_weights
+            .iter()
+            .find(|(n, _)| n == namespace)
+            .map(|(_, w)| *w)
+            .unwrap_or(1.0)
+    }
+}
+
+/// Why a hit ranks where it does.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Explain {
+    /// BM25 score, if the words matched.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bm25: Option<f64>,
+    /// Place in the BM25 ranking (1 = best).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bm25_rank: Option<usize>,
+    /// Best chunk cosine with the query.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cosine: Option<f32>,
+    /// Place in the vector ranking (1 = best).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vector_rank: Option<usize>,
+    /// The fused relevance before weights.
+    pub fused: f64,
+    /// Recency multiplier.
+    pub recency: f64,
+    /// Namespace multiplier.
+    pub namespace: f64,
+    /// Status multiplier.
+    pub status: f64,
+}
+
+/// A candidate for fusion.
+pub struct Candidate {
+    /// Index row.
+    pub rowid: i64,
+    /// The memory.
+    pub memory: Memory,
+    /// BM25 score and rank.
+    pub lexical: Option<(f64, usize)>,
+    /// Cosine and rank (rank `None` if outside the vector candidates).
+    pub cosine: Option<(f32, Option<usize>)>,
+}
+
+/// Fuses and weights candidates; returns them best first with their explanations.
+pub fn fuse(candidates: Vec<Candidate>, options: &RankOptions) -> Vec<(Candidate, f64, Explain)> {
+    let max_lexical = candidates
+        .iter()
+        .filter_map(|c| c.lexical.map(|l| l.0))
+        .fold(0f64, f64::max);
+    let cosines: Vec<f32> = candidates
+        .iter()
+        .filter_map(|c| c.cosine.map(|v| v.0))
+        .collect();
+    let (lo, hi) = cosines.iter().fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &c| {
+        (lo.min(c), hi.max(c))
+    });
+    let now = options.now.unwrap_or_else(Timestamp::now);
+    let mut out: Vec<(Candidate, f64, Explain)> = candidates
+        .into_iter()
+        .map(|c| {
+            let fused = match options.fusion {
+                Fusion::Rrf { k } => {
+                    c.lexical.map(|(_, r)| 1.0 / (k + r as f64)).unwrap_or(0.0)
+                        + c.cosine
+                            .and_then(|(_, r)| r)
+                            .map(|r| 1.0 / (k + r as f64))
+                            .unwrap_or(0.0)
+                }
+                Fusion::Score { lexical } => {
+                    let lex = match (c.lexical, max_lexical > 0.0) {
+                        (Some((s, _)), true) => s / max_lexical,
+                        _ => 0.0,
+                    };
+                    let vec = match c.cosine {
+                        Some((s, _)) if hi > lo => ((s - lo) / (hi - lo)) as f64,
+                        Some(_) => 1.0,
+                        None => 0.0,
+                    };
+                    if cosines.is_empty() {
+                        lex
+                    } else {
+                        lexical * lex + (1.0 - lexical) * vec
+                    }
+                }
+            };
+            let recency = match options.half_life_days {
+                Some(half_life) if half_life > 0.0 => {
+                    let age_days = (now.as_millisecond() - c.memory.updated.as_millisecond())
+                        .max(0) as f64
+                        / 86_400_000.0;
+                    let decay = 0.5f64.powf(age_days / half_life);
+                    (1.0 - options.recency_weight) + options.recency_weight * decay
+                }
+                _ => 1.0,
+            };
+            let namespace = options.namespace_weight(c.memory.namespace.as_str());
+            let status = options.status_weight(c.memory.status);
+            let explain = Explain {
+                bm25: c.lexical.map(|l| l.0),
+                bm25_rank: c.lexical.map(|l| l.1),
+                cosine: c.cosine.map(|v| v.0),
+                vector_rank: c.cosine.and_then(|v| v.1),
+                fused,
+                recency,
+                namespace,
+                status,
+            };
+            let score = fused * recency * namespace * status;
+            (c, score, explain)
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        b.1.total_cmp(&a.1)
+            .then(b.0.memory.updated.cmp(&a.0.memory.updated))
+            .then_with(|| a.0.memory.id.cmp(&b.0.memory.id))
+    });
+    out
+}
+
+/// Groups ranked items into near-duplicate clusters: each item joins the first kept item it is a
+/// near-duplicate of, else is kept (while fewer than `limit` are). Returns, per kept item, its index and the indexes folded in.
+pub fn collapse(
+    count: usize,
+    limit: usize,
+    is_duplicate: impl Fn(usize, usize) -> bool,
+) -> Vec<(usize, Vec<usize>)> {
+    let mut kept: Vec<(usize, Vec<usize>)> = Vec::new();
+    for i in 0..count {
+        match kept.iter().position(|(k, _)| is_duplicate(*k, i)) {
+            Some(slot) => kept[slot].1.push(i),
+            // Once `limit` items are kept, later ones are only folded, never kept.
+            None if kept.len() < limit => kept.push((i, Vec::new())),
+            None => {}
+        }
+    }
+    kept
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn collapse_folds_into_the_first_kept() {
+        // 0 ~ 2, 1 ~ 3; limit 2 stops after two kept items.
+        let dup = |a: usize, b: usize| (a % 2) == (b % 2);
+        let got = collapse(5, 2, dup);
+        assert_eq!(got, vec![(0, vec![2, 4]), (1, vec![3])]);
+        let none = collapse(3, 10, |_, _| false);
+        assert_eq!(none, vec![(0, vec![]), (1, vec![]), (2, vec![])]);
+    }
+}

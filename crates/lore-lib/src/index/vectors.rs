@@ -1,0 +1,205 @@
+//! Chunk vectors in the index: storing them, and an in-memory matrix for exhaustive search.
+//!
+//! Each memory's text is cut into chunks ([`crate::embed::chunks`]); each chunk's unit vector is
+//! stored quantised (`i8` components and one scale) in `chunks`. Search loads every vector once
+//! per index state into one contiguous matrix and scores them all: exact, and at 256 dims a
+//! 100k-memory scan is a few milliseconds.
+
+use std::collections::HashMap;
+
+use rusqlite::{Connection, params};
+
+use crate::embed::{self, Embedder, Quantized};
+use crate::error::Result;
+use crate::model::Memory;
+
+/// The text of a memory that is embedded: summary, tags, body.
+pub fn embedding_text(m: &Memory) -> String {
+    let mut text = m.summary.clone();
+    if !m.tags.is_empty() {
+        text.push('\n');
+        text.push_str(&m.tags.join(" "));
+    }
+    if !m.body.is_empty() {
+        text.push('\n');
+        text.push_str(&m.body);
+    }
+    text
+}
+
+/// Memories waiting to be embedded (batched so a transformer sees many chunks per pass).
+#[derive(Default)]
+pub struct Pending {
+    rows: Vec<(i64, Vec<String>)>,
+    chunks: usize,
+}
+
+impl Pending {
+    /// Chunks queued per flush.
+    const BATCH: usize = 256;
+
+    /// Queues a memory; flushes when enough chunks are waiting.
+    pub fn push(
+        &mut self,
+        conn: &Connection,
+        embedder: &dyn Embedder,
+        rowid: i64,
+        text: &str,
+    ) -> Result<()> {
+        let chunks = embed::chunks(text, embedder.chunking());
+        self.chunks += chunks.len();
+        self.rows.push((rowid, chunks));
+        if self.chunks >= Self::BATCH {
+            self.flush(conn, embedder)?;
+        }
+        Ok(())
+    }
+
+    /// Embeds and stores everything queued.
+    pub fn flush(&mut self, conn: &Connection, embedder: &dyn Embedder) -> Result<()> {
+        if self.rows.is_empty() {
+            return Ok(());
+        }
+        let texts: Vec<&str> = self
+            .rows
+            .iter()
+            .flat_map(|(_, c)| c.iter().map(String::as_str))
+            .collect();
+        let vectors = embedder.embed(&texts)?;
+        let mut insert = conn.prepare_cached(
+            "INSERT OR REPLACE INTO chunks (memory, ordinal, vector) VALUES (?1, ?2, ?3)",
+        )?;
+        let mut next = vectors.iter();
+        for (rowid, chunks) in &self.rows {
+            for ordinal in 0..chunks.len() {
+                let v = next.next().expect("one vector per chunk");
+                insert.execute(params![rowid, ordinal as i64, Quantized::new(v).to_bytes()])?;
+            }
+        }
+        self.rows.clear();
+        self.chunks = 0;
+        Ok(())
+    }
+}
+
+/// Every chunk vector of the index, contiguous.
+pub struct VectorMatrix {
+    dims: usize,
+    /// The memory (row id) of each chunk.
+    memory: Vec<i64>,
+    values: Vec<i8>,
+    scales: Vec<f32>,
+    /// Each memory's chunks: `start..start + len` in chunk order.
+    spans: HashMap<i64, (u32, u32)>,
+}
+
+impl VectorMatrix {
+    /// Loads all vectors of `dims` components.
+    pub fn load(conn: &Connection, dims: usize) -> Result<VectorMatrix> {
+        let count: i64 = conn.query_row("SELECT count(*) FROM chunks", [], |r| r.get(0))?;
+        let count = count.max(0) as usize;
+        let mut m = VectorMatrix {
+            dims,
+            memory: Vec::with_capacity(count),
+            values: Vec::with_capacity(count * dims),
+            scales: Vec::with_capacity(count),
+            spans: HashMap::with_capacity(count),
+        };
+        let mut stmt = conn.prepare_cached("SELECT memory, vector FROM chunks ORDER BY memory, ordinal")?;
+        let mut rows = stmt.query([])?;
+        while let Some(row) = rows.next()? {
+            let memory: i64 = row.get(0)?;
+            let bytes = row
+                .get_ref(1)?
+                .as_blob()
+                .map_err(|e| rusqlite::Error::FromSqlConversionFailure(1, rusqlite::types::Type::Blob, Box::new(e)))?;
+            if bytes.len() != dims + 4 {
+                // Written by another embedder shape: ignore (a re-embed replaces it).
+                continue;
+            }
+            let index = m.memory.len() as u32;
+            m.memory.push(memory);
+            m.values.extend(bytes[..dims].iter().map(|&b| b as i8));
+            m.scales
+                .push(f32::from_le_bytes(bytes[dims..].try_into().expect("4 bytes")));
+            m.spans
+                .entry(memory)
+                .and_modify(|s| s.1 += 1)
+                .or_insert((index, 1));
+        }
+        Ok(m)
+    }
+
+    /// Number of chunk vectors.
+    pub fn len(&self) -> usize {
+        self.memory.len()
+    }
+
+    /// Whether there are no vectors.
+    pub fn is_empty(&self) -> bool {
+        self.memory.is_empty()
+    }
+
+    fn score(&self, chunk: usize, q: &[f32]) -> f32 {
+        let row = &self.values[chunk * self.dims..(chunk + 1) * self.dims];
+        let mut acc = [0f32; 8];
+        let mut lanes = row.chunks_exact(8).zip(q.chunks_exact(8));
+        for (r, qv) in &mut lanes {
+            for i in 0..8 {
+                acc[i] += r[i] as f32 * qv[i];
+            }
+        }
+        let mut sum: f32 = acc.iter().sum();
+        let tail = row.len() - row.len() % 8;
+        for i in tail..row.len() {
+            sum += row[i] as f32 * q[i];
+        }
+        sum * self.scales[chunk]
+    }
+
+    /// The `limit` memories whose best chunk is most similar to `q`, best first (ties by row
+    /// id), among those `keep` accepts.
+    pub fn search(&self, q: &[f32], limit: usize, keep: impl Fn(i64) -> bool) -> Vec<(i64, f32)> {
+        let mut best: Vec<(i64, f32)> = Vec::with_capacity(self.spans.len());
+        let mut chunk = 0;
+        // Chunks are loaded in (memory, ordinal) order: each memory's are consecutive.
+        while chunk < self.memory.len() {
+            let memory = self.memory[chunk];
+            let mut top = f32::NEG_INFINITY;
+            while chunk < self.memory.len() && self.memory[chunk] == memory {
+                top = top.max(self.score(chunk, q));
+                chunk += 1;
+            }
+            if keep(memory) {
+                best.push((memory, top));
+            }
+        }
+        let order = |a: &(i64, f32), b: &(i64, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+        if best.len() > limit && limit > 0 {
+            best.select_nth_unstable_by(limit - 1, order);
+            best.truncate(limit);
+        }
+        best.sort_by(order);
+        best
+    }
+
+    /// One memory's best chunk cosine with `q`.
+    pub fn best(&self, memory: i64, q: &[f32]) -> Option<f32> {
+        let &(start, len) = self.spans.get(&memory)?;
+        (start..start + len)
+            .map(|c| self.score(c as usize, q))
+            .reduce(f32::max)
+    }
+
+    /// A memory's first chunk (summary, tags and the start of the body) as a unit vector.
+    pub fn head(&self, memory: i64) -> Option<Vec<f32>> {
+        let &(start, _) = self.spans.get(&memory)?;
+        let c = start as usize;
+        let mut v: Vec<f32> = self.values[c * self.dims..(c + 1) * self.dims]
+            .iter()
+            .map(|&x| x as f32)
+            .collect();
+        embed::normalize(&mut v);
+        Some(v)
+    }
+}
