@@ -202,7 +202,12 @@ pub fn longmemeval(
             });
         }
         let started = Instant::now();
-        lore.write_batch(&memories, "longmemeval haystack", false, &WriteContext::default())?;
+        lore.write_batch(
+            &memories,
+            "longmemeval haystack",
+            false,
+            &WriteContext::default(),
+        )?;
         lore.index()?;
         indexing += started.elapsed().as_secs_f64();
 

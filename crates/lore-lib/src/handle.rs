@@ -9,8 +9,8 @@ use git2::Oid;
 use jiff::Timestamp;
 use serde::Serialize;
 
-use crate::error::{Error, Result};
 use crate::embed::SharedEmbedder;
+use crate::error::{Error, Result};
 use crate::index::{self, CatchUp, Hit, Index, IndexNotice, InvalidFile, ListFilter, RankOptions};
 use crate::model::{
     BUILTIN_NAMESPACES, Citation, Key, LineRange, Memory, MemoryId, Namespace, Status,
@@ -121,6 +121,45 @@ pub struct Written {
     /// The commit that recorded it.
     pub commit: String,
 }
+
+/// What to do when a new memory repeats an existing one.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Novelty {
+    /// Refuse the write with [`Error::Duplicate`].
+    #[default]
+    Check,
+    /// Supersede the existing memory with the new one.
+    Upsert,
+    /// Write it anyway.
+    Force,
+}
+
+/// An existing memory that a new one repeats.
+#[derive(Clone, Debug, Serialize)]
+pub struct DuplicateOf {
+    /// The existing memory.
+    pub memory: Memory,
+    /// Exact same content (else similar: see `similarity`).
+    pub exact: bool,
+    /// Cosine similarity of the two texts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub similarity: Option<f32>,
+}
+
+/// The outcome of a checked write.
+#[derive(Clone, Debug, Serialize)]
+pub struct Remembered {
+    /// The new memory.
+    #[serde(flatten)]
+    pub written: Written,
+    /// The memory it superseded (with [`Novelty::Upsert`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub superseded: Option<Written>,
+}
+
+/// Namespaces whose memories legitimately look alike (status notes): they need a closer match
+/// to count as duplicates.
+const STRICT_NOVELTY: &[(&str, f32)] = &[("progress", 0.97), ("reviews", 0.95)];
 
 /// The result of `supersede`.
 #[derive(Clone, Debug, Serialize)]
@@ -602,6 +641,86 @@ impl Lore {
         explain: bool,
     ) -> Result<Vec<Hit>> {
         self.read(|i| i.search(text, filter, options, explain))
+    }
+
+    /// The existing memory a new one would repeat in its namespace, if any: the same text
+    /// (ignoring case and spacing), or vectors at or above the namespace's similarity threshold
+    /// (the embedder's calibrated near-duplicate threshold, stricter for status-like
+    /// namespaces) *with the same specifics* — numbers, names and identifiers (see
+    /// [`crate::novelty`]). Superseded memories do not count.
+    pub fn find_duplicate(&mut self, new: &NewMemory) -> Result<Option<DuplicateOf>> {
+        let ns = new.namespace.as_str();
+        let exact = self.read(|i| i.same_content(ns, &new.summary, &new.body))?;
+        if let Some(m) = exact
+            .into_iter()
+            .find(|m| m.status != crate::model::Status::Superseded)
+        {
+            return Ok(Some(DuplicateOf {
+                memory: m,
+                exact: true,
+                similarity: None,
+            }));
+        }
+        let Some(embedder) = self.embedder.clone() else {
+            return Ok(None);
+        };
+        let threshold = STRICT_NOVELTY
+            .iter()
+            .find(|(n, _)| *n == ns)
+            .map(|(_, t)| t.max(embedder.near_duplicate()))
+            .unwrap_or_else(|| embedder.near_duplicate());
+        let text = format!("{}\n{}", new.summary, new.body);
+        let embedded = index::vectors::text_of(&new.summary, &new.tags, &new.body);
+        let similar = self.read(|i| i.similar(ns, &embedded, 5))?;
+        Ok(similar
+            .into_iter()
+            .filter(|(m, cos)| {
+                *cos >= threshold
+                    && m.status != crate::model::Status::Superseded
+                    && crate::novelty::same_specifics(&text, &format!("{}\n{}", m.summary, m.body))
+            })
+            .map(|(memory, cos)| DuplicateOf {
+                memory,
+                exact: false,
+                similarity: Some(cos),
+            })
+            .next())
+    }
+
+    /// Remembers with the novelty check: a repeat of an existing memory is refused
+    /// ([`Novelty::Check`]), supersedes it ([`Novelty::Upsert`]), or is written anyway
+    /// ([`Novelty::Force`]).
+    pub fn remember_checked(
+        &mut self,
+        new: &NewMemory,
+        ctx: &WriteContext,
+        novelty: Novelty,
+    ) -> Result<Remembered> {
+        let duplicate = match novelty {
+            Novelty::Force => None,
+            _ => self.find_duplicate(new)?,
+        };
+        match (duplicate, novelty) {
+            (Some(d), Novelty::Check) => Err(Error::Duplicate {
+                namespace: d.memory.namespace.to_string(),
+                id: d.memory.id.to_string(),
+                how: match d.similarity {
+                    Some(s) if !d.exact => format!("similarity {s:.2}: {:?}", d.memory.summary),
+                    _ => format!("same text: {:?}", d.memory.summary),
+                },
+            }),
+            (Some(d), Novelty::Upsert) => {
+                let done = self.supersede(d.memory.id.as_str(), new, ctx)?;
+                Ok(Remembered {
+                    written: done.new,
+                    superseded: Some(done.old),
+                })
+            }
+            _ => Ok(Remembered {
+                written: self.remember(new, ctx)?,
+                superseded: None,
+            }),
+        }
     }
 
     /// Applies a patch to a memory (one commit). The patch is applied to the version at the tip,

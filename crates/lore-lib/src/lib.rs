@@ -22,8 +22,9 @@ pub mod store;
 
 pub use error::{Error, ErrorClass, Result};
 pub use handle::{
-    BatchReport, FileContent, FileLimits, IndexStatus, Lore, MemoryVersion, NamespaceCount,
-    NewMemory, Patch, StoreStatus, Superseded, WriteContext, Written,
+    BatchReport, DuplicateOf, FileContent, FileLimits, IndexStatus, Lore, MemoryVersion,
+    NamespaceCount, NewMemory, Novelty, Patch, Remembered, StoreStatus, Superseded, WriteContext,
+    Written,
 };
 pub use index::{Hit, IndexNotice, ListFilter, SortBy};
 pub use model::{Citation, Key, LineRange, Memory, MemoryId, Namespace, Status};

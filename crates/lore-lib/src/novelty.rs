@@ -9,11 +9,52 @@ use std::collections::BTreeSet;
 
 /// Number words: "ten percent" and "fifty percent" are different facts too.
 const NUMBER_WORDS: &[&str] = &[
-    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
-    "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen",
-    "nineteen", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety",
-    "hundred", "thousand", "million", "billion", "first", "second", "third", "fourth", "fifth",
-    "half", "quarter", "double", "twice", "once", "none", "all", "never", "always",
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+    "seventeen",
+    "eighteen",
+    "nineteen",
+    "twenty",
+    "thirty",
+    "forty",
+    "fifty",
+    "sixty",
+    "seventy",
+    "eighty",
+    "ninety",
+    "hundred",
+    "thousand",
+    "million",
+    "billion",
+    "first",
+    "second",
+    "third",
+    "fourth",
+    "fifth",
+    "half",
+    "quarter",
+    "double",
+    "twice",
+    "once",
+    "none",
+    "all",
+    "never",
+    "always",
 ];
 
 /// The specific tokens of a text (lower-cased), as a set.
@@ -81,7 +122,10 @@ mod tests {
             "Config lives in src/config.rs",
             "Config lives in src/settings.rs"
         ));
-        assert!(!same_specifics("Set `retries` to high", "Set `timeout` to high"));
+        assert!(!same_specifics(
+            "Set `retries` to high",
+            "Set `timeout` to high"
+        ));
         assert!(!same_specifics(
             "The flag is enabled for ten percent of users",
             "The flag is enabled for fifty percent of users"

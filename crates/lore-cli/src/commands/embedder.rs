@@ -40,7 +40,7 @@ pub struct DistillArgs {
     #[arg(long, default_value_t = 256)]
     pub dims: usize,
     /// SIF coefficient a in a/(a+p).
-    #[arg(long, default_value_t = 1e-3)]
+    #[arg(long, default_value_t = 1e-5)]
     pub sif: f64,
     /// Tab-separated sentence pairs for calibrating the near-duplicate threshold.
     #[arg(long, value_name = "FILE")]
@@ -94,19 +94,24 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, args: &EmbedderArgs) -> CmdResult {
             };
             let v = embedder.embed(&[a.as_str(), b.as_str()])?;
             let cosine = lore::embed::dot(&v[0], &v[1]);
-            let near = cosine >= embedder.near_duplicate()
-                && lore::novelty::same_specifics(a, b);
+            let near = cosine >= embedder.near_duplicate() && lore::novelty::same_specifics(a, b);
             #[derive(Serialize)]
             struct Similarity {
                 cosine: f32,
                 near_duplicate: bool,
             }
-            ui.emit(&Similarity { cosine, near_duplicate: near }, |s| {
-                s.push_str(&format!(
-                    "{cosine:.4}{}\n",
-                    if near { " (near-duplicate)" } else { "" }
-                ))
-            });
+            ui.emit(
+                &Similarity {
+                    cosine,
+                    near_duplicate: near,
+                },
+                |s| {
+                    s.push_str(&format!(
+                        "{cosine:.4}{}\n",
+                        if near { " (near-duplicate)" } else { "" }
+                    ))
+                },
+            );
             Ok(())
         }
         EmbedderAction::Distill(d) => distill(ui, global, d),

@@ -56,14 +56,15 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, args: &EvalArgs) -> CmdResult {
     let work = tempfile::tempdir()
         .map_err(|e| CommandError::usage(format!("cannot make a temporary directory: {e}")))?;
     let show_progress = std::io::stderr().is_terminal();
-    let report = lore::eval::longmemeval(questions, embedder, &options, work.path(), |done, all| {
-        if show_progress {
-            let _ = write!(std::io::stderr(), "\r{done}/{all} questions");
-            if done == all {
-                let _ = writeln!(std::io::stderr());
+    let report =
+        lore::eval::longmemeval(questions, embedder, &options, work.path(), |done, all| {
+            if show_progress {
+                let _ = write!(std::io::stderr(), "\r{done}/{all} questions");
+                if done == all {
+                    let _ = writeln!(std::io::stderr());
+                }
             }
-        }
-    })?;
+        })?;
     ui.emit(&report, |s| {
         s.push_str(&format!(
             "LongMemEval ({} questions scored, {} skipped), embedder {}\nranking: {}\n",

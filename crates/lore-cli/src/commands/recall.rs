@@ -33,7 +33,7 @@ pub struct RecallArgs {
 pub struct RankArgs {
     /// How BM25 and vector rankings are combined: rrf (reciprocal rank) or score (calibrated
     /// scores).
-    #[arg(long, default_value = "rrf", value_parser = ["rrf", "score"])]
+    #[arg(long, default_value = "score", value_parser = ["rrf", "score"])]
     pub fusion: String,
     /// Weight of BM25 in score fusion (the vector part gets the rest).
     #[arg(long, value_name = "W", default_value_t = 0.5)]
@@ -57,10 +57,10 @@ impl RankArgs {
     pub fn options(&self) -> CmdResult<RankOptions> {
         let defaults = RankOptions::default();
         let fusion = match self.fusion.as_str() {
-            "score" => Fusion::Score {
+            "rrf" => Fusion::Rrf { k: 60.0 },
+            _ => Fusion::Score {
                 lexical: self.lexical_weight,
             },
-            _ => defaults.fusion,
         };
         for (name, w) in [
             ("--lexical-weight", self.lexical_weight),

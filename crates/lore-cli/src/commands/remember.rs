@@ -1,7 +1,7 @@
 //! `lore remember`: write a new memory.
 
 use clap::Args;
-use lore::{Lore, NewMemory, Status, WriteContext};
+use lore::{Lore, NewMemory, Novelty, Status, WriteContext};
 
 use super::common;
 use crate::error::CmdResult;
@@ -9,7 +9,9 @@ use crate::ui::Ui;
 
 /// Remember something: a decision, a lesson, a blocker…
 ///
-/// One commit on refs/lore/memory.
+/// One commit on refs/lore/memory. A repeat of an existing memory in the namespace (the same
+/// text, or a near-duplicate with the same numbers and names) is refused with that memory's id
+/// (exit 4), unless --upsert (supersede it) or --force (keep both).
 ///
 /// The summary is one line (at most 100 characters). Give `-` as the summary to read a whole
 /// message from standard input: its first line is the summary, the rest the body.
@@ -39,6 +41,12 @@ pub struct RememberArgs {
     /// Initial status (default active).
     #[arg(long)]
     pub status: Option<String>,
+    /// If this repeats an existing memory of the namespace, supersede that one with it.
+    #[arg(long, conflicts_with = "force")]
+    pub upsert: bool,
+    /// Write even if it repeats an existing memory (skips the novelty check).
+    #[arg(long)]
+    pub force: bool,
 }
 
 pub fn run(ui: &mut Ui, lore: &mut Lore, ctx: &WriteContext, args: &RememberArgs) -> CmdResult {
@@ -59,8 +67,16 @@ pub fn run(ui: &mut Ui, lore: &mut Lore, ctx: &WriteContext, args: &RememberArgs
         citations: common::parse_citations(lore, &args.cites)?,
         relates_to: args.relates_to.clone(),
     };
-    let written = lore.remember(&new, ctx)?;
-    ui.emit(&written, |s| {
+    let novelty = if args.force {
+        Novelty::Force
+    } else if args.upsert {
+        Novelty::Upsert
+    } else {
+        Novelty::Check
+    };
+    let done = lore.remember_checked(&new, ctx, novelty)?;
+    let written = &done.written;
+    ui.emit(&done, |s| {
         s.push_str(&format!(
             "Remembered {} in {} ({}) at {}\n",
             written.memory.id,
@@ -68,6 +84,12 @@ pub fn run(ui: &mut Ui, lore: &mut Lore, ctx: &WriteContext, args: &RememberArgs
             written.path,
             &written.commit[..written.commit.len().min(12)]
         ));
+        if let Some(old) = &done.superseded {
+            s.push_str(&format!(
+                "It supersedes {} (a near-duplicate).\n",
+                old.memory.id
+            ));
+        }
     });
     Ok(())
 }

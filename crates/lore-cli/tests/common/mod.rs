@@ -20,7 +20,9 @@ pub fn lore_command(dir: &Path, home: &Path, args: &[&str]) -> Command {
         .current_dir(dir)
         .env_remove("LORE_AGENT")
         .env_remove("LORE_SESSION")
-        .env_remove("LORE_HOME");
+        .env_remove("LORE_HOME")
+        .env_remove("LORE_EMBEDDER")
+        .env_remove("LORE_MINILM_DIR");
     for (k, v) in hermetic_env(home) {
         cmd.env(k, v);
     }

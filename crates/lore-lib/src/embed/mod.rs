@@ -184,23 +184,42 @@ pub fn locate_model(root: &std::path::Path) -> Option<std::path::PathBuf> {
     None
 }
 
-/// Cuts `text` into overlapping word windows.
+/// Cuts `text` into chunks: paragraphs (blank-line separated) packed together up to
+/// `policy.words` words; a longer paragraph is cut into overlapping word windows.
 pub fn chunks(text: &str, policy: ChunkPolicy) -> Vec<String> {
-    let words: Vec<&str> = text.split_whitespace().collect();
-    if words.len() <= policy.words {
-        return vec![words.join(" ")];
-    }
-    let step = policy.words.saturating_sub(policy.overlap).max(1);
-    let mut out = Vec::new();
-    let mut start = 0;
-    while start < words.len() && out.len() < policy.max_chunks {
-        let end = (start + policy.words).min(words.len());
-        out.push(words[start..end].join(" "));
-        if end == words.len() {
-            break;
+    let mut out: Vec<String> = Vec::new();
+    let mut current: Vec<&str> = Vec::new();
+    let words_per = policy.words.max(1);
+    let step = words_per.saturating_sub(policy.overlap).max(1);
+    for paragraph in text.split("\n\n") {
+        let words: Vec<&str> = paragraph.split_whitespace().collect();
+        if words.is_empty() {
+            continue;
         }
-        start += step;
+        if current.len() + words.len() > words_per && !current.is_empty() {
+            out.push(current.join(" "));
+            current.clear();
+        }
+        if words.len() <= words_per {
+            current.extend(words);
+            continue;
+        }
+        let mut start = 0;
+        loop {
+            let end = (start + words_per).min(words.len());
+            if end == words.len() {
+                // The tail starts the next chunk, so following paragraphs can join it.
+                current.extend(&words[start..end]);
+                break;
+            }
+            out.push(words[start..end].join(" "));
+            start += step;
+        }
     }
+    if !current.is_empty() || out.is_empty() {
+        out.push(current.join(" "));
+    }
+    out.truncate(policy.max_chunks.max(1));
     out
 }
 
@@ -279,6 +298,18 @@ impl Quantized {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn chunks_pack_paragraphs() {
+        let policy = ChunkPolicy {
+            words: 6,
+            overlap: 1,
+            max_chunks: 10,
+        };
+        let got = chunks("a b c\n\nd e\n\nf g h i", policy);
+        assert_eq!(got, vec!["a b c d e".to_string(), "f g h i".to_string()]);
+        assert_eq!(chunks("", policy), vec![String::new()]);
+    }
 
     #[test]
     fn chunks_overlap_and_cover_the_text() {

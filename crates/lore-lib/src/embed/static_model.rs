@@ -185,7 +185,7 @@ impl Embedder for StaticEmbedder {
 
     fn chunking(&self) -> ChunkPolicy {
         ChunkPolicy {
-            words: 96,
+            words: 48,
             overlap: 16,
             max_chunks: 64,
         }

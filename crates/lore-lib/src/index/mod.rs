@@ -159,10 +159,9 @@ impl Index {
     pub fn catch_up(&mut self, store: &Store) -> Result<CatchUp> {
         let tip = store.tip()?;
         let wanted = self.embedder_name();
-        let embedder_matches =
-            |conn: &Connection| -> Result<bool> {
-                Ok(schema::read_meta(conn, "embedder")?.unwrap_or_default() == wanted)
-            };
+        let embedder_matches = |conn: &Connection| -> Result<bool> {
+            Ok(schema::read_meta(conn, "embedder")?.unwrap_or_default() == wanted)
+        };
         if self.indexed_tip()? == tip && embedder_matches(&self.conn)? {
             return Ok(CatchUp::default());
         }
@@ -309,10 +308,7 @@ impl Index {
             && !matrix.is_empty()
             && !text.trim().is_empty()
         {
-            let q = embedder
-                .embed(&[text])?
-                .pop()
-                .expect("one vector per text");
+            let q = embedder.embed(&[text])?.pop().expect("one vector per text");
             let allowed = query::allowed_rows(&self.conn, filter)?;
             let found = matrix.search(&q, pool, |row| {
                 allowed.as_ref().is_none_or(|a| a.contains(&row))
@@ -414,9 +410,9 @@ impl Index {
 
     /// Memories in `namespace` whose text hashes like this one (the exact novelty check).
     pub fn same_content(&self, namespace: &str, summary: &str, body: &str) -> Result<Vec<Memory>> {
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT record FROM memories WHERE namespace = ?1 AND content = ?2",
-        )?;
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT record FROM memories WHERE namespace = ?1 AND content = ?2")?;
         let hash = schema::content_hash(summary, body);
         let rows = stmt.query_map(params![namespace, hash], |r| r.get::<_, String>(0))?;
         let mut out = Vec::new();

@@ -142,7 +142,9 @@ pub fn read_doc_count(conn: &Connection) -> Result<i64> {
 /// A value from `meta`.
 pub fn read_meta(conn: &Connection, name: &str) -> Result<Option<String>> {
     Ok(conn
-        .query_row("SELECT value FROM meta WHERE name = ?1", [name], |r| r.get(0))
+        .query_row("SELECT value FROM meta WHERE name = ?1", [name], |r| {
+            r.get(0)
+        })
         .optional()?)
 }
 
@@ -179,7 +181,11 @@ pub fn clear(conn: &Connection) -> Result<()> {
 /// mean the same content (the exact half of the novelty check).
 pub fn content_hash(summary: &str, body: &str) -> String {
     let mut h = 0xcbf2_9ce4_8422_2325u64;
-    for word in summary.split_whitespace().chain(["\u{1}"]).chain(body.split_whitespace()) {
+    for word in summary
+        .split_whitespace()
+        .chain(["\u{1}"])
+        .chain(body.split_whitespace())
+    {
         for c in word.chars().flat_map(char::to_lowercase) {
             let mut buf = [0u8; 4];
             for &b in c.encode_utf8(&mut buf).as_bytes() {

@@ -15,14 +15,19 @@ use crate::model::Memory;
 
 /// The text of a memory that is embedded: summary, tags, body.
 pub fn embedding_text(m: &Memory) -> String {
-    let mut text = m.summary.clone();
-    if !m.tags.is_empty() {
+    text_of(&m.summary, &m.tags, &m.body)
+}
+
+/// [`embedding_text`] from the parts.
+pub fn text_of(summary: &str, tags: &[String], body: &str) -> String {
+    let mut text = summary.to_string();
+    if !tags.is_empty() {
         text.push('\n');
-        text.push_str(&m.tags.join(" "));
+        text.push_str(&tags.join(" "));
     }
-    if !m.body.is_empty() {
+    if !body.is_empty() {
         text.push('\n');
-        text.push_str(&m.body);
+        text.push_str(body);
     }
     text
 }
@@ -105,14 +110,18 @@ impl VectorMatrix {
             scales: Vec::with_capacity(count),
             spans: HashMap::with_capacity(count),
         };
-        let mut stmt = conn.prepare_cached("SELECT memory, vector FROM chunks ORDER BY memory, ordinal")?;
+        let mut stmt =
+            conn.prepare_cached("SELECT memory, vector FROM chunks ORDER BY memory, ordinal")?;
         let mut rows = stmt.query([])?;
         while let Some(row) = rows.next()? {
             let memory: i64 = row.get(0)?;
-            let bytes = row
-                .get_ref(1)?
-                .as_blob()
-                .map_err(|e| rusqlite::Error::FromSqlConversionFailure(1, rusqlite::types::Type::Blob, Box::new(e)))?;
+            let bytes = row.get_ref(1)?.as_blob().map_err(|e| {
+                rusqlite::Error::FromSqlConversionFailure(
+                    1,
+                    rusqlite::types::Type::Blob,
+                    Box::new(e),
+                )
+            })?;
             if bytes.len() != dims + 4 {
                 // Written by another embedder shape: ignore (a re-embed replaces it).
                 continue;
@@ -120,8 +129,9 @@ impl VectorMatrix {
             let index = m.memory.len() as u32;
             m.memory.push(memory);
             m.values.extend(bytes[..dims].iter().map(|&b| b as i8));
-            m.scales
-                .push(f32::from_le_bytes(bytes[dims..].try_into().expect("4 bytes")));
+            m.scales.push(f32::from_le_bytes(
+                bytes[dims..].try_into().expect("4 bytes"),
+            ));
             m.spans
                 .entry(memory)
                 .and_modify(|s| s.1 += 1)

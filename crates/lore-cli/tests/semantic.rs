@@ -1,0 +1,182 @@
+//! Semantic recall through the CLI with the built-in static embedder: vectors find what words
+//! miss, the novelty check refuses repeats (but not different numbers), and the embedder can be
+//! switched without mixing vectors.
+
+mod common;
+
+use common::{json, ok, run};
+use lore_testutils::TestRepo;
+
+fn ids(hits: &serde_json::Value) -> Vec<String> {
+    hits.as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["memory"]["summary"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn vectors_find_a_paraphrase_that_shares_no_words() {
+    let repo = TestRepo::new();
+    ok(
+        &repo,
+        &[
+            "remember",
+            "Unbounded caching of parsed templates caused the memory leak",
+        ],
+    );
+    ok(
+        &repo,
+        &["remember", "Deploys happen every Tuesday afternoon"],
+    );
+    ok(
+        &repo,
+        &["remember", "She planted tomatoes and basil in the garden"],
+    );
+    let query = [
+        "recall",
+        "--explain",
+        "why",
+        "did",
+        "the",
+        "server",
+        "run",
+        "out",
+        "of",
+        "RAM?",
+    ];
+    let hybrid = json(&repo, &query);
+    assert_eq!(
+        ids(&hybrid).first().map(String::as_str),
+        Some("Unbounded caching of parsed templates caused the memory leak"),
+        "{hybrid:#}"
+    );
+    let explain = &hybrid[0]["explain"];
+    assert!(explain["cosine"].as_f64().unwrap() > 0.3, "{explain}");
+    assert!(explain.get("bm25").is_none(), "no word matched: {explain}");
+    // Lexical-only recall cannot find it.
+    let mut lexical = vec!["--embedder", "none"];
+    lexical.extend_from_slice(&query);
+    assert!(ids(&json(&repo, &lexical)).is_empty());
+}
+
+#[test]
+fn repeats_are_refused_but_different_numbers_are_not() {
+    let repo = TestRepo::new();
+    let first = json(&repo, &["remember", "The API server listens on port 8080"]);
+    let id = first["memory"]["id"].as_str().unwrap().to_string();
+    // The same text (case and spacing aside): refused with the existing id, nothing written.
+    let out = run(
+        &repo,
+        &["remember", "the API server  listens on port 8080"],
+        None,
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{stderr}");
+    assert!(
+        stderr.contains(&id) && stderr.contains("same text"),
+        "{stderr}"
+    );
+    // A near-duplicate paraphrase is refused too.
+    ok(
+        &repo,
+        &[
+            "remember",
+            "-n",
+            "decisions",
+            "Use PostgreSQL for the main datastore",
+        ],
+    );
+    let out = run(
+        &repo,
+        &[
+            "remember",
+            "-n",
+            "decisions",
+            "We use PostgreSQL as the main datastore",
+        ],
+        None,
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(4),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("similarity"));
+    // Different numbers are different facts.
+    ok(&repo, &["remember", "The API server listens on port 9090"]);
+    // The same text in another namespace is not a repeat.
+    ok(
+        &repo,
+        &[
+            "remember",
+            "-n",
+            "decisions",
+            "The API server listens on port 8080",
+        ],
+    );
+    assert_eq!(json(&repo, &["list"]).as_array().unwrap().len(), 4);
+
+    // --force keeps both; --upsert supersedes the existing one.
+    ok(
+        &repo,
+        &["remember", "--force", "The API server listens on port 8080"],
+    );
+    let upserted = json(
+        &repo,
+        &[
+            "remember",
+            "--upsert",
+            "-n",
+            "decisions",
+            "We use PostgreSQL as the main datastore",
+        ],
+    );
+    let old = upserted["superseded"]["memory"].clone();
+    assert_eq!(old["summary"], "Use PostgreSQL for the main datastore");
+    assert_eq!(old["status"], "superseded");
+    assert_eq!(
+        json(&repo, &["list", "--status", "active"])
+            .as_array()
+            .unwrap()
+            .len(),
+        5
+    );
+}
+
+#[test]
+fn switching_embedders_re_embeds_and_never_mixes_vectors() {
+    let repo = TestRepo::new();
+    ok(
+        &repo,
+        &["remember", "Retry network calls with exponential backoff"],
+    );
+    let status = json(&repo, &["status"]);
+    assert!(
+        status["index"]["embedder"]
+            .as_str()
+            .unwrap()
+            .starts_with("static:")
+    );
+    let none = json(&repo, &["--embedder", "none", "status"]);
+    assert_eq!(none["index"]["embedder"], "none");
+    // Written while lexical-only: the memory must still get a vector once static is back.
+    ok(
+        &repo,
+        &[
+            "--embedder",
+            "none",
+            "remember",
+            "Unbounded caching of parsed templates caused the memory leak",
+        ],
+    );
+    let hits = json(&repo, &["recall", "why did the server run out of RAM?"]);
+    assert_eq!(
+        ids(&hits).first().map(String::as_str),
+        Some("Unbounded caching of parsed templates caused the memory leak")
+    );
+    let out = run(&repo, &["--embedder", "bogus", "status"], None);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("none, static or minilm"));
+}
