@@ -65,6 +65,8 @@ pub enum Command {
     Supersede(commands::supersede::SupersedeArgs),
     Forget(commands::forget::ForgetArgs),
     Recall(commands::recall::RecallArgs),
+    Context(commands::context::ContextArgs),
+    Verify(commands::verify::VerifyArgs),
     Reindex(commands::reindex::ReindexArgs),
     Status(commands::status::StatusArgs),
     Namespace(commands::namespace::NamespaceArgs),

@@ -180,3 +180,119 @@ fn switching_embedders_re_embeds_and_never_mixes_vectors() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("none, static or minilm"));
 }
+
+#[test]
+fn verify_marks_memories_whose_cited_lines_changed() {
+    let repo = TestRepo::new();
+    repo.write(
+        "src/net.rs",
+        "fn a() {}\nconst RETRIES: u32 = 5;\nconst BACKOFF_MS: u64 = 100;\n",
+    );
+    repo.git(&["add", "."]);
+    repo.git(&["commit", "-qm", "net"]);
+    ok(
+        &repo,
+        &[
+            "remember",
+            "Network retries are capped at five",
+            "--cite",
+            "src/net.rs:2-3",
+        ],
+    );
+    ok(
+        &repo,
+        &[
+            "remember",
+            "The net module starts with fn a",
+            "--cite",
+            "src/net.rs:1",
+        ],
+    );
+    let clean = json(&repo, &["verify"]);
+    assert_eq!(clean["checked"], 2);
+    assert!(clean["stale"].as_array().unwrap().is_empty());
+
+    // Lines moved down but unchanged: still fresh. The cited constant changed: stale.
+    repo.write(
+        "src/net.rs",
+        "// header\nfn a() {}\nconst RETRIES: u32 = 3;\nconst BACKOFF_MS: u64 = 100;\n",
+    );
+    let report = json(&repo, &["verify"]);
+    let stale = report["stale"].as_array().unwrap();
+    assert_eq!(stale.len(), 1, "{report:#}");
+    assert_eq!(stale[0]["summary"], "Network retries are capped at five");
+    assert!(
+        stale[0]["reasons"][0]
+            .as_str()
+            .unwrap()
+            .contains("src/net.rs:2-3 changed")
+    );
+    let hits = json(&repo, &["recall", "network retries"]);
+    assert!(
+        hits[0]["stale"].as_str().unwrap().contains("changed"),
+        "{hits:#}"
+    );
+    let context = ok(&repo, &["context", "--query", "network retries"]);
+    assert!(context.contains("*stale: src/net.rs:2-3 changed*"), "{context}");
+
+    // Restored: verify clears the mark.
+    repo.write(
+        "src/net.rs",
+        "fn a() {}\nconst RETRIES: u32 = 5;\nconst BACKOFF_MS: u64 = 100;\n",
+    );
+    assert!(
+        json(&repo, &["verify"])["stale"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+    let hits = json(&repo, &["recall", "network retries"]);
+    assert!(hits[0].get("stale").is_none());
+    std::fs::remove_file(repo.path().join("src/net.rs")).unwrap();
+    let gone = json(&repo, &["verify"]);
+    assert_eq!(gone["stale"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn context_respects_budgets_and_formats() {
+    let repo = TestRepo::new();
+    ok(
+        &repo,
+        &[
+            "remember",
+            "-n",
+            "blockers",
+            "Staging deploy blocked on credentials",
+            "--body",
+            "Ask ops for new ones.",
+        ],
+    );
+    ok(
+        &repo,
+        &[
+            "remember",
+            "-n",
+            "decisions",
+            "Use SQLite with FTS5 for recall",
+        ],
+    );
+    let ctx = json(
+        &repo,
+        &[
+            "context",
+            "--budget",
+            "120",
+            "--query",
+            "deploy credentials",
+        ],
+    );
+    assert!(ctx["tokens"].as_u64().unwrap() <= 120);
+    assert_eq!(
+        ctx["items"][0]["summary"],
+        "Staging deploy blocked on credentials"
+    );
+    let xml = ok(&repo, &["context", "--format", "xml"]);
+    assert!(xml.starts_with("<lore-context"));
+    let tiny = ok(&repo, &["context", "--budget", "5"]);
+    assert!(tiny.chars().count() <= 20);
+}

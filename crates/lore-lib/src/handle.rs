@@ -161,6 +161,28 @@ pub struct Remembered {
 /// to count as duplicates.
 const STRICT_NOVELTY: &[(&str, f32)] = &[("progress", 0.97), ("reviews", 0.95)];
 
+/// A memory whose cited content changed.
+#[derive(Clone, Debug, Serialize)]
+pub struct StaleMemory {
+    /// The memory's id.
+    pub id: String,
+    /// Its summary.
+    pub summary: String,
+    /// What changed, per citation.
+    pub reasons: Vec<String>,
+}
+
+/// What `verify` found.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct VerifyReport {
+    /// Memories with citations that were checked.
+    pub checked: usize,
+    /// Citations without a recorded blob (cannot be checked).
+    pub unpinned: usize,
+    /// Memories whose cited content changed.
+    pub stale: Vec<StaleMemory>,
+}
+
 /// The result of `supersede`.
 #[derive(Clone, Debug, Serialize)]
 pub struct Superseded {
@@ -1084,6 +1106,92 @@ impl Lore {
                     .unwrap_or_else(|| "none".into()),
             },
         })
+    }
+
+    /// Checks every memory's citations against the current files (the work tree, else `HEAD`):
+    /// a memory whose cited lines no longer appear in the file, or whose cited file changed or
+    /// is gone, is marked stale in the index (recall and context show it); one that matches
+    /// again is cleared.
+    pub fn verify(&mut self) -> Result<VerifyReport> {
+        let all = self.list(&ListFilter::default())?;
+        let mut report = VerifyReport::default();
+        for m in all.iter().filter(|m| !m.citations.is_empty()) {
+            report.checked += 1;
+            let mut reasons = Vec::new();
+            for c in &m.citations {
+                let Some(pinned) = c.blob.as_deref().and_then(|b| git2::Oid::from_str(b).ok())
+                else {
+                    report.unpinned += 1;
+                    continue;
+                };
+                let place = match &c.lines {
+                    Some(l) => format!("{}:{l}", c.path),
+                    None => c.path.clone(),
+                };
+                let Some(current) = self.current_file(&c.path)? else {
+                    reasons.push(format!("{} no longer exists", c.path));
+                    continue;
+                };
+                let now = git2::Oid::hash_object(git2::ObjectType::Blob, &current)?;
+                if now == pinned {
+                    continue;
+                }
+                match (&c.lines, self.store.repo().find_blob(pinned)) {
+                    (Some(lines), Ok(old)) => {
+                        let old = String::from_utf8_lossy(old.content()).into_owned();
+                        let cited: Vec<&str> = old
+                            .lines()
+                            .skip(lines.start.saturating_sub(1) as usize)
+                            .take((lines.end + 1 - lines.start) as usize)
+                            .collect();
+                        let new = String::from_utf8_lossy(&current).into_owned();
+                        let new_lines: Vec<&str> = new.lines().collect();
+                        let still_there = !cited.is_empty()
+                            && new_lines
+                                .windows(cited.len())
+                                .any(|w| w == cited.as_slice());
+                        if !still_there {
+                            reasons.push(format!("{place} changed"));
+                        }
+                    }
+                    _ => reasons.push(format!("{place} changed")),
+                }
+            }
+            let index = self.index()?;
+            if reasons.is_empty() {
+                index.set_stale(m.id.as_str(), "", None)?;
+            } else {
+                index.set_stale(m.id.as_str(), "", Some(&reasons.join("; ")))?;
+                report.stale.push(StaleMemory {
+                    id: m.id.to_string(),
+                    summary: m.summary.clone(),
+                    reasons,
+                });
+            }
+        }
+        Ok(report)
+    }
+
+    /// A file's current content: from the work tree, else from `HEAD` (`None`: absent).
+    fn current_file(&self, path: &str) -> Result<Option<Vec<u8>>> {
+        let repo = self.store.repo();
+        if let Some(workdir) = repo.workdir() {
+            return match std::fs::read(workdir.join(path)) {
+                Ok(bytes) => Ok(Some(bytes)),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+                Err(e) => Err(Error::io(format!("reading {path}"), e)),
+            };
+        }
+        let Ok(head) = repo.head().and_then(|h| h.peel_to_tree()) else {
+            return Ok(None);
+        };
+        match head.get_path(std::path::Path::new(path)) {
+            Ok(entry) => Ok(repo
+                .find_blob(entry.id())
+                .ok()
+                .map(|b| b.content().to_vec())),
+            Err(_) => Ok(None),
+        }
     }
 
     /// Makes a citation of a file in the work tree (path relative to the repository root),

@@ -9,6 +9,7 @@
 
 #![warn(missing_docs)]
 
+pub mod context;
 pub mod embed;
 pub mod error;
 pub mod eval;

@@ -5,8 +5,6 @@
 //! *and* carry the same specifics: numbers, names (capitalised words past a sentence start),
 //! identifiers and paths (words with `_ . / : -` or inner capitals), quoted strings.
 
-use std::collections::BTreeSet;
-
 /// Number words: "ten percent" and "fifty percent" are different facts too.
 const NUMBER_WORDS: &[&str] = &[
     "zero",
@@ -57,9 +55,10 @@ const NUMBER_WORDS: &[&str] = &[
     "always",
 ];
 
-/// The specific tokens of a text (lower-cased), as a set.
-pub fn specifics(text: &str) -> BTreeSet<String> {
-    let mut out = BTreeSet::new();
+/// The specific tokens of a text (lower-cased), in order: "writer 0 memory 1" and
+/// "writer 1 memory 0" differ.
+pub fn specifics(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
     let mut sentence_start = true;
     for raw in text.split_whitespace() {
         let word = raw.trim_matches(|c: char| !c.is_alphanumeric() && c != '_' && c != '/');
@@ -74,14 +73,17 @@ pub fn specifics(text: &str) -> BTreeSet<String> {
                 && word.chars().next().is_some_and(char::is_uppercase);
             let number = NUMBER_WORDS.contains(&word.to_lowercase().as_str());
             if has_digit || code_like || name || number {
-                out.insert(word.to_lowercase());
+                out.push(word.to_lowercase());
             }
         }
         sentence_start = ends_sentence;
     }
-    for quoted in quoted_spans(text) {
-        out.insert(format!("\"{}\"", quoted.to_lowercase()));
-    }
+    let mut quoted: Vec<String> = quoted_spans(text)
+        .into_iter()
+        .map(|q| format!("\"{}\"", q.to_lowercase()))
+        .collect();
+    quoted.sort();
+    out.extend(quoted);
     out
 }
 
@@ -99,9 +101,29 @@ fn quoted_spans(text: &str) -> Vec<&str> {
     out
 }
 
-/// Whether two texts could be the same memory: equal specifics.
+/// Whether two texts could be the same memory: the same specifics, in the same order (repeats
+/// aside, and ignoring order when both are reworded around the same set).
 pub fn same_specifics(a: &str, b: &str) -> bool {
-    specifics(a) == specifics(b)
+    let (mut x, mut y) = (specifics(a), specifics(b));
+    x.dedup();
+    y.dedup();
+    if x == y {
+        return true;
+    }
+    // Rewording may reorder names ("PostgreSQL for storage" / "storage in PostgreSQL"), but
+    // numbers keep their roles only in order.
+    let numeric = |v: &[String]| -> Vec<String> {
+        v.iter()
+            .filter(|w| w.chars().any(|c| c.is_ascii_digit()) || NUMBER_WORDS.contains(&w.as_str()))
+            .cloned()
+            .collect()
+    };
+    let (mut sx, mut sy) = (x.clone(), y.clone());
+    sx.sort();
+    sx.dedup();
+    sy.sort();
+    sy.dedup();
+    sx == sy && numeric(&x) == numeric(&y)
 }
 
 #[cfg(test)]

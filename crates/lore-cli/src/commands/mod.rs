@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod common;
+pub mod context;
 pub mod embedder;
 pub mod eval;
 pub mod export;
@@ -18,6 +19,7 @@ pub mod show;
 pub mod status;
 pub mod supersede;
 pub mod update;
+pub mod verify;
 
 use crate::cli::{Cli, Command};
 use crate::error::CmdResult;
@@ -47,6 +49,8 @@ pub fn run(ui: &mut Ui, cli: Cli) -> CmdResult {
         Command::Supersede(args) => supersede::run(ui, &mut lore, &ctx, &args),
         Command::Forget(args) => forget::run(ui, &mut lore, &ctx, &args),
         Command::Recall(args) => recall::run(ui, &mut lore, &args),
+        Command::Context(args) => context::run(ui, &mut lore, &args),
+        Command::Verify(args) => verify::run(ui, &mut lore, &args),
         Command::Reindex(args) => reindex::run(ui, &mut lore, &args),
         Command::Status(args) => status::run(ui, &mut lore, &args),
         Command::Namespace(args) => namespace::run(ui, &mut lore, &ctx, &args),

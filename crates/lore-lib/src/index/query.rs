@@ -82,7 +82,8 @@ pub struct Hit {
 }
 
 impl Hit {
-    pub(crate) fn new(rowid: i64, memory: Memory, score: f64) -> Hit {
+    /// A hit without ranking details.
+    pub fn new(rowid: i64, memory: Memory, score: f64) -> Hit {
         Hit {
             memory,
             score,
