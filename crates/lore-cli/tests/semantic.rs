@@ -233,7 +233,10 @@ fn verify_marks_memories_whose_cited_lines_changed() {
         "{hits:#}"
     );
     let context = ok(&repo, &["context", "--query", "network retries"]);
-    assert!(context.contains("*stale: src/net.rs:2-3 changed*"), "{context}");
+    assert!(
+        context.contains("*stale: src/net.rs:2-3 changed*"),
+        "{context}"
+    );
 
     // Restored: verify clears the mark.
     repo.write(

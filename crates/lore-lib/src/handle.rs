@@ -693,7 +693,7 @@ impl Lore {
             .unwrap_or_else(|| embedder.near_duplicate());
         let text = format!("{}\n{}", new.summary, new.body);
         let embedded = index::vectors::text_of(&new.summary, &new.tags, &new.body);
-        let similar = self.read(|i| i.similar(ns, &embedded, 5))?;
+        let similar = self.read(|i| i.similar(ns, &embedded, 20))?;
         Ok(similar
             .into_iter()
             .filter(|(m, cos)| {

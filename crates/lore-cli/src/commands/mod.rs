@@ -29,7 +29,7 @@ use crate::ui::Ui;
 /// Runs the parsed command line.
 pub fn run(ui: &mut Ui, cli: Cli) -> CmdResult {
     if let Command::Bench(args) = &cli.command {
-        return bench::run(ui, args);
+        return bench::run(ui, &cli.global, args);
     }
     if let Command::Embedder(args) = &cli.command {
         return embedder::run(ui, &cli.global, args);

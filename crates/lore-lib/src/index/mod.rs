@@ -422,29 +422,48 @@ impl Index {
         Ok(out)
     }
 
-    /// The memories in `namespace` most similar to `text` by vector (best chunk), best first.
+    /// The memories in `namespace` most similar to `text` by vector (best chunk), best first,
+    /// among its `limit` best BM25 matches: a near-duplicate shares words with the original,
+    /// so the check stays cheap at any store size (no full vector scan).
     pub fn similar(&self, namespace: &str, text: &str, limit: usize) -> Result<Vec<(Memory, f32)>> {
-        let (Some(embedder), Some(matrix)) = (&self.embedder, self.matrix()?) else {
+        let Some(embedder) = &self.embedder else {
             return Ok(Vec::new());
         };
-        if matrix.is_empty() {
-            return Ok(Vec::new());
-        }
         let filter = ListFilter {
             namespace: Some(namespace.to_string()),
+            limit: Some(limit),
             ..ListFilter::default()
         };
-        let allowed = query::allowed_rows(&self.conn, &filter)?;
+        let candidates = query::recall(&self.conn, text, &filter)?;
+        if candidates.is_empty() {
+            return Ok(Vec::new());
+        }
         let q = embedder.embed(&[text])?.pop().expect("one vector per text");
-        let found = matrix.search(&q, limit, |row| {
-            allowed.as_ref().is_none_or(|a| a.contains(&row))
-        });
-        let mut out = Vec::with_capacity(found.len());
-        for (rowid, cosine) in found {
-            if let Some(m) = query::memory_at(&self.conn, rowid, &filter)? {
-                out.push((m, cosine));
+        let dims = embedder.id().dims;
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT vector FROM chunks WHERE memory = ?1")?;
+        let mut out = Vec::with_capacity(candidates.len());
+        for hit in candidates {
+            let vectors = stmt.query_map([hit.rowid], |r| r.get::<_, Vec<u8>>(0))?;
+            let mut best = None::<f32>;
+            for bytes in vectors {
+                if let Some(v) = crate::embed::Quantized::from_bytes(&bytes?, dims) {
+                    let cos = v
+                        .values
+                        .iter()
+                        .zip(&q)
+                        .map(|(&a, &b)| a as f32 * b)
+                        .sum::<f32>()
+                        * v.scale;
+                    best = Some(best.map_or(cos, |b: f32| b.max(cos)));
+                }
+            }
+            if let Some(cos) = best {
+                out.push((hit.memory, cos));
             }
         }
+        out.sort_by(|a, b| b.1.total_cmp(&a.1));
         Ok(out)
     }
 

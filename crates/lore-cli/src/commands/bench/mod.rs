@@ -9,10 +9,12 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use lore::{ListFilter, Lore, Store, WriteContext};
+use lore::{ListFilter, Lore, Novelty, Store, WriteContext};
 use serde::Serialize;
 
+use crate::cli::GlobalArgs;
 use crate::error::{CmdResult, CommandError};
+use crate::location;
 use crate::ui::Ui;
 use corpus::{Corpus, Rng};
 
@@ -34,6 +36,9 @@ pub struct BenchArgs {
     /// Timed recall queries per size.
     #[arg(long, default_value_t = 200)]
     pub queries: usize,
+    /// Timed whole-process `lore recall` runs per size.
+    #[arg(long, default_value_t = 20)]
+    pub cli_queries: usize,
     /// Timed baseline `git log --grep` reads per size.
     #[arg(long, default_value_t = 20)]
     pub grep_queries: usize,
@@ -79,6 +84,7 @@ struct SizeResult {
     remember_in_process: Stats,
     remember_cli: Stats,
     recall: Stats,
+    recall_cli: Stats,
     reindex_seconds: f64,
     bytes_per_memory_after_gc: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -90,6 +96,10 @@ struct SizeResult {
 #[derive(Serialize)]
 struct BenchOutput {
     machine: String,
+    embedder: String,
+    /// Short texts embedded per second on one core (corpus summaries).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    embed_texts_per_second: Option<f64>,
     lore_version: &'static str,
     seed: u64,
     results: Vec<SizeResult>,
@@ -158,6 +168,7 @@ fn machine() -> String {
 
 fn measure_size(
     args: &BenchArgs,
+    global: &GlobalArgs,
     corpus: &Corpus,
     size: usize,
     root: &Path,
@@ -167,6 +178,7 @@ fn measure_size(
     let dir = root.join("repo");
     new_repo(&dir)?;
     let mut lore = Lore::new(Store::discover(&dir)?);
+    lore.set_embedder(location::embedder(global)?);
     let ctx = WriteContext {
         agent: Some("bench".into()),
         ..WriteContext::default()
@@ -191,7 +203,7 @@ fn measure_size(
     for _ in 0..args.writes {
         let m = corpus.memory(&mut rng);
         let t = Instant::now();
-        lore.remember(&m, &ctx)?;
+        lore.remember_checked(&m, &ctx, Novelty::Upsert)?;
         samples.push(t.elapsed());
     }
     let remember_in_process = stats(samples);
@@ -205,8 +217,10 @@ fn measure_size(
         let out = Command::new(&exe)
             .arg("--repo")
             .arg(&dir)
+            .args(["--embedder", &global.embedder])
             .args([
                 "remember",
+                "--upsert",
                 &m.summary,
                 "--body",
                 &m.body,
@@ -244,6 +258,26 @@ fn measure_size(
     }
     let recall = stats(samples);
 
+    let mut samples = Vec::with_capacity(args.cli_queries);
+    for _ in 0..args.cli_queries {
+        let q = corpus.query(&mut rng);
+        let t = Instant::now();
+        let out = Command::new(&exe)
+            .arg("--repo")
+            .arg(&dir)
+            .args(["--embedder", &global.embedder, "recall", &q])
+            .output()
+            .map_err(|e| internal(format!("running lore: {e}")))?;
+        samples.push(t.elapsed());
+        if !out.status.success() {
+            return Err(internal(format!(
+                "lore recall failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            )));
+        }
+    }
+    let recall_cli = stats(samples);
+
     let total = size + args.writes + args.cli_writes;
     drop(lore);
     git(&dir, &["gc", "-q"])?;
@@ -262,6 +296,7 @@ fn measure_size(
         remember_in_process,
         remember_cli,
         recall,
+        recall_cli,
         reindex_seconds,
         bytes_per_memory_after_gc,
         baseline_git_notes_add,
@@ -320,7 +355,30 @@ fn baseline(
     Ok((notes, stats(samples)))
 }
 
-pub fn run(ui: &mut Ui, args: &BenchArgs) -> CmdResult {
+/// Short texts (corpus summaries) embedded per second on this thread.
+fn embedding_throughput(global: &GlobalArgs, corpus: &Corpus, seed: u64) -> CmdResult<Option<f64>> {
+    let Some(embedder) = location::embedder(global)? else {
+        return Ok(None);
+    };
+    let mut rng = Rng::new(seed);
+    let texts: Vec<String> = (0..20_000)
+        .map(|_| corpus.memory(&mut rng).summary)
+        .collect();
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    embedder.embed(&refs[..100])?;
+    let t = Instant::now();
+    let mut done = 0;
+    for batch in refs.chunks(1000) {
+        embedder.embed(batch)?;
+        done += batch.len();
+        if t.elapsed().as_secs_f64() > 5.0 {
+            break;
+        }
+    }
+    Ok(Some(done as f64 / t.elapsed().as_secs_f64()))
+}
+
+pub fn run(ui: &mut Ui, global: &GlobalArgs, args: &BenchArgs) -> CmdResult {
     if args.sizes.is_empty() || args.writes == 0 || args.queries == 0 {
         return Err(CommandError::usage(
             "give at least one size, write and query",
@@ -334,20 +392,29 @@ pub fn run(ui: &mut Ui, args: &BenchArgs) -> CmdResult {
         .keep
         .clone()
         .unwrap_or_else(|| tmp.path().to_path_buf());
+    let embed_texts_per_second = embedding_throughput(global, &corpus, args.seed)?;
     let mut results = Vec::new();
     for &size in &args.sizes {
-        results.push(measure_size(args, &corpus, size, &root, ui)?);
+        results.push(measure_size(args, global, &corpus, size, &root, ui)?);
     }
     let out = BenchOutput {
         machine: machine(),
+        embedder: location::embedder(global)?
+            .map(|e| e.id().to_string())
+            .unwrap_or_else(|| "none".into()),
+        embed_texts_per_second,
         lore_version: env!("CARGO_PKG_VERSION"),
         seed: args.seed,
         results,
     };
     ui.emit(&out, |s| {
-        s.push_str(&format!("machine: {}\n\n", out.machine));
-        s.push_str("| memories | remember p50/p95 (in-process) | remember p50/p95 (CLI) | recall p50/p95 | reindex | bytes/memory after gc | git notes add p50/p95 | git log --grep p50 |\n");
-        s.push_str("|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        s.push_str(&format!("machine: {}\nembedder: {}\n", out.machine, out.embedder));
+        if let Some(rate) = out.embed_texts_per_second {
+            s.push_str(&format!("embedding: {rate:.0} short texts/s on one core\n"));
+        }
+        s.push('\n');
+        s.push_str("| memories | remember p50/p95 (in-process) | remember p50/p95 (CLI) | recall p50/p95 (in-process) | recall p50/p95 (CLI) | reindex | bytes/memory after gc | git notes add p50/p95 | git log --grep p50 |\n");
+        s.push_str("|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         for r in &out.results {
             let pair = |st: &Stats| format!("{:.2} / {:.2} ms", st.p50_ms, st.p95_ms);
             let base = |st: &Option<Stats>, both: bool| match st {
@@ -356,11 +423,12 @@ pub fn run(ui: &mut Ui, args: &BenchArgs) -> CmdResult {
                 None => "-".into(),
             };
             s.push_str(&format!(
-                "| {} | {} | {} | {} | {:.2} s | {:.0} | {} | {} |\n",
+                "| {} | {} | {} | {} | {} | {:.2} s | {:.0} | {} | {} |\n",
                 r.memories,
                 pair(&r.remember_in_process),
                 pair(&r.remember_cli),
                 pair(&r.recall),
+                pair(&r.recall_cli),
                 r.reindex_seconds,
                 r.bytes_per_memory_after_gc,
                 base(&r.baseline_git_notes_add, true),
