@@ -42,6 +42,9 @@ pub struct DistillArgs {
     /// SIF coefficient a in a/(a+p).
     #[arg(long, default_value_t = 1e-5)]
     pub sif: f64,
+    /// Leading principal components to drop.
+    #[arg(long, default_value_t = 0)]
+    pub skip_components: usize,
     /// Tab-separated sentence pairs for calibrating the near-duplicate threshold.
     #[arg(long, value_name = "FILE")]
     pub pairs: Option<std::path::PathBuf>,
@@ -148,6 +151,7 @@ fn distill(ui: &mut Ui, global: &GlobalArgs, args: &DistillArgs) -> CmdResult {
         &DistillOptions {
             dims: args.dims,
             sif: args.sif,
+            skip: args.skip_components,
             pairs,
         },
     )?;

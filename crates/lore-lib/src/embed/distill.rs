@@ -19,6 +19,8 @@ pub struct DistillOptions {
     pub dims: usize,
     /// SIF coefficient `a`.
     pub sif: f64,
+    /// Leading principal components to drop ("all-but-the-top": they mostly encode frequency).
+    pub skip: usize,
     /// Sentence pairs for calibrating the near-duplicate threshold.
     pub pairs: Vec<(String, String)>,
 }
@@ -60,7 +62,7 @@ pub fn distill(model: &MiniLm, options: &DistillOptions) -> Result<DistillReport
     };
     let (cls, sep) = (id_of("[CLS]")?, id_of("[SEP]")?);
     let hidden = model.id().dims;
-    if options.dims == 0 || options.dims > hidden {
+    if options.dims == 0 || options.dims + options.skip > hidden {
         return Err(Error::Invalid {
             what: "dimensions",
             value: options.dims.to_string(),
@@ -107,11 +109,9 @@ pub fn distill(model: &MiniLm, options: &DistillOptions) -> Result<DistillReport
     let mut order: Vec<usize> = (0..hidden).collect();
     order.sort_by(|&a, &b| values[b].total_cmp(&values[a]));
     let total: f64 = values.iter().map(|v| v.max(0.0)).sum();
-    let kept: f64 = order[..options.dims]
-        .iter()
-        .map(|&i| values[i].max(0.0))
-        .sum();
-    let components: Vec<Vec<f64>> = order[..options.dims]
+    let keep = &order[options.skip..options.skip + options.dims];
+    let kept: f64 = keep.iter().map(|&i| values[i].max(0.0)).sum();
+    let components: Vec<Vec<f64>> = keep
         .iter()
         .map(|&k| (0..hidden).map(|r| vectors[r * hidden + k]).collect())
         .collect();
@@ -140,9 +140,9 @@ pub fn distill(model: &MiniLm, options: &DistillOptions) -> Result<DistillReport
 
     let recipe = format!(
         "each token of the vocabulary as [CLS] token [SEP] through all-MiniLM-L6-v2, mean-pooled; \
-         PCA to {} dims; SIF weight a/(a+p), a={}, p = Zipf by vocabulary rank; i8 rows with one \
-         f32 scale each",
-        options.dims, options.sif
+         PCA to {} dims after dropping the top {}; SIF weight a/(a+p), a={}, p = Zipf by \
+         vocabulary rank; i8 rows with one f32 scale each",
+        options.dims, options.skip, options.sif
     );
     let mut header = StaticHeader {
         model: "all-MiniLM-L6-v2-static".into(),
