@@ -300,6 +300,28 @@ mod tests {
     use super::*;
 
     #[test]
+    fn finds_model_directories_in_the_known_layouts() {
+        let root = tempfile::tempdir().unwrap();
+        let make = |dir: &std::path::Path| {
+            std::fs::create_dir_all(dir).unwrap();
+            for f in ["config.json", "tokenizer.json", "model.safetensors"] {
+                std::fs::write(dir.join(f), b"x").unwrap();
+            }
+        };
+        assert_eq!(locate_model(root.path()), None);
+        let hub = root.path().join("hub");
+        let snap = hub.join("models--sentence-transformers--all-MiniLM-L6-v2/snapshots/abc");
+        make(&snap);
+        assert_eq!(locate_model(root.path()), Some(snap.clone()));
+        assert_eq!(locate_model(&hub), Some(snap));
+        let pkg = root.path().join("pkg");
+        make(&pkg.join("model"));
+        assert_eq!(locate_model(&pkg), Some(pkg.join("model")));
+        make(root.path());
+        assert_eq!(locate_model(root.path()), Some(root.path().to_path_buf()));
+    }
+
+    #[test]
     fn chunks_pack_paragraphs() {
         let policy = ChunkPolicy {
             words: 6,
