@@ -310,7 +310,8 @@ impl Index {
         {
             let q = embedder.embed(&[text])?.pop().expect("one vector per text");
             let allowed = query::allowed_rows(&self.conn, filter)?;
-            let found = matrix.search(&q, pool, |row| {
+            let probe = vectors::Probe::new(&q);
+            let found = matrix.search(&probe, pool, |row| {
                 allowed.as_ref().is_none_or(|a| a.contains(&row))
             });
             let floor = embedder.relevance_floor();
@@ -332,29 +333,31 @@ impl Index {
                 }
             }
             for c in candidates.iter_mut().filter(|c| c.cosine.is_none()) {
-                c.cosine = matrix.best(c.rowid, &q).map(|s| (s, None));
+                c.cosine = matrix.best(c.rowid, &probe).map(|s| (s, None));
             }
             query_vector = Some(q);
         }
         let ranked = rank::fuse(candidates, options);
         let threshold = self.embedder.as_ref().map(|e| e.near_duplicate());
-        let heads: Vec<Option<Vec<f32>>> = match (self.matrix()?, options.collapse) {
-            (Some(m), true) => ranked.iter().map(|(c, ..)| m.head(c.rowid)).collect(),
-            _ => vec![None; ranked.len()],
+        // Head vectors are computed only for the pairs collapse compares.
+        let matrix = if options.collapse { self.matrix()? } else { None };
+        let heads: Vec<OnceCell<Option<Vec<f32>>>> = vec![OnceCell::new(); ranked.len()];
+        let head = |i: usize| {
+            heads[i]
+                .get_or_init(|| matrix.and_then(|m| m.head(ranked[i].0.rowid)))
+                .as_ref()
         };
-        let texts: Vec<String> = ranked
-            .iter()
-            .map(|(c, ..)| format!("{}\n{}", c.memory.summary, c.memory.body))
-            .collect();
+        let text = |i: usize| format!("{}\n{}", ranked[i].0.memory.summary, ranked[i].0.memory.body);
         let groups = rank::collapse(ranked.len(), limit, |a, b| {
-            match (threshold, &heads[a], &heads[b]) {
+            match (threshold, head(a), head(b)) {
                 (Some(t), Some(x), Some(y)) => {
                     crate::embed::dot(x, y) >= t.max(0.9)
-                        && crate::novelty::same_specifics(&texts[a], &texts[b])
+                        && crate::novelty::same_specifics(&text(a), &text(b))
                 }
                 _ => false,
             }
         });
+        drop(heads);
         let mut ranked: Vec<Option<(rank::Candidate, f64, Explain)>> =
             ranked.into_iter().map(Some).collect();
         let mut hits = Vec::with_capacity(groups.len());
@@ -423,8 +426,9 @@ impl Index {
     }
 
     /// The memories in `namespace` most similar to `text` by vector (best chunk), best first,
-    /// among its `limit` best BM25 matches: a near-duplicate shares words with the original,
-    /// so the check stays cheap at any store size (no full vector scan).
+    /// among its `limit` best BM25 matches for the text's eight rarest words: a near-duplicate
+    /// shares its telling words with the original, and rare words have short posting lists, so
+    /// the check stays cheap at any store size (no full vector scan).
     pub fn similar(&self, namespace: &str, text: &str, limit: usize) -> Result<Vec<(Memory, f32)>> {
         let Some(embedder) = &self.embedder else {
             return Ok(Vec::new());
@@ -434,7 +438,8 @@ impl Index {
             limit: Some(limit),
             ..ListFilter::default()
         };
-        let candidates = query::recall(&self.conn, text, &filter)?;
+        let telling = query::rare_terms(&self.conn, text, 8)?;
+        let candidates = query::recall(&self.conn, &telling.join(" "), &filter)?;
         if candidates.is_empty() {
             return Ok(Vec::new());
         }

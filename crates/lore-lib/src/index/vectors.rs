@@ -5,8 +5,6 @@
 //! per index state into one contiguous matrix and scores them all: exact, and at 256 dims a
 //! 100k-memory scan is a few milliseconds.
 
-use std::collections::HashMap;
-
 use rusqlite::{Connection, params};
 
 use crate::embed::{self, Embedder, Quantized};
@@ -90,12 +88,36 @@ impl Pending {
 /// Every chunk vector of the index, contiguous.
 pub struct VectorMatrix {
     dims: usize,
-    /// The memory (row id) of each chunk.
+    /// The memory (row id) of each chunk, ascending (a memory's chunks are adjacent).
     memory: Vec<i64>,
-    values: Vec<i8>,
+    /// `dims` bytes per chunk, each an `i8` component.
+    values: Vec<u8>,
     scales: Vec<f32>,
-    /// Each memory's chunks: `start..start + len` in chunk order.
-    spans: HashMap<i64, (u32, u32)>,
+}
+
+/// A query vector quantised like the stored ones, for integer dot products.
+pub struct Probe {
+    values: Vec<i8>,
+    scale: f32,
+}
+
+impl Probe {
+    /// Quantises a unit query vector.
+    pub fn new(q: &[f32]) -> Probe {
+        let quantized = Quantized::new(q);
+        Probe {
+            values: quantized.values,
+            scale: quantized.scale,
+        }
+    }
+}
+
+/// Σ a·b over `i8` components (as stored bytes and as the probe), in `i32`.
+fn dot_i8(row: &[u8], q: &[i8]) -> i32 {
+    row.iter()
+        .zip(q)
+        .map(|(&a, &b)| (a as i8 as i32) * (b as i32))
+        .sum()
 }
 
 impl VectorMatrix {
@@ -108,7 +130,6 @@ impl VectorMatrix {
             memory: Vec::with_capacity(count),
             values: Vec::with_capacity(count * dims),
             scales: Vec::with_capacity(count),
-            spans: HashMap::with_capacity(count),
         };
         let mut stmt =
             conn.prepare_cached("SELECT memory, vector FROM chunks ORDER BY memory, ordinal")?;
@@ -126,16 +147,11 @@ impl VectorMatrix {
                 // Written by another embedder shape: ignore (a re-embed replaces it).
                 continue;
             }
-            let index = m.memory.len() as u32;
             m.memory.push(memory);
-            m.values.extend(bytes[..dims].iter().map(|&b| b as i8));
+            m.values.extend_from_slice(&bytes[..dims]);
             m.scales.push(f32::from_le_bytes(
                 bytes[dims..].try_into().expect("4 bytes"),
             ));
-            m.spans
-                .entry(memory)
-                .and_modify(|s| s.1 += 1)
-                .or_insert((index, 1));
         }
         Ok(m)
     }
@@ -150,29 +166,23 @@ impl VectorMatrix {
         self.memory.is_empty()
     }
 
-    fn score(&self, chunk: usize, q: &[f32]) -> f32 {
+    fn score(&self, chunk: usize, q: &Probe) -> f32 {
         let row = &self.values[chunk * self.dims..(chunk + 1) * self.dims];
-        let mut acc = [0f32; 8];
-        let mut lanes = row.chunks_exact(8).zip(q.chunks_exact(8));
-        for (r, qv) in &mut lanes {
-            for i in 0..8 {
-                acc[i] += r[i] as f32 * qv[i];
-            }
-        }
-        let mut sum: f32 = acc.iter().sum();
-        let tail = row.len() - row.len() % 8;
-        for i in tail..row.len() {
-            sum += row[i] as f32 * q[i];
-        }
-        sum * self.scales[chunk]
+        dot_i8(row, &q.values) as f32 * self.scales[chunk] * q.scale
+    }
+
+    /// The chunks of one memory.
+    fn span(&self, memory: i64) -> std::ops::Range<usize> {
+        let start = self.memory.partition_point(|&m| m < memory);
+        let end = self.memory.partition_point(|&m| m <= memory);
+        start..end
     }
 
     /// The `limit` memories whose best chunk is most similar to `q`, best first (ties by row
     /// id), among those `keep` accepts.
-    pub fn search(&self, q: &[f32], limit: usize, keep: impl Fn(i64) -> bool) -> Vec<(i64, f32)> {
-        let mut best: Vec<(i64, f32)> = Vec::with_capacity(self.spans.len());
+    pub fn search(&self, q: &Probe, limit: usize, keep: impl Fn(i64) -> bool) -> Vec<(i64, f32)> {
+        let mut best: Vec<(i64, f32)> = Vec::new();
         let mut chunk = 0;
-        // Chunks are loaded in (memory, ordinal) order: each memory's are consecutive.
         while chunk < self.memory.len() {
             let memory = self.memory[chunk];
             let mut top = f32::NEG_INFINITY;
@@ -194,20 +204,18 @@ impl VectorMatrix {
     }
 
     /// One memory's best chunk cosine with `q`.
-    pub fn best(&self, memory: i64, q: &[f32]) -> Option<f32> {
-        let &(start, len) = self.spans.get(&memory)?;
-        (start..start + len)
-            .map(|c| self.score(c as usize, q))
+    pub fn best(&self, memory: i64, q: &Probe) -> Option<f32> {
+        self.span(memory)
+            .map(|c| self.score(c, q))
             .reduce(f32::max)
     }
 
     /// A memory's first chunk (summary, tags and the start of the body) as a unit vector.
     pub fn head(&self, memory: i64) -> Option<Vec<f32>> {
-        let &(start, _) = self.spans.get(&memory)?;
-        let c = start as usize;
+        let c = self.span(memory).next()?;
         let mut v: Vec<f32> = self.values[c * self.dims..(c + 1) * self.dims]
             .iter()
-            .map(|&x| x as f32)
+            .map(|&x| x as i8 as f32)
             .collect();
         embed::normalize(&mut v);
         Some(v)
