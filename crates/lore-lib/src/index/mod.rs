@@ -270,7 +270,26 @@ impl Index {
             return Ok(None);
         };
         if self.vectors.get().is_none() {
-            let m = VectorMatrix::load(&self.conn, embedder.id().dims)?;
+            let dims = embedder.id().dims;
+            // The stamp and the vectors are read in one transaction, so they agree.
+            let tx = self.conn.unchecked_transaction()?;
+            let stamp = format!(
+                "{}|{}",
+                schema::read_tip(&tx)?
+                    .map(|t| t.to_string())
+                    .unwrap_or_default(),
+                schema::read_meta(&tx, "embedder")?.unwrap_or_default()
+            );
+            let cache = vectors_cache_path(&self.path);
+            let m = match VectorMatrix::read_cache(&cache, &stamp, dims) {
+                Some(m) => m,
+                None => {
+                    let m = VectorMatrix::load(&tx, dims)?;
+                    m.write_cache(&cache, &stamp);
+                    m
+                }
+            };
+            tx.finish()?;
             let _ = self.vectors.set(m);
         }
         Ok(self.vectors.get())
@@ -340,14 +359,23 @@ impl Index {
         let ranked = rank::fuse(candidates, options);
         let threshold = self.embedder.as_ref().map(|e| e.near_duplicate());
         // Head vectors are computed only for the pairs collapse compares.
-        let matrix = if options.collapse { self.matrix()? } else { None };
+        let matrix = if options.collapse {
+            self.matrix()?
+        } else {
+            None
+        };
         let heads: Vec<OnceCell<Option<Vec<f32>>>> = vec![OnceCell::new(); ranked.len()];
         let head = |i: usize| {
             heads[i]
                 .get_or_init(|| matrix.and_then(|m| m.head(ranked[i].0.rowid)))
                 .as_ref()
         };
-        let text = |i: usize| format!("{}\n{}", ranked[i].0.memory.summary, ranked[i].0.memory.body);
+        let text = |i: usize| {
+            format!(
+                "{}\n{}",
+                ranked[i].0.memory.summary, ranked[i].0.memory.body
+            )
+        };
         let groups = rank::collapse(ranked.len(), limit, |a, b| {
             match (threshold, head(a), head(b)) {
                 (Some(t), Some(x), Some(y)) => {
@@ -570,8 +598,16 @@ pub fn is_corruption(error: &Error) -> bool {
     }
 }
 
+/// Where the vector matrix of the index at `index` is cached for the next process (derived from
+/// the index, stamped with the indexed tip and embedder; rewritten when they change).
+pub fn vectors_cache_path(index: &Path) -> PathBuf {
+    let mut p = index.as_os_str().to_owned();
+    p.push(".vectors");
+    PathBuf::from(p)
+}
+
 fn remove_index_files(path: &Path) -> Result<()> {
-    for suffix in ["", "-wal", "-shm", "-journal"] {
+    for suffix in ["", "-wal", "-shm", "-journal", ".vectors"] {
         let mut p = path.as_os_str().to_owned();
         p.push(suffix);
         match std::fs::remove_file(&p) {

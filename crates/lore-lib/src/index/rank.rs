@@ -58,7 +58,7 @@ impl Default for RankOptions {
                 (Status::Superseded, 0.5),
                 (Status::Archived, 0.6),
             ],
-            candidates: 100,
+            candidates: 40,
             collapse: true,
             now: None,
         }

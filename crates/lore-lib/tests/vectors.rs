@@ -1,0 +1,56 @@
+//! The vector matrix cache: used when it matches the index, rebuilt when stale or damaged.
+
+use std::sync::Arc;
+
+use lore::embed::FakeEmbedder;
+use lore::index::{index_path, vectors_cache_path};
+use lore::{ListFilter, Lore, NewMemory, Store, WriteContext};
+use lore_testutils::TestRepo;
+
+fn open(repo: &TestRepo) -> Lore {
+    let mut lore = Lore::new(Store::discover(&repo.path()).unwrap());
+    lore.set_embedder(Some(Arc::new(FakeEmbedder::new(32))));
+    lore
+}
+
+fn remember(lore: &Lore, summary: &str) {
+    let new = NewMemory {
+        namespace: "learnings".into(),
+        summary: summary.into(),
+        ..NewMemory::default()
+    };
+    lore.remember(&new, &WriteContext::default()).unwrap();
+}
+
+fn top(lore: &mut Lore, q: &str) -> Vec<String> {
+    lore.recall(q, &ListFilter::default())
+        .unwrap()
+        .into_iter()
+        .map(|h| h.memory.summary)
+        .collect()
+}
+
+#[test]
+fn the_cache_follows_the_index_and_survives_damage() {
+    let repo = TestRepo::new();
+    let mut lore = open(&repo);
+    remember(&lore, "alpha beta gamma");
+    remember(&lore, "delta epsilon zeta");
+    assert_eq!(top(&mut lore, "gamma alpha")[0], "alpha beta gamma");
+    let cache = vectors_cache_path(&index_path(lore.store()));
+    assert!(cache.exists());
+
+    // A new handle reads the cache; a write makes it stale, and the next search sees the new
+    // memory.
+    let mut second = open(&repo);
+    assert_eq!(top(&mut second, "zeta delta")[0], "delta epsilon zeta");
+    remember(&second, "eta theta iota");
+    let mut third = open(&repo);
+    assert_eq!(top(&mut third, "iota theta")[0], "eta theta iota");
+
+    // Garbage in the cache file is ignored and replaced.
+    std::fs::write(&cache, b"LOREVEC1 not really").unwrap();
+    let mut fourth = open(&repo);
+    assert_eq!(top(&mut fourth, "iota theta")[0], "eta theta iota");
+    assert!(std::fs::read(&cache).unwrap().len() > 100);
+}
