@@ -6,28 +6,80 @@
 //! split or is longer than 100 characters) of all-MiniLM-L6-v2's `tokenizer.json`. The
 //! `minilm` feature's tests check it against the reference `tokenizers` crate.
 
-use std::collections::HashMap;
-
 use unicode_normalization::UnicodeNormalization;
 use unicode_normalization::char::is_combining_mark;
 
 /// Words longer than this many characters become `[UNK]`.
 const MAX_WORD_CHARS: usize = 100;
 
+/// A string → id table built without per-entry allocations (the static embedder builds one per
+/// process, so construction time matters): open addressing over one text buffer.
+struct PieceTable {
+    text: String,
+    /// (start, len, id) per slot; `len == u32::MAX` marks an empty slot.
+    slots: Vec<(u32, u32, u32)>,
+}
+
+fn fnv(s: &str) -> u64 {
+    s.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+impl PieceTable {
+    fn new(entries: &[(&str, u32)]) -> PieceTable {
+        let size = (entries.len() * 2).next_power_of_two().max(16);
+        let mut table = PieceTable {
+            text: String::with_capacity(entries.iter().map(|(t, _)| t.len()).sum()),
+            slots: vec![(0, u32::MAX, 0); size],
+        };
+        for &(token, id) in entries {
+            if table.get(token).is_some() {
+                continue; // the first id of a duplicated token wins
+            }
+            let start = table.text.len() as u32;
+            table.text.push_str(token);
+            let mut at = fnv(token) as usize & (size - 1);
+            while table.slots[at].1 != u32::MAX {
+                at = (at + 1) & (size - 1);
+            }
+            table.slots[at] = (start, token.len() as u32, id);
+        }
+        table
+    }
+
+    fn get(&self, key: &str) -> Option<u32> {
+        let mask = self.slots.len() - 1;
+        let mut at = fnv(key) as usize & mask;
+        loop {
+            let (start, len, id) = self.slots[at];
+            if len == u32::MAX {
+                return None;
+            }
+            if len as usize == key.len()
+                && &self.text[start as usize..(start + len) as usize] == key
+            {
+                return Some(id);
+            }
+            at = (at + 1) & mask;
+        }
+    }
+}
+
 /// A WordPiece vocabulary.
 pub struct WordPiece {
     /// Word-initial pieces.
-    initial: HashMap<Box<str>, u32>,
+    initial: PieceTable,
     /// Continuation pieces, stored without their `##`.
-    continuation: HashMap<Box<str>, u32>,
+    continuation: PieceTable,
     unknown: u32,
 }
 
 impl WordPiece {
     /// Builds the tokenizer from the vocabulary in id order (as in `vocab.txt`).
     pub fn new<'a>(tokens: impl IntoIterator<Item = &'a str>) -> Option<WordPiece> {
-        let mut initial = HashMap::new();
-        let mut continuation = HashMap::new();
+        let mut initial = Vec::new();
+        let mut continuation = Vec::new();
         let mut unknown = None;
         for (id, token) in tokens.into_iter().enumerate() {
             let id = id as u32;
@@ -35,13 +87,13 @@ impl WordPiece {
                 unknown = Some(id);
             }
             match token.strip_prefix("##") {
-                Some(rest) if !rest.is_empty() => continuation.entry(rest.into()).or_insert(id),
-                _ => initial.entry(token.into()).or_insert(id),
-            };
+                Some(rest) if !rest.is_empty() => continuation.push((rest, id)),
+                _ => initial.push((token, id)),
+            }
         }
         Some(WordPiece {
-            initial,
-            continuation,
+            initial: PieceTable::new(&initial),
+            continuation: PieceTable::new(&continuation),
             unknown: unknown?,
         })
     }
@@ -115,7 +167,7 @@ impl WordPiece {
             let mut end = word.len();
             let mut found = None;
             while end > start {
-                if let Some(&id) = table.get(&word[start..end]) {
+                if let Some(id) = table.get(&word[start..end]) {
                     found = Some(id);
                     break;
                 }
