@@ -121,6 +121,18 @@ fn dot_i8(row: &[u8], q: &[i8]) -> i32 {
 }
 
 const CACHE_MAGIC: &[u8; 8] = b"LOREVEC1";
+/// Chunk count from which a search uses every core.
+const PARALLEL_FROM: usize = 32_768;
+
+/// Keeps the `limit` best (highest score; ties by row id), sorted best first.
+fn top_k(items: &mut Vec<(i64, f32)>, limit: usize) {
+    let order = |a: &(i64, f32), b: &(i64, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+    if items.len() > limit && limit > 0 {
+        items.select_nth_unstable_by(limit - 1, order);
+        items.truncate(limit);
+    }
+    items.sort_by(order);
+}
 
 impl VectorMatrix {
     /// Reads the matrix from its cache file if the file was written for exactly this index
@@ -247,13 +259,64 @@ impl VectorMatrix {
 
     /// The `limit` memories whose best chunk is most similar to `q`, best first (ties by row
     /// id), among those `keep` accepts.
-    pub fn search(&self, q: &Probe, limit: usize, keep: impl Fn(i64) -> bool) -> Vec<(i64, f32)> {
+    pub fn search(
+        &self,
+        q: &Probe,
+        limit: usize,
+        keep: impl Fn(i64) -> bool + Sync,
+    ) -> Vec<(i64, f32)> {
+        // Large matrices are scanned by one thread per core, split at memory boundaries.
+        let threads = if self.memory.len() >= PARALLEL_FROM {
+            std::thread::available_parallelism().map_or(1, |n| n.get().min(8))
+        } else {
+            1
+        };
+        let mut bounds = vec![0];
+        for t in 1..threads {
+            let mut at = self.memory.len() * t / threads;
+            while at < self.memory.len() && at > 0 && self.memory[at] == self.memory[at - 1] {
+                at += 1;
+            }
+            bounds.push(at.max(*bounds.last().expect("non-empty")));
+        }
+        bounds.push(self.memory.len());
+        let keep = &keep;
+        let mut best: Vec<(i64, f32)> = if threads == 1 {
+            self.scan(0..self.memory.len(), q, limit, keep)
+        } else {
+            std::thread::scope(|scope| {
+                let parts: Vec<_> = bounds
+                    .windows(2)
+                    .map(|w| {
+                        let range = w[0]..w[1];
+                        scope.spawn(move || self.scan(range, q, limit, keep))
+                    })
+                    .collect();
+                parts
+                    .into_iter()
+                    .flat_map(|p| p.join().expect("vector scan thread"))
+                    .collect()
+            })
+        };
+        top_k(&mut best, limit);
+        best
+    }
+
+    /// Best chunk per memory over `range` (which starts and ends at memory boundaries), top
+    /// `limit` of them.
+    fn scan(
+        &self,
+        range: std::ops::Range<usize>,
+        q: &Probe,
+        limit: usize,
+        keep: &(impl Fn(i64) -> bool + Sync),
+    ) -> Vec<(i64, f32)> {
         let mut best: Vec<(i64, f32)> = Vec::new();
-        let mut chunk = 0;
-        while chunk < self.memory.len() {
+        let mut chunk = range.start;
+        while chunk < range.end {
             let memory = self.memory[chunk];
             let mut top = f32::NEG_INFINITY;
-            while chunk < self.memory.len() && self.memory[chunk] == memory {
+            while chunk < range.end && self.memory[chunk] == memory {
                 top = top.max(self.score(chunk, q));
                 chunk += 1;
             }
@@ -261,12 +324,7 @@ impl VectorMatrix {
                 best.push((memory, top));
             }
         }
-        let order = |a: &(i64, f32), b: &(i64, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
-        if best.len() > limit && limit > 0 {
-            best.select_nth_unstable_by(limit - 1, order);
-            best.truncate(limit);
-        }
-        best.sort_by(order);
+        top_k(&mut best, limit);
         best
     }
 
@@ -284,5 +342,51 @@ impl VectorMatrix {
             .collect();
         embed::normalize(&mut v);
         Some(v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parallel_search_equals_one_scan_and_respects_memory_boundaries() {
+        let dims = 16;
+        let mut m = VectorMatrix {
+            dims,
+            memory: Vec::new(),
+            values: Vec::new(),
+            scales: Vec::new(),
+        };
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut memory = 0i64;
+        while m.memory.len() < PARALLEL_FROM * 2 + 123 {
+            memory += 1 + (next() % 3) as i64;
+            for _ in 0..1 + next() % 4 {
+                m.memory.push(memory);
+                m.values.extend((0..dims).map(|_| next() as u8));
+                m.scales.push(0.01);
+            }
+        }
+        let q = Probe::new(
+            &(0..dims)
+                .map(|i| (i as f32 - 7.5) / 10.0)
+                .collect::<Vec<_>>(),
+        );
+        let keep = |row: i64| row % 5 != 0;
+        let fast = m.search(&q, 50, keep);
+        let slow = m.scan(0..m.memory.len(), &q, 50, &keep);
+        assert_eq!(fast, slow);
+        assert_eq!(fast.len(), 50);
+        assert!(fast.iter().all(|(row, _)| keep(*row)));
+        // Each memory appears once, with its best chunk.
+        let best = fast[0];
+        assert_eq!(m.best(best.0, &q), Some(best.1));
     }
 }
