@@ -11,9 +11,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::embed::SharedEmbedder;
 use crate::error::{Error, Result};
-use crate::handle::{Lore, WriteContext};
+use crate::handle::{Lore, NewMemory, WriteContext};
 use crate::index::{ListFilter, RankOptions};
-use crate::model::{Memory, MemoryId, Namespace, Status};
 use crate::store::Store;
 
 /// One LongMemEval question (the fields retrieval needs).
@@ -136,7 +135,6 @@ pub fn longmemeval(
     let mut latencies = Vec::new();
     let mut indexing = 0f64;
     let mut by_type: HashMap<String, (usize, f64)> = HashMap::new();
-    let namespace = Namespace::parse("research")?;
     for (done, q) in questions.iter().enumerate() {
         progress(done, questions.len());
         if q.question_id.ends_with("_abs") {
@@ -178,28 +176,20 @@ pub fn longmemeval(
                 .get(i)
                 .and_then(|d| parse_date(d))
                 .unwrap_or(now);
-            let id = MemoryId::generate()?;
-            session_of.insert(id.to_string(), sid.clone());
-            memories.push(Memory {
-                id,
-                namespace: namespace.clone(),
-                key: None,
-                summary: format!("Conversation on {}", when.strftime("%Y-%m-%d")),
-                body,
-                tags: Vec::new(),
-                status: Status::Active,
-                created: when,
-                updated: when,
-                author: None,
-                agent: None,
-                session: None,
-                confidence: None,
-                anchor: None,
-                citations: Vec::new(),
-                relates_to: Vec::new(),
-                supersedes: None,
-                superseded_by: None,
-            });
+            let memory = lore.prepare(
+                &NewMemory {
+                    namespace: "research".into(),
+                    summary: format!("Conversation on {}", when.strftime("%Y-%m-%d")),
+                    body,
+                    ..NewMemory::default()
+                },
+                &WriteContext {
+                    now: Some(when),
+                    ..WriteContext::default()
+                },
+            )?;
+            session_of.insert(memory.id.to_string(), sid.clone());
+            memories.push(memory);
         }
         let started = Instant::now();
         lore.write_batch(
