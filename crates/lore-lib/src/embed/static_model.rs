@@ -8,6 +8,7 @@
 //! `f32` scale per token; then `vocab × dims` `i8` components (row `t` ≈ values × scale).
 
 use std::borrow::Cow;
+use std::sync::OnceLock;
 
 use super::wordpiece::WordPiece;
 use super::{ChunkPolicy, Embedder, EmbedderId, normalize};
@@ -38,13 +39,32 @@ pub struct StaticHeader {
     pub recipe: String,
 }
 
-/// A loaded static model.
+/// The vocabulary's tokens in id order, each with the offset after it (`None`: cut short).
+fn vocabulary(
+    bytes: &[u8],
+    mut at: usize,
+    count: usize,
+) -> impl Iterator<Item = Option<(&str, usize)>> {
+    (0..count).map(move |_| {
+        let len = bytes
+            .get(at..at + 2)
+            .map(|b| u16::from_le_bytes([b[0], b[1]]) as usize)?;
+        let token = std::str::from_utf8(bytes.get(at + 2..at + 2 + len)?).ok()?;
+        at += 2 + len;
+        Some((token, at))
+    })
+}
+
+/// A loaded static model. Opening one only checks the file's structure; the tokenizer's tables
+/// are built on the first text embedded (commands that embed nothing never pay for them).
 pub struct StaticEmbedder {
     id: EmbedderId,
     header: StaticHeader,
-    tokenizer: WordPiece,
-    scales: Vec<f32>,
-    values: Cow<'static, [u8]>,
+    bytes: Cow<'static, [u8]>,
+    vocab_at: usize,
+    scales_at: usize,
+    values_at: usize,
+    tokenizer: OnceLock<WordPiece>,
 }
 
 impl StaticEmbedder {
@@ -64,42 +84,26 @@ impl StaticEmbedder {
             return Err(bad("wrong magic"));
         }
         let header_len = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes")) as usize;
-        let mut at = 12 + header_len;
+        let vocab_at = 12 + header_len;
         let header: StaticHeader = bytes
-            .get(12..at)
+            .get(12..vocab_at)
             .and_then(|h| serde_json::from_slice(h).ok())
             .ok_or_else(|| bad("unreadable header"))?;
-        let mut tokens = Vec::with_capacity(header.vocab);
-        for _ in 0..header.vocab {
-            let len = bytes
-                .get(at..at + 2)
-                .map(|b| u16::from_le_bytes([b[0], b[1]]) as usize)
-                .ok_or_else(|| bad("vocabulary cut short"))?;
-            let token = bytes
-                .get(at + 2..at + 2 + len)
-                .and_then(|b| std::str::from_utf8(b).ok())
-                .ok_or_else(|| bad("vocabulary cut short"))?;
-            tokens.push(token);
-            at += 2 + len;
+        let mut unknown = false;
+        let mut at = vocab_at;
+        for token in vocabulary(&bytes, vocab_at, header.vocab) {
+            let (token, next) = token.ok_or_else(|| bad("vocabulary cut short"))?;
+            unknown |= token == "[UNK]";
+            at = next;
         }
-        let scales: Vec<f32> = bytes
-            .get(at..at + 4 * header.vocab)
-            .ok_or_else(|| bad("scales cut short"))?
-            .chunks_exact(4)
-            .map(|b| f32::from_le_bytes(b.try_into().expect("4 bytes")))
-            .collect();
-        at += 4 * header.vocab;
-        if bytes.len() != at + header.vocab * header.dims {
+        if !unknown {
+            return Err(bad("no [UNK] token"));
+        }
+        let scales_at = at;
+        let values_at = scales_at + 4 * header.vocab;
+        if bytes.len() != values_at + header.vocab * header.dims {
             return Err(bad("table size does not match the header"));
         }
-        let tokenizer = WordPiece::new(tokens).ok_or_else(|| bad("no [UNK] token"))?;
-        let values = match bytes {
-            Cow::Borrowed(b) => Cow::Borrowed(&b[at..]),
-            Cow::Owned(mut b) => {
-                b.drain(..at);
-                Cow::Owned(b)
-            }
-        };
         Ok(StaticEmbedder {
             id: EmbedderId {
                 tier: "static".into(),
@@ -108,9 +112,11 @@ impl StaticEmbedder {
                 dims: header.dims,
             },
             header,
-            tokenizer,
-            scales,
-            values,
+            bytes,
+            vocab_at,
+            scales_at,
+            values_at,
+            tokenizer: OnceLock::new(),
         })
     }
 
@@ -142,21 +148,27 @@ impl StaticEmbedder {
         &self.header
     }
 
-    /// The tokenizer (shared with the distillation's checks).
+    /// The tokenizer (built on first use).
     pub fn tokenizer(&self) -> &WordPiece {
-        &self.tokenizer
+        self.tokenizer.get_or_init(|| {
+            let tokens = vocabulary(&self.bytes, self.vocab_at, self.header.vocab)
+                .map(|t| t.expect("checked when the model was opened").0);
+            WordPiece::new(tokens).expect("[UNK] checked when the model was opened")
+        })
     }
 
     /// Embeds one text into `out` (which must be `dims` long); returns how many tokens it had.
     pub fn embed_into(&self, text: &str, ids: &mut Vec<u32>, out: &mut [f32]) -> usize {
         ids.clear();
-        self.tokenizer.encode_into(text, ids);
+        self.tokenizer().encode_into(text, ids);
         out.fill(0.0);
         let dims = self.header.dims;
         for &id in ids.iter() {
             let id = id as usize;
-            let scale = self.scales[id];
-            let row = &self.values[id * dims..(id + 1) * dims];
+            let at = self.scales_at + 4 * id;
+            let scale = f32::from_le_bytes(self.bytes[at..at + 4].try_into().expect("4 bytes"));
+            let start = self.values_at + id * dims;
+            let row = &self.bytes[start..start + dims];
             for (acc, &q) in out.iter_mut().zip(row) {
                 *acc += (q as i8) as f32 * scale;
             }
@@ -197,5 +209,34 @@ impl Embedder for StaticEmbedder {
 
     fn relevance_floor(&self) -> f32 {
         self.header.relevance_floor
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_builtin_model_opens_and_embeds_unit_vectors() {
+        let e = StaticEmbedder::builtin().unwrap();
+        assert_eq!(e.id().dims, e.header().dims);
+        let v = e
+            .embed(&["Use PostgreSQL for the main datastore", ""])
+            .unwrap();
+        let norm: f32 = v[0].iter().map(|x| x * x).sum();
+        assert!((norm - 1.0).abs() < 1e-4);
+        assert!(v[1].iter().all(|&x| x == 0.0), "no tokens, no direction");
+    }
+
+    #[test]
+    fn damaged_model_files_are_refused() {
+        for bytes in [
+            b"not a model".to_vec(),
+            BUILTIN[..BUILTIN.len() - 1].to_vec(),
+            BUILTIN[..5000].to_vec(),
+        ] {
+            let err = StaticEmbedder::parse(Cow::Owned(bytes)).err().unwrap();
+            assert!(err.to_string().contains("not a static model file"), "{err}");
+        }
     }
 }
