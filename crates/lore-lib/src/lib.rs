@@ -14,6 +14,7 @@ pub mod embed;
 pub mod error;
 pub mod eval;
 mod handle;
+pub(crate) mod hash;
 pub mod index;
 pub mod interop;
 pub mod model;

@@ -29,12 +29,7 @@ impl FakeEmbedder {
             .split(|c: char| !c.is_alphanumeric())
             .filter(|w| !w.is_empty())
         {
-            let mut state = word
-                .to_lowercase()
-                .bytes()
-                .fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-                    (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
-                });
+            let mut state = crate::hash::fnv1a(word.to_lowercase().as_bytes());
             for x in v.iter_mut() {
                 state = splitmix(state);
                 *x += ((state >> 40) as f32 / (1u64 << 24) as f32) - 0.5;

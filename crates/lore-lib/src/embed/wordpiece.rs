@@ -21,9 +21,7 @@ struct PieceTable {
 }
 
 fn fnv(s: &str) -> u64 {
-    s.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-        (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
-    })
+    crate::hash::fnv1a(s.as_bytes())
 }
 
 impl PieceTable {

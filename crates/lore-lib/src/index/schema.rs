@@ -180,20 +180,18 @@ pub fn clear(conn: &Connection) -> Result<()> {
 /// A hash of a memory's text, insensitive to case and whitespace: equal hashes in one namespace
 /// mean the same content (the exact half of the novelty check).
 pub fn content_hash(summary: &str, body: &str) -> String {
-    let mut h = 0xcbf2_9ce4_8422_2325u64;
+    let mut h = crate::hash::Fnv1a::new();
     for word in summary
         .split_whitespace()
         .chain(["\u{1}"])
         .chain(body.split_whitespace())
     {
         for c in word.chars().flat_map(char::to_lowercase) {
-            let mut buf = [0u8; 4];
-            for &b in c.encode_utf8(&mut buf).as_bytes() {
-                h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
-            }
+            h.write(c.encode_utf8(&mut [0u8; 4]).as_bytes());
         }
-        h = (h ^ 0x20).wrapping_mul(0x0100_0000_01b3);
+        h.write_u64(0x20);
     }
+    let h = h.finish();
     format!("{h:016x}")
 }
 
@@ -283,5 +281,15 @@ impl<'c> Writer<'c> {
                 .execute("DELETE FROM namespaces WHERE name = ?1", params![name])?;
         }
         Ok(())
+    }
+}
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn content_hashes_ignore_case_and_spacing_and_are_stable() {
+        let h = super::content_hash("Port  8080 Open", "Body ünï\ntext");
+        assert_eq!(h, "04dbebce056950b7");
+        assert_eq!(super::content_hash("port 8080 open", "body ÜNÏ text"), h);
+        assert_ne!(super::content_hash("port 8080", "open body ünï text"), h);
     }
 }
