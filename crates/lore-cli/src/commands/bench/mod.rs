@@ -9,6 +9,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use clap::Args;
+use lore::embed::SharedEmbedder;
 use lore::{ListFilter, Lore, Novelty, Store, WriteContext};
 use serde::Serialize;
 
@@ -166,9 +167,31 @@ fn machine() -> String {
     format!("{cpu}, {cores} cores, {}", std::env::consts::OS)
 }
 
+/// Times one whole `lore` process run against the repository at `dir`.
+fn time_cli(exe: &Path, dir: &Path, global: &GlobalArgs, args: &[&str]) -> CmdResult<Duration> {
+    let t = Instant::now();
+    let out = Command::new(exe)
+        .arg("--repo")
+        .arg(dir)
+        .args(["--embedder", &global.embedder])
+        .args(args)
+        .output()
+        .map_err(|e| internal(format!("running lore: {e}")))?;
+    let elapsed = t.elapsed();
+    if !out.status.success() {
+        return Err(internal(format!(
+            "lore {} failed: {}",
+            args.first().unwrap_or(&""),
+            String::from_utf8_lossy(&out.stderr)
+        )));
+    }
+    Ok(elapsed)
+}
+
 fn measure_size(
     args: &BenchArgs,
     global: &GlobalArgs,
+    embedder: &Option<SharedEmbedder>,
     corpus: &Corpus,
     size: usize,
     root: &Path,
@@ -178,7 +201,7 @@ fn measure_size(
     let dir = root.join("repo");
     new_repo(&dir)?;
     let mut lore = Lore::new(Store::discover(&dir)?);
-    lore.set_embedder(location::embedder(global)?);
+    lore.set_embedder(embedder.clone());
     let ctx = WriteContext {
         agent: Some("bench".into()),
         ..WriteContext::default()
@@ -213,29 +236,15 @@ fn measure_size(
     let mut samples = Vec::with_capacity(args.cli_writes);
     for _ in 0..args.cli_writes {
         let m = corpus.memory(&mut rng);
-        let t = Instant::now();
-        let out = Command::new(&exe)
-            .arg("--repo")
-            .arg(&dir)
-            .args(["--embedder", &global.embedder])
-            .args([
-                "remember",
-                "--upsert",
-                &m.summary,
-                "--body",
-                &m.body,
-                "-n",
-                &m.namespace,
-            ])
-            .output()
-            .map_err(|e| internal(format!("running lore: {e}")))?;
-        samples.push(t.elapsed());
-        if !out.status.success() {
-            return Err(internal(format!(
-                "lore remember failed: {}",
-                String::from_utf8_lossy(&out.stderr)
-            )));
-        }
+        let ns = m.namespace.clone();
+        samples.push(time_cli(
+            &exe,
+            &dir,
+            global,
+            &[
+                "remember", "--upsert", &m.summary, "--body", &m.body, "-n", &ns,
+            ],
+        )?);
     }
     let remember_cli = stats(samples);
 
@@ -261,20 +270,7 @@ fn measure_size(
     let mut samples = Vec::with_capacity(args.cli_queries);
     for _ in 0..args.cli_queries {
         let q = corpus.query(&mut rng);
-        let t = Instant::now();
-        let out = Command::new(&exe)
-            .arg("--repo")
-            .arg(&dir)
-            .args(["--embedder", &global.embedder, "recall", &q])
-            .output()
-            .map_err(|e| internal(format!("running lore: {e}")))?;
-        samples.push(t.elapsed());
-        if !out.status.success() {
-            return Err(internal(format!(
-                "lore recall failed: {}",
-                String::from_utf8_lossy(&out.stderr)
-            )));
-        }
+        samples.push(time_cli(&exe, &dir, global, &["recall", &q])?);
     }
     let recall_cli = stats(samples);
 
@@ -356,8 +352,12 @@ fn baseline(
 }
 
 /// Short texts (corpus summaries) embedded per second on this thread.
-fn embedding_throughput(global: &GlobalArgs, corpus: &Corpus, seed: u64) -> CmdResult<Option<f64>> {
-    let Some(embedder) = location::embedder(global)? else {
+fn embedding_throughput(
+    embedder: &Option<SharedEmbedder>,
+    corpus: &Corpus,
+    seed: u64,
+) -> CmdResult<Option<f64>> {
+    let Some(embedder) = embedder else {
         return Ok(None);
     };
     let mut rng = Rng::new(seed);
@@ -392,14 +392,19 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, args: &BenchArgs) -> CmdResult {
         .keep
         .clone()
         .unwrap_or_else(|| tmp.path().to_path_buf());
-    let embed_texts_per_second = embedding_throughput(global, &corpus, args.seed)?;
+    // Loaded once: the minilm tier reads a 90 MB model.
+    let embedder = location::embedder(global)?;
+    let embed_texts_per_second = embedding_throughput(&embedder, &corpus, args.seed)?;
     let mut results = Vec::new();
     for &size in &args.sizes {
-        results.push(measure_size(args, global, &corpus, size, &root, ui)?);
+        results.push(measure_size(
+            args, global, &embedder, &corpus, size, &root, ui,
+        )?);
     }
     let out = BenchOutput {
         machine: machine(),
-        embedder: location::embedder(global)?
+        embedder: embedder
+            .as_ref()
             .map(|e| e.id().to_string())
             .unwrap_or_else(|| "none".into()),
         embed_texts_per_second,
