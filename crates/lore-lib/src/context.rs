@@ -216,11 +216,12 @@ pub fn render(items: &[ContextItem], format: ContextFormat) -> String {
 pub fn build(lore: &mut Lore, request: &ContextRequest) -> Result<Context> {
     let memories = lore.index()?.doc_count()?.max(0) as usize;
     let budget = request.budget.unwrap_or_else(|| adaptive_budget(memories));
-    let mut candidates: Vec<ContextItem> = Vec::new();
+    // Each candidate with its body, for hydration.
+    let mut candidates: Vec<(ContextItem, String)> = Vec::new();
     let mut seen = std::collections::HashSet::new();
-    let mut add = |list: &mut Vec<ContextItem>, it: ContextItem| {
-        if seen.insert(it.id.clone()) {
-            list.push(it);
+    let mut add = |section: Section, h: Hit| {
+        if seen.insert(h.memory.id.to_string()) {
+            candidates.push((item(section, &h.memory, h.stale), h.memory.body));
         }
     };
     let mut matches: Vec<Hit> = Vec::new();
@@ -232,11 +233,9 @@ pub fn build(lore: &mut Lore, request: &ContextRequest) -> Result<Context> {
         };
         matches = lore.recall(q, &filter)?;
     }
-    for h in matches.iter().filter(|h| h.near_duplicate) {
-        add(
-            &mut candidates,
-            item(Section::NearDuplicate, &h.memory, h.stale.clone()),
-        );
+    let (near, related): (Vec<Hit>, Vec<Hit>) = matches.into_iter().partition(|h| h.near_duplicate);
+    for h in near {
+        add(Section::NearDuplicate, h);
     }
     let working = [
         ("blockers", Section::Blocker, 5),
@@ -258,40 +257,26 @@ pub fn build(lore: &mut Lore, request: &ContextRequest) -> Result<Context> {
             .collect();
         lore.index()?.mark_stale(&mut found)?;
         for h in found {
-            add(&mut candidates, item(section, &h.memory, h.stale));
+            add(section, h);
         }
     }
-    for h in matches.iter().filter(|h| !h.near_duplicate) {
-        add(
-            &mut candidates,
-            item(Section::Match, &h.memory, h.stale.clone()),
-        );
+    for h in related {
+        add(Section::Match, h);
     }
-    let bodies: std::collections::HashMap<String, String> = {
-        let mut map = std::collections::HashMap::new();
-        for h in &matches {
-            map.insert(h.memory.id.to_string(), h.memory.body.clone());
-        }
-        for it in &candidates {
-            if !map.contains_key(&it.id) {
-                map.insert(it.id.clone(), lore.get(&it.id)?.body);
-            }
-        }
-        map
-    };
 
     // Summaries first, in order, while they fit; then bodies for the top items.
     let fits = |items: &[ContextItem]| estimate_tokens(&render(items, request.format)) <= budget;
     let mut items: Vec<ContextItem> = Vec::new();
-    for c in candidates {
+    let mut bodies: Vec<String> = Vec::new();
+    for (c, body) in candidates {
         items.push(c);
         if !fits(&items) {
             items.pop();
             break;
         }
+        bodies.push(body);
     }
-    for i in 0..items.len().min(5) {
-        let body = bodies.get(&items[i].id).cloned().unwrap_or_default();
+    for (i, body) in bodies.into_iter().enumerate().take(5) {
         if body.trim().is_empty() {
             continue;
         }

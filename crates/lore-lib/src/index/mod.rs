@@ -472,6 +472,7 @@ impl Index {
             return Ok(Vec::new());
         }
         let q = embedder.embed(&[text])?.pop().expect("one vector per text");
+        let probe = vectors::Probe::new(&q);
         let dims = embedder.id().dims;
         let mut stmt = self
             .conn
@@ -481,14 +482,7 @@ impl Index {
             let vectors = stmt.query_map([hit.rowid], |r| r.get::<_, Vec<u8>>(0))?;
             let mut best = None::<f32>;
             for bytes in vectors {
-                if let Some(v) = crate::embed::Quantized::from_bytes(&bytes?, dims) {
-                    let cos = v
-                        .values
-                        .iter()
-                        .zip(&q)
-                        .map(|(&a, &b)| a as f32 * b)
-                        .sum::<f32>()
-                        * v.scale;
+                if let Some(cos) = vectors::stored_cosine(&bytes?, dims, &probe) {
                     best = Some(best.map_or(cos, |b: f32| b.max(cos)));
                 }
             }

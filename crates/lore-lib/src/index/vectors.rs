@@ -134,6 +134,16 @@ fn top_k(items: &mut Vec<(i64, f32)>, limit: usize) {
     items.sort_by(order);
 }
 
+/// Cosine of a vector as stored in `chunks` (see [`Quantized::to_bytes`]) with a probe; `None`
+/// if the bytes are not `dims` components and a scale.
+pub fn stored_cosine(bytes: &[u8], dims: usize, q: &Probe) -> Option<f32> {
+    if bytes.len() != dims + 4 {
+        return None;
+    }
+    let scale = f32::from_le_bytes(bytes[dims..].try_into().ok()?);
+    Some(dot_i8(&bytes[..dims], &q.values) as f32 * scale * q.scale)
+}
+
 impl VectorMatrix {
     /// Reads the matrix from its cache file if the file was written for exactly this index
     /// state (`stamp`: the indexed tip and the embedder); `None` if absent, stale or damaged.
