@@ -54,3 +54,75 @@ fn the_cache_follows_the_index_and_survives_damage() {
     assert_eq!(top(&mut fourth, "iota theta")[0], "eta theta iota");
     assert!(std::fs::read(&cache).unwrap().len() > 100);
 }
+
+#[test]
+fn filtered_vector_search_equals_filtering_the_full_ranking() {
+    use lore::index::{Fusion, RankOptions};
+    let repo = TestRepo::new();
+    let mut lore = open(&repo);
+    const WORDS: &[&str] = &[
+        "cache", "deploy", "retry", "schema", "token", "index", "branch", "merge", "build",
+        "queue", "parser", "config", "latency", "socket", "thread", "lock",
+    ];
+    let ctx = WriteContext::default();
+    let memories: Vec<lore::Memory> = (0..400usize)
+        .map(|i| {
+            let words: Vec<&str> = (0..6)
+                .map(|k| WORDS[(i * 7 + k * 3 + i / 5) % 16])
+                .collect();
+            let new = NewMemory {
+                // A selective namespace (5 memories) and a broad one.
+                namespace: if i % 80 == 0 {
+                    "decisions"
+                } else {
+                    "learnings"
+                }
+                .into(),
+                summary: format!("{} {i}", words.join(" ")),
+                ..NewMemory::default()
+            };
+            lore.prepare(&new, &ctx).unwrap()
+        })
+        .collect();
+    lore.write_batch(&memories, "fill", false, &ctx).unwrap();
+    // Vector order only: no BM25 weight, no recency.
+    let options = RankOptions {
+        fusion: Fusion::Score { lexical: 0.0 },
+        half_life_days: None,
+        collapse: false,
+        ..RankOptions::default()
+    };
+    let query = "socket lock thread latency";
+    let everything = lore
+        .search(
+            query,
+            &ListFilter {
+                limit: Some(400),
+                ..ListFilter::default()
+            },
+            &options,
+            false,
+        )
+        .unwrap();
+    for ns in ["decisions", "learnings"] {
+        let expected: Vec<String> = everything
+            .iter()
+            .filter(|h| h.memory.namespace.as_str() == ns)
+            .take(3)
+            .map(|h| h.memory.summary.clone())
+            .collect();
+        let filter = ListFilter {
+            namespace: Some(ns.into()),
+            limit: Some(3),
+            ..ListFilter::default()
+        };
+        let got: Vec<String> = lore
+            .search(query, &filter, &options, false)
+            .unwrap()
+            .into_iter()
+            .map(|h| h.memory.summary)
+            .collect();
+        assert_eq!(got, expected, "{ns}");
+        assert!(!got.is_empty());
+    }
+}

@@ -328,11 +328,8 @@ impl Index {
             && !text.trim().is_empty()
         {
             let q = embedder.embed(&[text])?.pop().expect("one vector per text");
-            let allowed = query::allowed_rows(&self.conn, filter)?;
             let probe = vectors::Probe::new(&q);
-            let found = matrix.search(&probe, pool, |row| {
-                allowed.as_ref().is_none_or(|a| a.contains(&row))
-            });
+            let found = self.vector_candidates(matrix, &probe, filter, pool)?;
             let floor = embedder.relevance_floor();
             for (i, (rowid, cosine)) in found.into_iter().enumerate() {
                 match slot.get(&rowid) {
@@ -409,6 +406,40 @@ impl Index {
         }
         self.mark_stale(&mut hits)?;
         Ok(hits)
+    }
+
+    /// The `pool` memories passing `filter` whose best chunk is most similar to the probe. With a
+    /// filter, the unfiltered top `8 × pool` is checked row by row first (exact whenever `pool`
+    /// of them pass); only a selective filter pays for listing every row it allows.
+    fn vector_candidates(
+        &self,
+        matrix: &VectorMatrix,
+        probe: &vectors::Probe,
+        filter: &ListFilter,
+        pool: usize,
+    ) -> Result<Vec<(i64, f32)>> {
+        if !query::restricts(filter) {
+            return Ok(matrix.search(probe, pool, |_| true));
+        }
+        let wide_limit = pool * 8;
+        let wide = matrix.search(probe, wide_limit, |_| true);
+        let scanned_all = wide.len() < wide_limit;
+        let mut kept = Vec::with_capacity(pool);
+        for (row, cosine) in wide {
+            if query::passes(&self.conn, row, filter)? {
+                kept.push((row, cosine));
+                if kept.len() == pool {
+                    return Ok(kept);
+                }
+            }
+        }
+        if scanned_all {
+            return Ok(kept);
+        }
+        let allowed = query::allowed_rows(&self.conn, filter)?;
+        Ok(matrix.search(probe, pool, |row| {
+            allowed.as_ref().is_none_or(|a| a.contains(&row))
+        }))
     }
 
     /// Sets `stale` on hits whose memory `lore verify` found out of date.

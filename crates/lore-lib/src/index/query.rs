@@ -516,6 +516,25 @@ pub fn memory_at(conn: &Connection, rowid: i64, filter: &ListFilter) -> Result<O
     record.map(|r| decode(&r)).transpose()
 }
 
+/// Whether the filter restricts anything (namespace, tag, status, time).
+pub fn restricts(filter: &ListFilter) -> bool {
+    !filter.where_clause(&mut Vec::new()).is_empty()
+}
+
+/// Whether the memory at an index row passes the filter (without decoding it).
+pub fn passes(conn: &Connection, rowid: i64, filter: &ListFilter) -> Result<bool> {
+    let mut args = vec![Value::Integer(rowid)];
+    let sql = format!(
+        "SELECT 1 FROM memories m WHERE m.rowid = ?1{}",
+        filter.where_clause(&mut args)
+    );
+    let found: Option<i64> = conn
+        .prepare_cached(&sql)?
+        .query_row(params_from_iter(args.iter()), |r| r.get(0))
+        .optional()?;
+    Ok(found.is_some())
+}
+
 /// The rows passing a filter (`None` when the filter lets everything through).
 pub fn allowed_rows(
     conn: &Connection,
