@@ -114,6 +114,25 @@ pub enum Error {
         /// Exact content, or the similarity found.
         how: String,
     },
+    /// A context branch, commit, version or segment that does not exist.
+    #[error("{0}")]
+    ContextNotFound(String),
+    /// A context operation that conflicts with what exists.
+    #[error("{0}")]
+    ContextConflict(String),
+    /// A context merge whose roadmap or metadata edits conflict.
+    #[error(
+        "merging {from} into {into} conflicts:\n{}\nresolve with --prefer ours|theirs, or give the merged roadmap with --roadmap FILE",
+        conflicts.join("\n")
+    )]
+    MergeConflict {
+        /// The branch merged into.
+        into: String,
+        /// The branch being merged.
+        from: String,
+        /// Each conflict, readable.
+        conflicts: Vec<String>,
+    },
     /// The path is not inside a git repository.
     #[error("{0} is not inside a git repository (use --repo PATH, or run `git init`)")]
     NotARepository(PathBuf),
@@ -143,11 +162,13 @@ impl Error {
             | Error::Parse { .. }
             | Error::NotARepository(_)
             | Error::Embedder { .. } => ErrorClass::InvalidInput,
-            Error::NotFound(_) => ErrorClass::NotFound,
+            Error::NotFound(_) | Error::ContextNotFound(_) => ErrorClass::NotFound,
             Error::Ambiguous { .. }
             | Error::KeyExists { .. }
             | Error::Changed { .. }
             | Error::Duplicate { .. }
+            | Error::ContextConflict(_)
+            | Error::MergeConflict { .. }
             | Error::Contention { .. } => ErrorClass::Conflict,
             Error::Record { .. } | Error::Git(_) | Error::Index(_) | Error::Io { .. } => {
                 ErrorClass::Internal

@@ -10,6 +10,7 @@
 #![warn(missing_docs)]
 
 pub mod context;
+pub mod ctx;
 pub mod embed;
 pub mod error;
 pub mod eval;
@@ -21,6 +22,7 @@ pub mod model;
 pub mod novelty;
 pub mod record;
 pub mod store;
+pub mod trajectory;
 
 pub use error::{Error, ErrorClass, Result};
 pub use handle::{

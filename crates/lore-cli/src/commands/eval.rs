@@ -1,4 +1,5 @@
-//! `lore eval longmemeval`: the LongMemEval retrieval benchmark through lore's own recall.
+//! `lore eval longmemeval` (the LongMemEval retrieval benchmark through lore's own recall) and
+//! `lore eval trajectories` (trajectory retrieval strategies on seeded synthetic trajectories).
 
 use std::io::{IsTerminal, Read, Write};
 
@@ -22,6 +23,26 @@ pub enum Benchmark {
     /// LongMemEval, official session-level retrieval protocol: each question's haystack sessions
     /// (user turns) become memories in a fresh store, and the question is recalled against them.
     Longmemeval(LongMemEvalArgs),
+    /// Trajectory retrieval: every strategy of `lore ctx recall` on seeded long trajectories
+    /// whose queries' evidence shares tools/entities, shares nothing, or a mix.
+    Trajectories(TrajectoriesArgs),
+}
+
+/// Options of `lore eval trajectories`.
+#[derive(Args, Debug)]
+pub struct TrajectoriesArgs {
+    /// The generator's seed.
+    #[arg(long, default_value_t = 7)]
+    pub seed: u64,
+    /// Trajectories generated.
+    #[arg(long, default_value_t = 3)]
+    pub trajectories: usize,
+    /// Steps per trajectory.
+    #[arg(long, default_value_t = 10_000)]
+    pub steps: usize,
+    /// Queries of each kind per trajectory.
+    #[arg(long, default_value_t = 20)]
+    pub queries: usize,
 }
 
 /// Options of `lore eval longmemeval`.
@@ -37,7 +58,78 @@ pub struct LongMemEvalArgs {
 }
 
 pub fn run(ui: &mut Ui, global: &GlobalArgs, args: &EvalArgs) -> CmdResult {
-    let Benchmark::Longmemeval(args) = &args.benchmark;
+    match &args.benchmark {
+        Benchmark::Longmemeval(args) => longmemeval(ui, global, args),
+        Benchmark::Trajectories(args) => trajectories(ui, global, args),
+    }
+}
+
+fn trajectories(ui: &mut Ui, global: &GlobalArgs, args: &TrajectoriesArgs) -> CmdResult {
+    use lore::trajectory::bench::{BUDGETS, BenchConfig, run};
+    if args.steps < 200 || args.trajectories == 0 || args.queries == 0 {
+        return Err(CommandError::usage(
+            "use at least 200 steps, one trajectory and one query per kind",
+        ));
+    }
+    let config = BenchConfig {
+        seed: args.seed,
+        trajectories: args.trajectories,
+        steps: args.steps,
+        queries_per_kind: args.queries,
+    };
+    let embedder = location::embedder(global)?;
+    let report = run(&config, embedder, &lore::trajectory::Params::default())?;
+    ui.emit(&report, |s| {
+        s.push_str(&format!(
+            "Trajectory retrieval: {} trajectories x {} steps, seed {}, embedder {}\n",
+            config.trajectories, config.steps, config.seed, report.embedder
+        ));
+        s.push_str(&format!(
+            "build {:.0} ms per trajectory (step by step); units per trajectory: {}\n",
+            report.build_ms,
+            report
+                .units
+                .iter()
+                .map(|(v, n)| format!("{v} {n}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+        for kind in &report.kinds {
+            s.push_str(&format!(
+                "\n{} evidence ({} queries; {} near, {} far evidence steps)\n",
+                kind.kind.as_str(),
+                kind.queries,
+                kind.evidence_near,
+                kind.evidence_far
+            ));
+            s.push_str("strategy   Hit@2");
+            for b in BUDGETS {
+                s.push_str(&format!("  R@{b:<5}"));
+            }
+            s.push_str("  near@1024 far@1024  p50 ms  p95 ms\n");
+            for st in &kind.strategies {
+                s.push_str(&format!("{:<9} {:>6.3}", st.strategy.as_str(), st.hit_at_2));
+                for r in &st.recall {
+                    s.push_str(&format!("  {r:>7.3}"));
+                }
+                s.push_str(&format!(
+                    "  {:>9.3} {:>8.3}  {:>6.2}  {:>6.2}",
+                    st.recall_near.last().copied().unwrap_or(0.0),
+                    st.recall_far.last().copied().unwrap_or(0.0),
+                    st.query_p50_ms,
+                    st.query_p95_ms
+                ));
+                if let Some(share) = st.osu_share {
+                    s.push_str(&format!("  (osu for {:.0}%)", share * 100.0));
+                }
+                s.push('\n');
+            }
+        }
+    });
+    Ok(())
+}
+
+fn longmemeval(ui: &mut Ui, global: &GlobalArgs, args: &LongMemEvalArgs) -> CmdResult {
     let mut bytes = Vec::new();
     std::fs::File::open(&args.file)
         .and_then(|mut f| f.read_to_end(&mut bytes))

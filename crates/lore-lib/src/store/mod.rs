@@ -126,6 +126,30 @@ fn one_line(text: &str, max: usize) -> String {
     }
 }
 
+/// What one transaction on a ref writes.
+#[derive(Clone, Debug, Default)]
+pub struct RefWrite {
+    /// Changes to the tree of the tip (or of `start`).
+    pub edits: Vec<Edit>,
+    /// The commit message.
+    pub message: Message,
+    /// A second parent: the commit is a merge of this one into the tip.
+    pub merge_parent: Option<Oid>,
+    /// When the ref does not exist yet: the commit it starts from (parent and base tree).
+    pub start: Option<Oid>,
+}
+
+impl RefWrite {
+    /// Edits on the current tip.
+    pub fn on_tip(edits: Vec<Edit>, message: Message) -> RefWrite {
+        RefWrite {
+            edits,
+            message,
+            ..RefWrite::default()
+        }
+    }
+}
+
 /// A read-only view of the tree at one tip, handed to a transaction's closure.
 pub struct Snapshot<'r> {
     repo: &'r Repository,
@@ -150,6 +174,33 @@ impl<'r> Snapshot<'r> {
             Err(e) if e.code() == ErrorCode::NotFound => Ok(None),
             Err(e) => Err(e.into()),
         }
+    }
+
+    /// The files directly inside a directory of the tree (name and blob), sorted by name; empty
+    /// when there is no such directory.
+    pub fn files_in(&self, dir: &str) -> Result<Vec<(String, Oid)>> {
+        let Some(tree) = &self.tree else {
+            return Ok(Vec::new());
+        };
+        let entry = match tree.get_path(Path::new(dir)) {
+            Ok(entry) if entry.kind() == Some(ObjectType::Tree) => entry,
+            Ok(_) => return Ok(Vec::new()),
+            Err(e) if e.code() == ErrorCode::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(e.into()),
+        };
+        let sub = self.repo.find_tree(entry.id())?;
+        let mut out: Vec<(String, Oid)> = sub
+            .iter()
+            .filter(|e| e.kind() == Some(ObjectType::Blob))
+            .filter_map(|e| Some((e.name().ok()?.to_string(), e.id())))
+            .collect();
+        out.sort();
+        Ok(out)
+    }
+
+    /// The content of a blob.
+    pub fn blob(&self, oid: Oid) -> Result<Vec<u8>> {
+        Ok(self.repo.find_blob(oid)?.content().to_vec())
     }
 
     /// The content of the file at a path, if any.
@@ -375,34 +426,60 @@ impl Store {
         &self,
         mut build: impl FnMut(&Snapshot<'_>) -> Result<(Vec<Edit>, Message, T)>,
     ) -> Result<(T, Option<Oid>)> {
+        self.transact_ref(MEMORY_REF, |snap| {
+            let (mut edits, message, value) = build(snap)?;
+            let writes_store_file = edits
+                .iter()
+                .any(|e| matches!(e, Edit::Upsert { path, .. } if path == layout::STORE_FILE));
+            if !edits.is_empty()
+                && !writes_store_file
+                && snap.blob_id(layout::STORE_FILE)?.is_none()
+            {
+                edits.push(self.store_file_edit()?);
+            }
+            Ok((RefWrite::on_tip(edits, message), value))
+        })
+    }
+
+    /// The write path for any of lore's refs: `build` sees the ref's current tip (an empty view
+    /// when the ref does not exist) and returns a [`RefWrite`]; it becomes one commit and the ref
+    /// moves by compare-and-swap, retried on a new tip exactly like [`Store::transact`].
+    pub fn transact_ref<T>(
+        &self,
+        refname: &str,
+        mut build: impl FnMut(&Snapshot<'_>) -> Result<(RefWrite, T)>,
+    ) -> Result<(T, Option<Oid>)> {
         let started = Instant::now();
         let mut attempt: u32 = 0;
         loop {
             attempt += 1;
-            let tip = self.tip()?;
+            let tip = ref_target(&self.repo, refname)?;
             let snap = self.snapshot(tip)?;
-            let (mut edits, message, value) = build(&snap)?;
-            if edits.is_empty() {
+            let (write, value) = build(&snap)?;
+            if write.edits.is_empty() && write.merge_parent.is_none() && write.start.is_none() {
                 return Ok((value, tip));
             }
-            let writes_store_file = edits
-                .iter()
-                .any(|e| matches!(e, Edit::Upsert { path, .. } if path == layout::STORE_FILE));
-            if !writes_store_file && snap.blob_id(layout::STORE_FILE)?.is_none() {
-                edits.push(self.store_file_edit()?);
-            }
-            let tree = self.apply_edits(snap.tree.as_ref(), &edits)?;
-            let commit = self.make_commit(&message, tree, tip)?;
+            // A ref that does not exist yet may start from another commit (a new branch).
+            let first_parent = tip.or(write.start);
+            let base_tree = match first_parent {
+                Some(c) if Some(c) != tip => Some(self.repo.find_commit(c)?.tree()?),
+                _ => None,
+            };
+            let base = base_tree.as_ref().or(snap.tree.as_ref());
+            let tree = self.apply_edits(base, &write.edits)?;
+            let mut parents: Vec<Oid> = first_parent.into_iter().collect();
+            parents.extend(write.merge_parent);
+            let commit = self.make_commit(&write.message, tree, &parents)?;
             if let Some(hook) = &self.before_ref_update {
                 hook();
             }
-            match self.compare_and_swap(MEMORY_REF, tip, commit, &message.subject) {
+            match self.compare_and_swap(refname, tip, commit, &write.message.subject) {
                 Ok(()) => return Ok((value, Some(commit))),
                 Err(e) if is_race(&e) => {
                     if started.elapsed() > MAX_RETRY_TIME {
                         return Err(Error::Contention {
                             refname: format!(
-                                "{MEMORY_REF} (if no other lore or git process is running, remove {}/{MEMORY_REF}.lock)",
+                                "{refname} (if no other lore or git process is running, remove {}/{refname}.lock)",
                                 self.common_dir().display()
                             ),
                             attempts: attempt,
@@ -491,14 +568,14 @@ impl Store {
         Ok(git2::Signature::now(name, email)?)
     }
 
-    fn make_commit(&self, message: &Message, tree: Oid, parent: Option<Oid>) -> Result<Oid> {
+    fn make_commit(&self, message: &Message, tree: Oid, parents: &[Oid]) -> Result<Oid> {
         let sig = self.signature()?;
         let tree = self.repo.find_tree(tree)?;
-        let parent_commit = match parent {
-            Some(p) => Some(self.repo.find_commit(p)?),
-            None => None,
-        };
-        let parents: Vec<&git2::Commit<'_>> = parent_commit.iter().collect();
+        let parent_commits = parents
+            .iter()
+            .map(|p| self.repo.find_commit(*p))
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        let parents: Vec<&git2::Commit<'_>> = parent_commits.iter().collect();
         Ok(self
             .repo
             .commit(None, &sig, &sig, &message.render(), &tree, &parents)?)

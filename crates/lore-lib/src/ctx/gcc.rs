@@ -1,0 +1,221 @@
+//! Export and import of the workspace in the Git-Context-Controller `.GCC/` layout:
+//! `main.md` and `branches/<name>/{commit.md, log.md, metadata.yaml}`. lore adds
+//! `branches/<name>/branch.yaml` (purpose, summary, counters) and the branch's own `main.md`, so
+//! a round trip loses nothing;
+//! a directory written by another implementation imports without it.
+
+use std::path::Path;
+
+use jiff::Timestamp;
+use serde::Serialize;
+
+use super::step::{parse_log, render_log};
+use super::{
+    BRANCH_FILE, BranchFiles, BranchMeta, COMMIT_FILE, METADATA_FILE, ROADMAP_FILE, Workspace,
+    check_branch_name, read_meta, read_segments, text_of,
+};
+use crate::WriteContext;
+use crate::error::{Error, Result};
+use crate::model::to_millis;
+
+/// What an export or import covered.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct GccReport {
+    /// Branches written.
+    pub branches: Vec<String>,
+    /// Steps written.
+    pub steps: usize,
+}
+
+fn write(path: &Path, content: &[u8]) -> Result<()> {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| Error::io(format!("creating {}", parent.display()), e))?;
+    }
+    std::fs::write(path, content).map_err(|e| Error::io(format!("writing {}", path.display()), e))
+}
+
+fn read(path: &Path) -> Result<Option<String>> {
+    match std::fs::read(path) {
+        Ok(b) => Ok(Some(String::from_utf8_lossy(&b).into_owned())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::io(format!("reading {}", path.display()), e)),
+    }
+}
+
+/// The purpose and the latest contribution found in a `commit.md` without lore's record.
+fn from_commit_md(text: &str) -> (Option<String>, Option<String>) {
+    let mut purpose = None;
+    let mut contribution = None;
+    let mut section: Option<&str> = None;
+    let mut buffer = String::new();
+    let mut flush = |section: Option<&str>, buffer: &mut String| {
+        let value = buffer.trim().to_string();
+        buffer.clear();
+        if value.is_empty() {
+            return;
+        }
+        match section {
+            Some("purpose") if purpose.is_none() => purpose = Some(value),
+            Some("contribution") => contribution = Some(value),
+            _ => {}
+        }
+    };
+    for line in text.lines() {
+        let lower = line.trim_start_matches('#').trim().to_ascii_lowercase();
+        if line.starts_with('#') {
+            flush(section, &mut buffer);
+            section = if lower.contains("purpose") {
+                Some("purpose")
+            } else if lower.contains("contribution") {
+                Some("contribution")
+            } else {
+                None
+            };
+            continue;
+        }
+        buffer.push_str(line);
+        buffer.push('\n');
+    }
+    flush(section, &mut buffer);
+    (purpose, contribution)
+}
+
+impl Workspace<'_> {
+    /// Writes every branch's committed state to `dir` in the `.GCC/` layout. `main.md` at the
+    /// top is the current branch's roadmap.
+    pub fn export_gcc(&self, dir: &Path) -> Result<GccReport> {
+        let current = self.resolve(None)?;
+        let mut report = GccReport::default();
+        for name in self.branches()? {
+            let tip = self.tip(&name)?.ok_or_else(|| self.unknown_branch(&name))?;
+            let snap = self.store.snapshot(Some(tip))?;
+            let meta = read_meta(&snap)?
+                .ok_or_else(|| Error::ContextNotFound(format!("{name} has no {BRANCH_FILE}")))?;
+            let steps = read_segments(&snap)?;
+            let bdir = dir.join("branches").join(&name);
+            write(
+                &bdir.join(COMMIT_FILE),
+                text_of(&snap, COMMIT_FILE)?.as_bytes(),
+            )?;
+            write(&bdir.join("log.md"), render_log(&name, &steps)?.as_bytes())?;
+            write(
+                &bdir.join(METADATA_FILE),
+                text_of(&snap, METADATA_FILE)?.as_bytes(),
+            )?;
+            write(
+                &bdir.join(BRANCH_FILE),
+                &super::to_yaml(&meta, BRANCH_FILE)?,
+            )?;
+            // The top-level main.md is the current branch's roadmap (what GCC readers expect);
+            // each branch also keeps its own beside its files.
+            let roadmap = text_of(&snap, ROADMAP_FILE)?;
+            if name == current {
+                write(&dir.join(ROADMAP_FILE), roadmap.as_bytes())?;
+            }
+            write(&bdir.join(ROADMAP_FILE), roadmap.as_bytes())?;
+            report.steps += steps.len();
+            report.branches.push(name);
+        }
+        Ok(report)
+    }
+
+    /// Reads a `.GCC/` directory into context branches (one commit each). An existing branch is
+    /// refused unless `force`. The current branch becomes `main` if none was set.
+    pub fn import_gcc(&self, dir: &Path, force: bool, ctx: &WriteContext) -> Result<GccReport> {
+        let roadmap = read(&dir.join(ROADMAP_FILE))?.unwrap_or_default();
+        let branches_dir = dir.join("branches");
+        let mut names: Vec<String> = match std::fs::read_dir(&branches_dir) {
+            Ok(entries) => entries
+                .filter_map(|e| e.ok())
+                .filter(|e| e.path().is_dir())
+                .filter_map(|e| e.file_name().to_str().map(String::from))
+                .collect(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(Error::io(format!("reading {}", branches_dir.display()), e)),
+        };
+        names.sort();
+        if names.is_empty() {
+            return Err(Error::Invalid {
+                what: "GCC directory",
+                value: dir.display().to_string(),
+                reason: "expected branches/<name>/ with commit.md, log.md, metadata.yaml".into(),
+            });
+        }
+        for name in &names {
+            check_branch_name(name)?;
+            if !force && self.tip(name)?.is_some() {
+                return Err(Error::ContextConflict(format!(
+                    "context branch {name:?} exists; import with --force to replace its content"
+                )));
+            }
+        }
+        let now = to_millis(ctx.now.unwrap_or_else(Timestamp::now));
+        let mut report = GccReport::default();
+        for name in &names {
+            let bdir = branches_dir.join(name);
+            let commit_md = read(&bdir.join(COMMIT_FILE))?.unwrap_or_default();
+            let steps = parse_log(&read(&bdir.join("log.md"))?.unwrap_or_default(), now)?;
+            let metadata = read(&bdir.join(METADATA_FILE))?.unwrap_or_else(|| "{}\n".into());
+            super::parse_metadata(&metadata)?;
+            let meta = match read(&bdir.join(BRANCH_FILE))? {
+                Some(text) => {
+                    let meta: BranchMeta =
+                        serde_norway::from_str(&text).map_err(|e| Error::Parse {
+                            context: bdir.join(BRANCH_FILE).display().to_string(),
+                            message: e.to_string(),
+                        })?;
+                    if meta.name != *name {
+                        return Err(Error::Parse {
+                            context: bdir.join(BRANCH_FILE).display().to_string(),
+                            message: format!("names branch {:?}, not {name:?}", meta.name),
+                        });
+                    }
+                    meta
+                }
+                None => {
+                    let (purpose, contribution) = from_commit_md(&commit_md);
+                    BranchMeta {
+                        name: name.clone(),
+                        purpose: purpose.unwrap_or_else(|| format!("imported branch {name}")),
+                        parent: None,
+                        created: now,
+                        summary: contribution.unwrap_or_default(),
+                        commits: commit_md
+                            .lines()
+                            .filter(|l| l.starts_with("## "))
+                            .count()
+                            .try_into()
+                            .unwrap_or(u32::MAX),
+                        segments: 0,
+                        merged: Vec::new(),
+                        last: None,
+                    }
+                }
+            };
+            let own_roadmap = read(&bdir.join(ROADMAP_FILE))?;
+            report.steps += steps.len();
+            self.write_branch(
+                &meta,
+                BranchFiles {
+                    roadmap: own_roadmap.unwrap_or_else(|| roadmap.clone()),
+                    commit_md,
+                    metadata,
+                    steps,
+                },
+                force,
+                ctx,
+            )?;
+            report.branches.push(name.clone());
+        }
+        if self.current()?.is_none() {
+            let first = if names.iter().any(|n| n == super::MAIN_BRANCH) {
+                super::MAIN_BRANCH.to_string()
+            } else {
+                names[0].clone()
+            };
+            self.set_current(&first)?;
+        }
+        Ok(report)
+    }
+}
