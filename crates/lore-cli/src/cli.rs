@@ -66,6 +66,7 @@ pub enum Command {
     Forget(commands::forget::ForgetArgs),
     Recall(commands::recall::RecallArgs),
     Context(commands::context::ContextArgs),
+    Ctx(commands::ctx::CtxArgs),
     Verify(commands::verify::VerifyArgs),
     Reindex(commands::reindex::ReindexArgs),
     Status(commands::status::StatusArgs),

@@ -41,6 +41,16 @@ impl Ui {
         let _ = stdout.flush();
     }
 
+    /// Text shown before a command's result in text mode (nothing with `--json`, where the
+    /// result document carries it).
+    pub fn text(&mut self, text: &str) {
+        if !self.json {
+            let mut stdout = std::io::stdout().lock();
+            let _ = stdout.write_all(text.as_bytes());
+            let _ = stdout.flush();
+        }
+    }
+
     /// A warning or notice on stderr (never on stdout, which programs read).
     pub fn warn(&mut self, message: &str) {
         eprintln!("lore: {message}");

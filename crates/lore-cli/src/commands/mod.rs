@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod common;
 pub mod context;
+pub mod ctx;
 pub mod embedder;
 pub mod eval;
 pub mod export;
@@ -50,6 +51,7 @@ pub fn run(ui: &mut Ui, cli: Cli) -> CmdResult {
         Command::Forget(args) => forget::run(ui, &mut lore, &ctx, &args),
         Command::Recall(args) => recall::run(ui, &mut lore, &args),
         Command::Context(args) => context::run(ui, &mut lore, &args),
+        Command::Ctx(args) => ctx::run(ui, &cli.global, &mut lore, &ctx, &args),
         Command::Verify(args) => verify::run(ui, &mut lore, &args),
         Command::Reindex(args) => reindex::run(ui, &mut lore, &args),
         Command::Status(args) => status::run(ui, &mut lore, &args),

@@ -303,6 +303,13 @@ pub fn compose_summary(previous: &str, contribution: &str) -> String {
         kept.push(s.clone());
     }
     kept.reverse();
+    let last = kept.len().saturating_sub(1);
+    for (i, s) in kept.iter_mut().enumerate() {
+        // Sentences run together in the summary: end each one that lacks punctuation.
+        if i < last && !s.ends_with(['.', '!', '?', '…', ':']) {
+            s.push('.');
+        }
+    }
     kept.join(" ")
 }
 
@@ -1401,6 +1408,17 @@ fn normalize_doc(text: &str) -> String {
         t.push('\n');
     }
     t
+}
+
+/// A metadata value as given by a user: YAML, or (with `as_text`) a plain string.
+pub fn metadata_value(raw: &str, as_text: bool) -> Result<serde_norway::Value> {
+    if as_text {
+        return Ok(serde_norway::Value::String(raw.to_string()));
+    }
+    serde_norway::from_str(raw).map_err(|e| Error::Parse {
+        context: "the metadata value is not YAML (pass --text to store it as text)".into(),
+        message: e.to_string(),
+    })
 }
 
 fn parse_metadata(text: &str) -> Result<serde_norway::Value> {

@@ -126,7 +126,7 @@ impl Default for Params {
             coverage_bonus: 0.1,
             duplicate_cosine: 0.97,
             auto_inspect: 10,
-            auto_specific_max: 32,
+            auto_specific_max: 12,
             tree_fanout: 8,
         }
     }
@@ -626,12 +626,12 @@ impl TrajectoryIndex {
         for (t, idf) in terms {
             marked.clear();
             for s in &self.postings[*t as usize] {
-                for u in &self.steps[*s as usize].units {
-                    if !marked.contains(u) {
-                        marked.push(*u);
-                        *coverage.entry(*u).or_insert(0.0) += idf;
-                    }
-                }
+                marked.extend(&self.steps[*s as usize].units);
+            }
+            marked.sort_unstable();
+            marked.dedup();
+            for u in &marked {
+                *coverage.entry(*u).or_insert(0.0) += idf;
             }
         }
         for (u, c) in coverage.iter_mut() {
@@ -699,13 +699,14 @@ impl TrajectoryIndex {
             for s in &self.postings[*t as usize] {
                 let mut span = fanout;
                 for level in 0..self.tree.len() {
-                    let key = (level, *s as usize / span);
-                    if !marked.contains(&key) {
-                        marked.push(key);
-                        *coverage.entry(key).or_insert(0.0) += idf;
-                    }
+                    marked.push((level, *s as usize / span));
                     span *= fanout;
                 }
+            }
+            marked.sort_unstable();
+            marked.dedup();
+            for key in &marked {
+                *coverage.entry(*key).or_insert(0.0) += idf;
             }
         }
         let size = |level: usize, node: usize| {
@@ -782,6 +783,9 @@ impl TrajectoryIndex {
             .filter(|(s, _)| self.steps[*s as usize].tokens <= budget)
             .cloned()
             .collect();
+        // Each candidate's cosine to the closest packed step, brought up to date lazily: only
+        // against the steps packed since the candidate was last looked at.
+        let mut redundancy: Vec<(f32, usize)> = vec![(0.0, 0); pool.len()];
         while !pool.is_empty() && left > 0 {
             let mut best: Option<(usize, f32, f32)> = None;
             for (i, (s, base)) in pool.iter().enumerate() {
@@ -789,19 +793,20 @@ impl TrajectoryIndex {
                 if step.tokens > left {
                     continue;
                 }
-                let redundancy = chosen_ids
-                    .iter()
-                    .map(|c| dot(&self.steps[*c as usize].vector, &step.vector))
-                    .fold(0f32, f32::max);
+                let (mut red, seen) = redundancy[i];
+                for c in &chosen_ids[seen..] {
+                    red = red.max(dot(&self.steps[*c as usize].vector, &step.vector));
+                }
+                redundancy[i] = (red, chosen_ids.len());
                 let gain = terms
                     .iter()
                     .filter(|(t, _)| step.terms.contains(t) && !covered.contains(t))
                     .count() as f32
                     / total_terms;
-                let score = base - self.params.novelty_penalty * redundancy
-                    + self.params.coverage_bonus * gain;
+                let score =
+                    base - self.params.novelty_penalty * red + self.params.coverage_bonus * gain;
                 if best.is_none_or(|(_, b, _)| score > b) {
-                    best = Some((i, score, redundancy));
+                    best = Some((i, score, red));
                 }
                 // Candidates are sorted; once the base alone cannot win, stop looking.
                 if let Some((_, b, _)) = best
@@ -810,13 +815,14 @@ impl TrajectoryIndex {
                     break;
                 }
             }
-            let Some((i, score, redundancy)) = best else {
+            let Some((i, score, red)) = best else {
                 break;
             };
             let (s, _) = pool.remove(i);
+            redundancy.remove(i);
             let step = &self.steps[s as usize];
-            let duplicate = redundancy >= self.params.duplicate_cosine
-                || chosen.iter().any(|c| c.line == step.line);
+            let duplicate =
+                red >= self.params.duplicate_cosine || chosen.iter().any(|c| c.line == step.line);
             if duplicate {
                 continue;
             }
