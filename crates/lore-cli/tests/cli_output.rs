@@ -2,46 +2,9 @@
 
 mod common;
 
-use common::{json, ok};
+use common::{json, ok, redact, redact_word};
 use insta::{assert_json_snapshot, assert_snapshot};
 use lore_testutils::TestRepo;
-
-const ID_ALPHABET: &str = "0123456789abcdefghjkmnpqrstvwxyz";
-
-/// Replaces the run-specific parts of text output: ids and commit prefixes (12 characters of
-/// the id alphabet) become `[ID]`, longer hex runs `[HEX]`, dates and times placeholders.
-fn redact(text: &str, repo: &TestRepo) -> String {
-    let out = text.replace(&repo.path().display().to_string(), "[WORK]");
-    let mut cleaned = String::new();
-    for word in out.split_inclusive(|c: char| c.is_whitespace() || c == '(' || c == ')') {
-        let core = word.trim_end_matches(|c: char| c.is_whitespace() || c == '(' || c == ')');
-        let tail = &word[core.len()..];
-        cleaned.push_str(&redact_word(core));
-        cleaned.push_str(tail);
-    }
-    cleaned
-}
-
-fn redact_word(word: &str) -> String {
-    let core = word.trim_end_matches([':', ',', '.']);
-    let punct = &word[core.len()..];
-    let is_id = core.len() == 12 && core.chars().all(|c| ID_ALPHABET.contains(c));
-    let is_hex = core.len() > 12 && core.chars().all(|c| c.is_ascii_hexdigit());
-    let is_date = core.len() == 10
-        && core.as_bytes().get(4) == Some(&b'-')
-        && core.as_bytes().get(7) == Some(&b'-');
-    let is_clock = core.len() == 5 && core.as_bytes().get(2) == Some(&b':');
-    let is_stamp = core.len() >= 20 && core.contains('T') && core.ends_with('Z');
-    let replaced = match (is_id, is_hex, is_date, is_clock, is_stamp) {
-        (true, ..) => "[ID]",
-        (_, true, ..) => "[HEX]",
-        (_, _, true, ..) => "[DATE]",
-        (_, _, _, true, _) => "[TIME]",
-        (.., true) => "[TIMESTAMP]",
-        _ => return word.to_string(),
-    };
-    format!("{replaced}{punct}")
-}
 
 fn ids_in_text(
     value: insta::internals::Content,

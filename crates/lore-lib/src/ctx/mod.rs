@@ -1365,10 +1365,14 @@ impl<'s> Workspace<'s> {
             let mut edits = vec![Edit::Remove {
                 path: LOG_DIR.into(),
             }];
-            meta.segments = 0;
+            // All steps go into one segment, numbered as the record says (so the record stays
+            // as exported and later commits continue the numbering).
             if !files.steps.is_empty() {
-                meta.segments = 1;
-                edits.push(upsert(&segment_path(1), segment_bytes(&files.steps)?));
+                meta.segments = meta.segments.max(1);
+                edits.push(upsert(
+                    &segment_path(meta.segments),
+                    segment_bytes(&files.steps)?,
+                ));
             }
             edits.push(upsert(ROADMAP_FILE, files.roadmap.clone().into_bytes()));
             edits.push(upsert(COMMIT_FILE, files.commit_md.clone().into_bytes()));

@@ -543,8 +543,11 @@ impl Store {
                     let blob = self.repo.blob(content)?;
                     builder.upsert(path.as_str(), blob, FileMode::Blob);
                 }
+                // Removing what is not there is a no-op (libgit2 would refuse the whole tree).
                 Edit::Remove { path } => {
-                    builder.remove(path.as_str());
+                    if base.get_path(Path::new(path)).is_ok() {
+                        builder.remove(path.as_str());
+                    }
                 }
             }
         }
