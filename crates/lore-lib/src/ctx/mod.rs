@@ -557,6 +557,29 @@ impl<'s> Workspace<'s> {
         to_millis(ctx.now.unwrap_or_else(Timestamp::now))
     }
 
+    /// The record of a commit that changes neither the log nor the summary (metadata, update).
+    fn side_entry(
+        &self,
+        meta: &BranchMeta,
+        kind: EntryKind,
+        contribution: &str,
+        now: Timestamp,
+    ) -> Entry {
+        Entry {
+            kind,
+            seq: meta.commits,
+            time: now,
+            code_head: self.code_head(),
+            purpose: meta.purpose.clone(),
+            previous_summary: meta.summary.clone(),
+            contribution: contribution.to_string(),
+            summary: meta.summary.clone(),
+            steps: 0,
+            segment: None,
+            merged: None,
+        }
+    }
+
     /// `ctx init`: creates the `main` branch with a roadmap and makes it current.
     pub fn init(&self, goal: &str, todo: &[String], ctx: &WriteContext) -> Result<Oid> {
         let goal = goal.trim();
@@ -1099,19 +1122,7 @@ impl<'s> Workspace<'s> {
                     format!("Removed metadata segment {segment}.")
                 }
             };
-            meta.last = Some(Entry {
-                kind: EntryKind::Metadata,
-                seq: meta.commits,
-                time: now,
-                code_head: self.code_head(),
-                purpose: meta.purpose.clone(),
-                previous_summary: meta.summary.clone(),
-                contribution: contribution.clone(),
-                summary: meta.summary.clone(),
-                steps: 0,
-                segment: None,
-                merged: None,
-            });
+            meta.last = Some(self.side_entry(&meta, EntryKind::Metadata, &contribution, now));
             let edits = vec![
                 upsert(METADATA_FILE, to_yaml(&doc, METADATA_FILE)?),
                 upsert(BRANCH_FILE, to_yaml(&meta, BRANCH_FILE)?),
@@ -1161,19 +1172,7 @@ impl<'s> Workspace<'s> {
             if text_of(snap, ROADMAP_FILE)? == new {
                 return Ok((RefWrite::default(), false));
             }
-            meta.last = Some(Entry {
-                kind: EntryKind::Update,
-                seq: meta.commits,
-                time: now,
-                code_head: self.code_head(),
-                purpose: meta.purpose.clone(),
-                previous_summary: meta.summary.clone(),
-                contribution: message.to_string(),
-                summary: meta.summary.clone(),
-                steps: 0,
-                segment: None,
-                merged: None,
-            });
+            meta.last = Some(self.side_entry(&meta, EntryKind::Update, message, now));
             let edits = vec![
                 upsert(ROADMAP_FILE, new.clone().into_bytes()),
                 upsert(BRANCH_FILE, to_yaml(&meta, BRANCH_FILE)?),
@@ -1468,6 +1467,17 @@ pub fn commit_md_entry(branch: &str, existing: Option<&str>, entry: &Entry) -> S
     out
 }
 
+/// The merge when only one side changed (or both alike).
+fn trivial_merge(base: &str, ours: &str, theirs: &str) -> Option<String> {
+    if ours == theirs || base == theirs {
+        Some(ours.to_string())
+    } else if base == ours {
+        Some(theirs.to_string())
+    } else {
+        None
+    }
+}
+
 fn merge_roadmap(
     base: &str,
     ours: &str,
@@ -1476,11 +1486,8 @@ fn merge_roadmap(
     conflicts: &mut Vec<String>,
     resolved: &mut Vec<String>,
 ) -> Result<String> {
-    if ours == theirs || base == theirs {
-        return Ok(ours.to_string());
-    }
-    if base == ours {
-        return Ok(theirs.to_string());
+    if let Some(merged) = trivial_merge(base, ours, theirs) {
+        return Ok(merged);
     }
     let mut b = git2::MergeFileInput::new();
     b.content(base.as_bytes()).path(ROADMAP_FILE);
@@ -1556,11 +1563,8 @@ fn merge_metadata(
     conflicts: &mut Vec<String>,
     resolved: &mut Vec<String>,
 ) -> Result<String> {
-    if ours == theirs || base == theirs {
-        return Ok(ours.to_string());
-    }
-    if base == ours {
-        return Ok(theirs.to_string());
+    if let Some(merged) = trivial_merge(base, ours, theirs) {
+        return Ok(merged);
     }
     let base = parse_metadata(base)?;
     let ours_v = parse_metadata(ours)?;

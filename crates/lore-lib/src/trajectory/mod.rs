@@ -655,17 +655,31 @@ impl TrajectoryIndex {
             })
             .collect();
         top_sorted(&mut scored, self.params.top_units);
-        let mut best: HashMap<u32, f32> = HashMap::new();
-        let a = self.params.unit_weight;
-        for (u, unit_score) in &scored {
-            let mut members: Vec<(u32, f32)> = self.units[*u as usize]
-                .members
+        self.expand(
+            scored
                 .iter()
-                .map(|m| (*m, relevance[*m as usize]))
+                .map(|(u, score)| (self.units[*u as usize].members.clone(), *score)),
+            relevance,
+        )
+    }
+
+    /// Coarse to fine: each chosen group's best members by their own relevance, scored by the
+    /// group's score and their own; a step in several groups keeps its best score.
+    fn expand(
+        &self,
+        groups: impl Iterator<Item = (Vec<u32>, f32)>,
+        relevance: &[f32],
+    ) -> Vec<(u32, f32)> {
+        let a = self.params.unit_weight;
+        let mut best: HashMap<u32, f32> = HashMap::new();
+        for (members, group_score) in groups {
+            let mut members: Vec<(u32, f32)> = members
+                .into_iter()
+                .map(|m| (m, relevance[m as usize]))
                 .collect();
             top_sorted(&mut members, self.params.expand_per_unit);
             for (m, r) in members {
-                let s = a * unit_score + (1.0 - a) * r;
+                let s = a * group_score + (1.0 - a) * r;
                 let e = best.entry(m).or_insert(f32::MIN);
                 if s > *e {
                     *e = s;
@@ -747,26 +761,13 @@ impl TrajectoryIndex {
         }
         scored.sort_by(|a, b| b.1.total_cmp(&a.1));
         scored.truncate(self.params.top_units);
-        let a = self.params.unit_weight;
-        let mut best: HashMap<u32, f32> = HashMap::new();
-        for ((level, i), node_score) in scored {
-            let (start, end) = size(level, i);
-            let mut members: Vec<(u32, f32)> = (start as u32..end as u32)
-                .map(|m| (m, relevance[m as usize]))
-                .collect();
-            top_sorted(&mut members, self.params.expand_per_unit);
-            for (m, r) in members {
-                let s = a * node_score + (1.0 - a) * r;
-                let e = best.entry(m).or_insert(f32::MIN);
-                if s > *e {
-                    *e = s;
-                }
-            }
-        }
-        let mut out: Vec<(u32, f32)> = best.into_iter().collect();
-        let n = out.len();
-        top_sorted(&mut out, n);
-        out
+        self.expand(
+            scored.into_iter().map(|((level, i), score)| {
+                let (start, end) = size(level, i);
+                ((start as u32..end as u32).collect(), score)
+            }),
+            relevance,
+        )
     }
 
     /// Greedy packing: the best remaining candidate after a novelty penalty (cosine to what is
