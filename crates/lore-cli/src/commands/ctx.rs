@@ -293,34 +293,25 @@ pub fn run(
     match &args.command {
         CtxCommand::Init(a) => {
             let commit = ws.init(&a.goal, &a.todo, ctx)?;
-            ui.emit(
-                &Done {
-                    branch: "main",
-                    commit: Some(commit.to_string()),
-                },
-                |s| {
-                    s.push_str(&format!(
-                        "started the context workspace on branch main ({})\n",
-                        short(&commit.to_string())
-                    ))
-                },
+            emit_commit(
+                ui,
+                "main",
+                Some(commit.to_string()),
+                "started the context workspace on branch main",
             );
         }
         CtxCommand::Branch(a) => {
             let commit = ws.branch(&a.name, &a.purpose, a.from.as_deref(), !a.no_switch, ctx)?;
-            ui.emit(
-                &Done {
-                    branch: &a.name,
-                    commit: Some(commit.to_string()),
-                },
-                |s| {
-                    s.push_str(&format!(
-                        "created branch {} ({}){}\n",
-                        a.name,
-                        short(&commit.to_string()),
-                        if a.no_switch { "" } else { "; now on it" }
-                    ))
-                },
+            let note = if a.no_switch {
+                ""
+            } else {
+                " and switched to it"
+            };
+            emit_commit(
+                ui,
+                &a.name,
+                Some(commit.to_string()),
+                &format!("created branch {}{note}", a.name),
             );
         }
         CtxCommand::Switch(a) => {
@@ -499,32 +490,22 @@ pub fn run(
                 let parsed = lore::ctx::metadata_value(&raw, *text)?;
                 let commit =
                     ws.metadata_set(branch.branch.as_deref(), segment, Some(parsed), ctx)?;
-                ui.emit(
-                    &Done {
-                        branch: segment,
-                        commit: Some(commit.to_string()),
-                    },
-                    |s| {
-                        s.push_str(&format!(
-                            "set metadata segment {segment} ({})\n",
-                            short(&commit.to_string())
-                        ))
-                    },
+                let name = ws.resolve(branch.branch.as_deref())?;
+                emit_commit(
+                    ui,
+                    &name,
+                    Some(commit.to_string()),
+                    &format!("set metadata segment {segment} on {name}"),
                 );
             }
             MetadataCommand::Unset { segment, branch } => {
                 let commit = ws.metadata_set(branch.branch.as_deref(), segment, None, ctx)?;
-                ui.emit(
-                    &Done {
-                        branch: segment,
-                        commit: Some(commit.to_string()),
-                    },
-                    |s| {
-                        s.push_str(&format!(
-                            "removed metadata segment {segment} ({})\n",
-                            short(&commit.to_string())
-                        ))
-                    },
+                let name = ws.resolve(branch.branch.as_deref())?;
+                emit_commit(
+                    ui,
+                    &name,
+                    Some(commit.to_string()),
+                    &format!("removed metadata segment {segment} from {name}"),
                 );
             }
         },
@@ -545,19 +526,11 @@ pub fn run(
             };
             let commit = ws.update_context(a.branch.branch.as_deref(), &new, &a.message, ctx)?;
             let branch = ws.resolve(a.branch.branch.as_deref())?;
-            ui.emit(
-                &Done {
-                    branch: &branch,
-                    commit: commit.map(|c| c.to_string()),
-                },
-                |s| match commit {
-                    Some(c) => s.push_str(&format!(
-                        "updated the context on {branch} ({})\n",
-                        short(&c.to_string())
-                    )),
-                    None => s.push_str("the context is already that; nothing changed\n"),
-                },
-            );
+            let text = match commit {
+                Some(_) => format!("updated the context on {branch}"),
+                None => "the context is already that; nothing changed".to_string(),
+            };
+            emit_commit(ui, &branch, commit.map(|c| c.to_string()), &text);
         }
         CtxCommand::History(a) => {
             let versions = ws.context_history(a.branch.as_deref())?;
@@ -661,6 +634,20 @@ fn show(ui: &mut Ui, ws: &Workspace<'_>, a: &ShowArgs) -> CmdResult {
         ui.emit(&view, |s| s.push_str(&view.render()));
     }
     Ok(())
+}
+
+/// Reports a write: the branch and commit as JSON, or `text` and the short commit id.
+fn emit_commit(ui: &mut Ui, branch: &str, commit: Option<String>, text: &str) {
+    ui.emit(
+        &Done {
+            branch,
+            commit: commit.clone(),
+        },
+        |s| match &commit {
+            Some(c) => s.push_str(&format!("{text} ({})\n", short(c))),
+            None => s.push_str(&format!("{text}\n")),
+        },
+    );
 }
 
 fn short(id: &str) -> &str {

@@ -582,14 +582,7 @@ impl<'s> Workspace<'s> {
 
     /// `ctx init`: creates the `main` branch with a roadmap and makes it current.
     pub fn init(&self, goal: &str, todo: &[String], ctx: &WriteContext) -> Result<Oid> {
-        let goal = goal.trim();
-        if goal.is_empty() {
-            return Err(Error::Invalid {
-                what: "goal",
-                value: String::new(),
-                reason: "say what this work is for".into(),
-            });
-        }
+        let goal = required(goal, "goal", "say what this work is for")?;
         let mut roadmap =
             format!("# Roadmap\n\n## Goals\n\n- {goal}\n\n## Milestones\n\n## To-do\n\n");
         for item in todo.iter().map(|t| t.trim()).filter(|t| !t.is_empty()) {
@@ -660,14 +653,7 @@ impl<'s> Workspace<'s> {
         ctx: &WriteContext,
     ) -> Result<Oid> {
         check_branch_name(name)?;
-        let purpose = purpose.trim();
-        if purpose.is_empty() {
-            return Err(Error::Invalid {
-                what: "purpose",
-                value: String::new(),
-                reason: "say what the branch is for (--purpose)".into(),
-            });
-        }
+        let purpose = required(purpose, "purpose", "say what the branch is for (--purpose)")?;
         let parent = self.resolve(from)?;
         let start = self
             .tip(&parent)?
@@ -792,14 +778,11 @@ impl<'s> Workspace<'s> {
         roadmap: Option<&str>,
         ctx: &WriteContext,
     ) -> Result<CommitOutcome> {
-        let contribution = contribution.trim();
-        if contribution.is_empty() {
-            return Err(Error::Invalid {
-                what: "contribution",
-                value: String::new(),
-                reason: "say what this commit contributes".into(),
-            });
-        }
+        let contribution = required(
+            contribution,
+            "contribution",
+            "say what this commit contributes",
+        )?;
         let summary = summary.map(str::trim).filter(|s| !s.is_empty());
         let branch = self.resolve(branch)?;
         let now = Self::now(ctx);
@@ -1156,14 +1139,7 @@ impl<'s> Workspace<'s> {
         message: &str,
         ctx: &WriteContext,
     ) -> Result<Option<Oid>> {
-        let message = message.trim();
-        if message.is_empty() {
-            return Err(Error::Invalid {
-                what: "message",
-                value: String::new(),
-                reason: "say what changed".into(),
-            });
-        }
+        let message = required(message, "message", "say what changed")?;
         let branch = self.resolve(branch)?;
         let new = normalize_doc(new);
         let now = Self::now(ctx);
@@ -1396,6 +1372,19 @@ pub(crate) struct BranchFiles {
     pub(crate) commit_md: String,
     pub(crate) metadata: String,
     pub(crate) steps: Vec<Step>,
+}
+
+/// Text a command cannot do without, trimmed; blank text is refused with `reason`.
+fn required<'a>(value: &'a str, what: &'static str, reason: &str) -> Result<&'a str> {
+    let value = value.trim();
+    if value.is_empty() {
+        return Err(Error::Invalid {
+            what,
+            value: String::new(),
+            reason: reason.to_string(),
+        });
+    }
+    Ok(value)
 }
 
 fn upsert(path: &str, content: Vec<u8>) -> Edit {
