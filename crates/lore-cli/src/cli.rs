@@ -48,6 +48,10 @@ pub struct GlobalArgs {
         default_value = "static"
     )]
     pub embedder: String,
+    /// What a write does with secrets it finds: block, redact or warn (default: `git config
+    /// lore.secrets`, else redact). `<private>…</private>` spans are always removed.
+    #[arg(long, global = true, env = "LORE_SECRETS", value_name = "POLICY")]
+    pub secrets: Option<String>,
     /// Where the minilm model is (a directory with config.json, tokenizer.json and
     /// model.safetensors, or a Hugging Face cache); default: the Hugging Face cache.
     #[arg(long, global = true, env = "LORE_MINILM_DIR", value_name = "DIR")]
@@ -76,4 +80,5 @@ pub enum Command {
     Bench(commands::bench::BenchArgs),
     Embedder(commands::embedder::EmbedderArgs),
     Eval(commands::eval::EvalArgs),
+    Scan(commands::scan::ScanArgs),
 }

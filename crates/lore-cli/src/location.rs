@@ -58,6 +58,9 @@ pub fn open(global: &GlobalArgs) -> CmdResult<Lore> {
     };
     let mut lore = Lore::new(store);
     lore.set_embedder(embedder(global)?);
+    if let Some(policy) = &global.secrets {
+        lore.set_secret_policy(Some(lore::secrets::SecretPolicy::parse(policy)?));
+    }
     Ok(lore)
 }
 

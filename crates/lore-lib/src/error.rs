@@ -114,6 +114,11 @@ pub enum Error {
         /// Exact content, or the similarity found.
         how: String,
     },
+    /// The secret scanner refused a write (policy `block`); says what it found.
+    #[error(
+        "{0}; remove the secret, mark it <private>…</private>, or set `git config lore.secrets redact`"
+    )]
+    SecretBlocked(String),
     /// A context branch, commit, version or segment that does not exist.
     #[error("{0}")]
     ContextNotFound(String),
@@ -161,7 +166,8 @@ impl Error {
             | Error::UnknownNamespace { .. }
             | Error::Parse { .. }
             | Error::NotARepository(_)
-            | Error::Embedder { .. } => ErrorClass::InvalidInput,
+            | Error::Embedder { .. }
+            | Error::SecretBlocked(_) => ErrorClass::InvalidInput,
             Error::NotFound(_) | Error::ContextNotFound(_) => ErrorClass::NotFound,
             Error::Ambiguous { .. }
             | Error::KeyExists { .. }

@@ -17,6 +17,7 @@ use crate::model::{
     check_relative_path, check_summary, normalize_tags, to_millis,
 };
 use crate::record;
+use crate::secrets::{self, SecretPolicy, SecretReport};
 use crate::store::layout::{self, id_path, memory_path, namespace_marker_path, path_of};
 use crate::store::{Edit, FileVersion, Message, Snapshot, Store, StoreKind, purge::PurgeReport};
 
@@ -111,6 +112,24 @@ impl Patch {
     }
 }
 
+/// A stored memory version that holds secrets (from [`Lore::scan_secrets`]).
+#[derive(Clone, Debug, Serialize)]
+pub struct StoredSecret {
+    /// The memory's id.
+    pub id: String,
+    /// Its path in the memory tree.
+    pub path: String,
+    /// Its summary (as stored; it may itself hold the secret).
+    pub summary: String,
+    /// Whether this is the memory as it is now (else an earlier or forgotten version).
+    pub current: bool,
+    /// For an earlier version, the commit that wrote it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+    /// What the scanner found.
+    pub findings: Vec<secrets::Finding>,
+}
+
 /// The result of a write.
 #[derive(Clone, Debug, Serialize)]
 pub struct Written {
@@ -120,6 +139,9 @@ pub struct Written {
     pub path: String,
     /// The commit that recorded it.
     pub commit: String,
+    /// What the secret scanner found and did, when it found anything.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub secrets: Option<SecretReport>,
 }
 
 /// What to do when a new memory repeats an existing one.
@@ -302,7 +324,11 @@ pub struct Lore {
     index: Option<Index>,
     notices: Vec<IndexNotice>,
     last_catch_up: Option<CatchUp>,
+    secret_policy: Option<SecretPolicy>,
 }
+
+/// The git configuration key that sets the secret policy (`block`, `redact` or `warn`).
+pub const SECRET_POLICY_CONFIG: &str = "lore.secrets";
 
 impl Lore {
     /// Wraps a store. The index is opened on first read.
@@ -313,7 +339,54 @@ impl Lore {
             index: None,
             notices: Vec::new(),
             last_catch_up: None,
+            secret_policy: None,
         }
+    }
+
+    /// Overrides the secret policy for this handle's writes (else `git config lore.secrets`,
+    /// else redact).
+    pub fn set_secret_policy(&mut self, policy: Option<SecretPolicy>) {
+        self.secret_policy = policy;
+    }
+
+    /// The secret policy in force: the override, else the repository's `lore.secrets`, else
+    /// [`SecretPolicy::Redact`]. A configured value that is not a policy is an error, so a typo
+    /// never silently weakens protection.
+    pub fn secret_policy(&self) -> Result<SecretPolicy> {
+        if let Some(p) = self.secret_policy {
+            return Ok(p);
+        }
+        match self.store.config_string(SECRET_POLICY_CONFIG) {
+            None => Ok(SecretPolicy::default()),
+            Some(v) => SecretPolicy::parse(&v).map_err(|_| Error::Invalid {
+                what: "git config lore.secrets",
+                value: v,
+                reason: "expected block, redact or warn".into(),
+            }),
+        }
+    }
+
+    /// Runs a memory's text (summary and body) through the secret scanner under the policy in
+    /// force, redacting in place when the policy says so.
+    pub fn screen(&self, memory: &mut Memory) -> Result<Option<SecretReport>> {
+        let policy = self.secret_policy()?;
+        let report = secrets::screen(
+            &mut [("summary", &mut memory.summary), ("body", &mut memory.body)],
+            policy,
+        )?;
+        if report.is_some() {
+            // A redaction placeholder can lengthen the summary past its limit.
+            if memory.summary.chars().count() > crate::model::MAX_SUMMARY_CHARS {
+                memory.summary = memory
+                    .summary
+                    .chars()
+                    .take(crate::model::MAX_SUMMARY_CHARS - 1)
+                    .collect::<String>()
+                    + "…";
+            }
+            memory.validate()?;
+        }
+        Ok(report)
     }
 
     /// The store.
@@ -451,6 +524,7 @@ impl Lore {
     /// Writes a new memory (one commit).
     pub fn remember(&self, new: &NewMemory, ctx: &WriteContext) -> Result<Written> {
         let mut memory = self.prepare(new, ctx)?;
+        let secrets = self.screen(&mut memory)?;
         let (path, commit) = self.store.transact(|snap| {
             check_namespace(snap, &memory.namespace)?;
             let path = free_path(snap, &mut memory)?;
@@ -473,6 +547,7 @@ impl Lore {
             memory,
             path,
             commit: commit_text(commit),
+            secrets,
         })
     }
 
@@ -486,9 +561,17 @@ impl Lore {
         replace: bool,
         ctx: &WriteContext,
     ) -> Result<BatchReport> {
+        let mut screened = Vec::with_capacity(memories.len());
+        let mut secret_reports = Vec::new();
         for m in memories {
             m.validate()?;
+            let mut m = m.clone();
+            if let Some(report) = self.screen(&mut m)? {
+                secret_reports.push((m.id.to_string(), report));
+            }
+            screened.push(m);
         }
+        let memories = &screened[..];
         // Where each id already lives (a memory may come back with another key or namespace).
         let existing: std::collections::HashMap<String, String> = if self.store.tip()?.is_some() {
             let ids: Vec<&str> = memories.iter().map(|m| m.id.as_str()).collect();
@@ -557,6 +640,7 @@ impl Lore {
         })?;
         Ok(BatchReport {
             commit: commit.map(|c| c.to_string()),
+            secrets: secret_reports,
             ..report
         })
     }
@@ -757,11 +841,12 @@ impl Lore {
             });
         }
         let now = ctx.now();
-        let ((memory, path), commit) = self.store.transact(|snap| {
+        let ((memory, path, secrets), commit) = self.store.transact(|snap| {
             let mut m = read_memory_at(snap, &path, &found.id)?;
             apply_patch(&mut m, patch)?;
             m.updated = now.max(m.created);
             m.validate()?;
+            let secrets = self.screen(&mut m)?;
             let message = Message {
                 subject: format!("update {}: {}", display_name(&m), m.summary),
                 body: None,
@@ -774,13 +859,14 @@ impl Lore {
                     content,
                 }],
                 message,
-                (m, path.clone()),
+                (m, path.clone(), secrets),
             ))
         })?;
         Ok(Written {
             memory,
             path,
             commit: commit_text(commit),
+            secrets,
         })
     }
 
@@ -801,6 +887,7 @@ impl Lore {
             new.key = found.key.as_ref().map(|k| k.to_string());
         }
         let mut fresh = self.prepare(&new, ctx)?;
+        let secrets = self.screen(&mut fresh)?;
         fresh.supersedes = Some(found.id.clone());
         let now = fresh.created;
         let ((old, old_new_path, fresh, fresh_path), commit) = self.store.transact(|snap| {
@@ -860,11 +947,13 @@ impl Lore {
                 memory: old,
                 path: old_new_path,
                 commit: commit.clone(),
+                secrets: None,
             },
             new: Written {
                 memory: fresh,
                 path: fresh_path,
                 commit,
+                secrets,
             },
         })
     }
@@ -885,6 +974,7 @@ impl Lore {
             memory,
             path,
             commit: commit_text(commit),
+            secrets: None,
         })
     }
 
@@ -1005,6 +1095,60 @@ impl Lore {
     }
 
     /// Looks for a memory that is no longer at the tip, by exact id, through the chain.
+    /// Audits stored memories for secrets: every memory at the tip, and with `history` every
+    /// earlier version and forgotten memory still reachable in lore's history (each blob once).
+    pub fn scan_secrets(&self, history: bool) -> Result<Vec<StoredSecret>> {
+        let mut out = Vec::new();
+        let Some(tip) = self.store.tip()? else {
+            return Ok(out);
+        };
+        let mut seen = HashSet::new();
+        let mut scan_blob = |path: &str, blob: Oid, commit: Option<Oid>, out: &mut Vec<_>| {
+            if layout::classify(path) != layout::PathKind::Memory || !seen.insert(blob) {
+                return Ok::<_, Error>(());
+            }
+            let bytes = self.store.read_blob(blob)?;
+            let Ok(text) = std::str::from_utf8(&bytes) else {
+                return Ok(());
+            };
+            let Ok(m) = record::parse(text, path) else {
+                return Ok(());
+            };
+            let in_summary = secrets::scan_field(&m.summary, "summary");
+            let mut findings = in_summary.clone();
+            findings.extend(secrets::scan_field(&m.body, "body"));
+            if !findings.is_empty() {
+                out.push(StoredSecret {
+                    id: m.id.to_string(),
+                    path: path.to_string(),
+                    summary: secrets::redact(&m.summary, &in_summary),
+                    current: commit.is_none(),
+                    commit: commit.map(|c| c.to_string()),
+                    findings,
+                });
+            }
+            Ok(())
+        };
+        for file in self.store.files(Some(tip))? {
+            scan_blob(&file.path, file.blob, None, &mut out)?;
+        }
+        if history {
+            let mut walk = self.store.repo().revwalk()?;
+            walk.push(tip)?;
+            for oid in walk {
+                let oid = oid?;
+                let commit = self.store.repo().find_commit(oid)?;
+                let parent = commit.parent_ids().next();
+                for change in self.store.diff(parent, Some(oid))? {
+                    if let Some(blob) = change.new {
+                        scan_blob(&change.path, blob, Some(oid), &mut out)?;
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
     fn find_forgotten(&self, query: &str) -> Result<(String, Memory)> {
         let id = MemoryId::parse(query).map_err(|_| Error::NotFound(query.to_string()))?;
         let Some(tip) = self.store.tip()? else {
@@ -1343,6 +1487,8 @@ pub struct BatchReport {
     pub conflicts: Vec<String>,
     /// The commit, if anything was written.
     pub commit: Option<String>,
+    /// The secret scanner's reports, by memory id.
+    pub secrets: Vec<(String, SecretReport)>,
 }
 
 fn commit_text(commit: Option<Oid>) -> String {

@@ -21,6 +21,13 @@ pub fn write_context(global: &GlobalArgs) -> WriteContext {
     }
 }
 
+/// Reports what the secret scanner did in a write, on stderr (the JSON result carries it too).
+pub fn report_secrets(ui: &mut Ui, report: Option<&lore::secrets::SecretReport>) {
+    if let Some(report) = report {
+        ui.warn(&format!("secret scanner: {}", report.describe()));
+    }
+}
+
 /// Prints what happened to the index (rebuilt, created over existing memories) on stderr.
 pub fn show_notices(ui: &mut Ui, lore: &mut Lore) {
     let has_memories = lore.store().tip().ok().flatten().is_some();

@@ -85,6 +85,14 @@ pub fn run(ui: &mut Ui, lore: &mut Lore, ctx: &WriteContext, args: &ImportArgs) 
         warnings: converted.warnings,
         dry_run: args.dry_run,
     };
+    for (id, secrets) in &out.report.secrets {
+        if !ui.json() {
+            ui.warn(&format!(
+                "memory {id}: secret scanner: {}",
+                secrets.describe()
+            ));
+        }
+    }
     for w in &out.warnings {
         if !ui.json() {
             ui.warn(w);

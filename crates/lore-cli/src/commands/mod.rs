@@ -16,6 +16,7 @@ pub mod namespace;
 pub mod recall;
 pub mod reindex;
 pub mod remember;
+pub mod scan;
 pub mod show;
 pub mod status;
 pub mod supersede;
@@ -58,6 +59,7 @@ pub fn run(ui: &mut Ui, cli: Cli) -> CmdResult {
         Command::Namespace(args) => namespace::run(ui, &mut lore, &ctx, &args),
         Command::Import(args) => import::run(ui, &mut lore, &ctx, &args),
         Command::Export(args) => export::run(ui, &mut lore, &args),
+        Command::Scan(args) => scan::run(ui, &mut lore, &args),
         Command::Bench(_) | Command::Embedder(_) | Command::Eval(_) => Ok(()),
     };
     common::show_notices(ui, &mut lore);

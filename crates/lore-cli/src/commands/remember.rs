@@ -76,6 +76,7 @@ pub fn run(ui: &mut Ui, lore: &mut Lore, ctx: &WriteContext, args: &RememberArgs
     };
     let done = lore.remember_checked(&new, ctx, novelty)?;
     let written = &done.written;
+    common::report_secrets(ui, done.written.secrets.as_ref());
     ui.emit(&done, |s| {
         s.push_str(&format!(
             "Remembered {} in {} ({}) at {}\n",

@@ -45,6 +45,7 @@ pub fn run(ui: &mut Ui, lore: &mut Lore, ctx: &WriteContext, args: &SupersedeArg
         relates_to: Vec::new(),
     };
     let result = lore.supersede(&args.memory, &new, ctx)?;
+    common::report_secrets(ui, result.new.secrets.as_ref());
     ui.emit(&result, |s| {
         s.push_str(&format!(
             "Superseded {} by {} ({}) at {}\n",

@@ -57,6 +57,7 @@ pub fn run(ui: &mut Ui, lore: &mut Lore, ctx: &WriteContext, args: &UpdateArgs) 
         add_relates_to: args.relates_to.clone(),
     };
     let written = lore.update(&args.memory, &patch, ctx)?;
+    common::report_secrets(ui, written.secrets.as_ref());
     ui.emit(&written, |s| {
         s.push_str(&format!(
             "Updated {} ({}) at {}\n",

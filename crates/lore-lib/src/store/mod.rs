@@ -566,6 +566,12 @@ impl Store {
         (name, email)
     }
 
+    /// A value from the repository's git configuration (`lore.secrets`, …), as git resolves it
+    /// (repository, then user and system files); `None` when unset or unreadable.
+    pub fn config_string(&self, name: &str) -> Option<String> {
+        self.repo.config().ok()?.get_string(name).ok()
+    }
+
     fn signature(&self) -> Result<git2::Signature<'static>> {
         let (name, email) = self.identity();
         Ok(git2::Signature::now(name, email)?)

@@ -1,0 +1,556 @@
+//! The secret scanner every memory write goes through: finds credentials and `<private>` spans
+//! in text and applies the configured policy (block, redact, warn), reporting each decision.
+//!
+//! Rules are ordered from specific (a provider's token format) to generic (a password assignment,
+//! a high-entropy string); where matches overlap the more specific rule wins. Strings that are
+//! random but not secret — UUIDs, git object names, content hashes (hex or `sha256-` base64),
+//! lore's own ids — are excluded from the generic rule by construction (see [`is_high_entropy`]).
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+
+/// What a write does when its text contains a secret.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SecretPolicy {
+    /// Refuse the write.
+    Block,
+    /// Replace each secret with `[REDACTED:<rule>]` and write (the default).
+    #[default]
+    Redact,
+    /// Write the text unchanged and report what was found.
+    Warn,
+}
+
+impl SecretPolicy {
+    /// Parses `block`, `redact` or `warn`.
+    pub fn parse(value: &str) -> Result<Self> {
+        match value.trim().to_ascii_lowercase().as_str() {
+            "block" => Ok(Self::Block),
+            "redact" => Ok(Self::Redact),
+            "warn" => Ok(Self::Warn),
+            _ => Err(Error::Invalid {
+                what: "secret policy",
+                value: value.into(),
+                reason: "expected block, redact or warn".into(),
+            }),
+        }
+    }
+
+    /// The policy's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Block => "block",
+            Self::Redact => "redact",
+            Self::Warn => "warn",
+        }
+    }
+}
+
+/// One secret found in a text.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    /// The rule that matched (e.g. `aws-access-key-id`).
+    pub rule: &'static str,
+    /// Which field of the record it is in (`summary`, `body`, …); empty for bare text.
+    pub field: String,
+    /// 1-based line of the match within the field.
+    pub line: usize,
+    /// Byte range of the secret within the field's text.
+    #[serde(skip)]
+    pub span: (usize, usize),
+    /// The secret masked for display: its first four characters and its length.
+    pub masked: String,
+}
+
+/// What was done about the secrets in one write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Decision {
+    /// Secrets were replaced by placeholders.
+    Redacted,
+    /// Secrets were written as they were, with a warning.
+    Warned,
+    /// The write was refused.
+    Blocked,
+}
+
+/// The scanner's report for one write: the policy applied, what was done and what was found.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SecretReport {
+    /// The policy in force.
+    pub policy: SecretPolicy,
+    /// What was done.
+    pub decision: Decision,
+    /// Every secret found.
+    pub findings: Vec<Finding>,
+}
+
+impl SecretReport {
+    /// A one-line account of the report for people, e.g.
+    /// `redacted 2 secrets (aws-access-key-id in body line 3, jwt in summary)`.
+    pub fn describe(&self) -> String {
+        let what = match self.decision {
+            Decision::Redacted => "redacted",
+            Decision::Warned => "kept (policy warn)",
+            Decision::Blocked => "blocked the write for",
+        };
+        let n = self.findings.len();
+        let list: Vec<String> = self.findings.iter().map(Finding::describe).collect();
+        format!(
+            "{what} {n} secret{} ({})",
+            if n == 1 { "" } else { "s" },
+            list.join(", ")
+        )
+    }
+}
+
+impl Finding {
+    /// `rule in field line N: masked`.
+    pub fn describe(&self) -> String {
+        let field = if self.field.is_empty() {
+            String::new()
+        } else {
+            format!(" in {}", self.field)
+        };
+        format!("{}{field} line {}: {}", self.rule, self.line, self.masked)
+    }
+}
+
+/// A rule: a name and a pattern whose `secret` group (or whole match) is the secret.
+struct Rule {
+    name: &'static str,
+    pattern: Regex,
+}
+
+/// The rule name used for `<private>…</private>` spans.
+pub const PRIVATE_RULE: &str = "private-span";
+/// The rule name used for the generic high-entropy detector.
+pub const HIGH_ENTROPY_RULE: &str = "high-entropy-string";
+
+fn rule(name: &'static str, pattern: &str) -> Rule {
+    Rule {
+        name,
+        pattern: Regex::new(pattern).expect("secret rule patterns are valid"),
+    }
+}
+
+/// Provider formats first, then generic ones: the order is the precedence on overlap.
+static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
+    vec![
+        rule(PRIVATE_RULE, r"(?is)<private>.*?(?:</private>|\z)"),
+        rule(
+            "private-key",
+            r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----(?s:.*?)(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\z)",
+        ),
+        rule(
+            "aws-access-key-id",
+            r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA)[A-Z2-7]{16}\b",
+        ),
+        rule(
+            "aws-secret-access-key",
+            r#"(?i)\baws_?(?:secret_?(?:access_?)?key|secret)\b["']?\s*[:=]\s*["']?(?P<secret>[A-Za-z0-9/+]{40})\b"#,
+        ),
+        rule("gcp-api-key", r"\bAIza[0-9A-Za-z_\-]{35}(?:\b|$)"),
+        rule(
+            "gcp-service-account-key-id",
+            r#""private_key_id"\s*:\s*"(?P<secret>[0-9a-f]{40})""#,
+        ),
+        rule(
+            "azure-storage-key",
+            r"(?i)\b(?:AccountKey|SharedAccessKey)\s*=\s*(?P<secret>[A-Za-z0-9+/]{40,88}={0,2})",
+        ),
+        rule(
+            "azure-client-secret",
+            r#"(?i)\b(?:azure|az)_?(?:client_?)?secret\b["']?\s*[:=]\s*["']?(?P<secret>[A-Za-z0-9~._\-]{32,44})"#,
+        ),
+        rule(
+            "anthropic-api-key",
+            r"\bsk-ant-(?:api|admin|oat|sid)\d{2}-[A-Za-z0-9_\-]{32,}",
+        ),
+        rule(
+            "openai-api-key",
+            r"\bsk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_\-]{20,}T3BlbkFJ[A-Za-z0-9_\-]{20,}|\bsk-(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{40,}|\bsk-[A-Za-z0-9]{48}\b",
+        ),
+        rule(
+            "github-token",
+            r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,255}\b",
+        ),
+        rule(
+            "github-fine-grained-token",
+            r"\bgithub_pat_[A-Za-z0-9_]{50,255}\b",
+        ),
+        rule(
+            "gitlab-token",
+            r"\bgl(?:pat|dt|ptt|rt|oas|cbt|imt|soat|ffct|agent)-[A-Za-z0-9_\-]{20,}",
+        ),
+        rule(
+            "slack-token",
+            r"\bxox[abposr]-(?:[0-9]+-)*[A-Za-z0-9-]{10,}",
+        ),
+        rule(
+            "slack-webhook",
+            r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/]{20,}",
+        ),
+        rule(
+            "stripe-key",
+            r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{20,}\b",
+        ),
+        rule(
+            "jwt",
+            r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
+        ),
+        rule(
+            "url-credentials",
+            r"\b[a-z][a-z0-9+.\-]*://[^\s:/@]+:(?P<secret>[^\s@/]{6,})@[^\s/]+",
+        ),
+        rule(
+            "password-assignment",
+            r#"(?i)\b(?:[a-z0-9]+_)*(?:password|passwd|passphrase|pwd|secret|api[_-]?key|apikey|access[_-]?token|auth[_-]?token|client[_-]?secret|private[_-]?key|secret[_-]?key|token)\b["']?\s*(?::=|=>|[:=])\s*(?:"(?P<dq>[^"\r\n]{6,})"|'(?P<sq>[^'\r\n]{6,})'|(?P<bare>[^\s"',;)\]}]{6,}))"#,
+        ),
+    ]
+});
+
+/// Candidate tokens for the high-entropy detector.
+static TOKEN: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"[A-Za-z0-9+/=_\-]{24,}").expect("token pattern is valid"));
+
+/// Values of a password assignment that are references or placeholders, not secrets.
+fn is_placeholder(value: &str) -> bool {
+    let v = value.trim();
+    let lower = v.to_ascii_lowercase();
+    let refs = [
+        "${",
+        "$(",
+        "{{",
+        "<",
+        "%",
+        "env[",
+        "env.",
+        "os.environ",
+        "process.env",
+        "getenv",
+    ];
+    if refs
+        .iter()
+        .any(|r| lower.starts_with(r) || lower.contains(&format!("({r}")))
+        || lower.contains("environ")
+        || lower.contains("process.env")
+        || lower.contains("getenv")
+        || lower.contains("secrets.")
+        || lower.contains("vault")
+    {
+        return true;
+    }
+    if v.starts_with('$')
+        && v[1..]
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_')
+    {
+        return true;
+    }
+    let words = [
+        "changeme",
+        "password",
+        "placeholder",
+        "redacted",
+        "example",
+        "your_password",
+        "yourpassword",
+        "none",
+        "null",
+        "undefined",
+        "required",
+        "optional",
+        "string",
+        "hidden",
+        "secret",
+        "not_set",
+        "notset",
+        "dummy",
+        "sample",
+        "todo",
+        "xxxxxx",
+        "******",
+    ];
+    if words
+        .iter()
+        .any(|w| lower == *w || lower.starts_with("your-") || lower.starts_with("your_"))
+    {
+        return true;
+    }
+    // Masks and repeated characters (`********`, `xxxxxxxx`).
+    let first = v.chars().next().unwrap_or(' ');
+    if v.chars().all(|c| c == first) || lower.contains("[redacted") {
+        return true;
+    }
+    // A function call or attribute access is code, not a literal.
+    if v.contains('(')
+        || (v.contains('.')
+            && v.chars()
+                .all(|c| c.is_alphanumeric() || c == '.' || c == '_'))
+    {
+        return true;
+    }
+    false
+}
+
+/// Shannon entropy in bits per character.
+fn entropy(s: &str) -> f64 {
+    let mut counts = [0usize; 256];
+    for b in s.bytes() {
+        counts[usize::from(b)] += 1;
+    }
+    let n = s.len() as f64;
+    counts
+        .iter()
+        .filter(|&&c| c > 0)
+        .map(|&c| {
+            let p = c as f64 / n;
+            -p * p.log2()
+        })
+        .sum()
+}
+
+/// Whether a token looks like a random credential: long, mixing upper case, lower case and
+/// digits, with high entropy. Hex strings (git object names, hashes, UUIDs) never qualify, nor
+/// do lower-case ids, identifiers in camel or snake case, or paths.
+pub fn is_high_entropy(token: &str) -> bool {
+    let core = token.trim_end_matches('=');
+    if core.len() < 24 {
+        return false;
+    }
+    if core.chars().all(|c| c.is_ascii_hexdigit() || c == '-') {
+        return false;
+    }
+    let upper = core.chars().filter(char::is_ascii_uppercase).count();
+    let lower = core.chars().filter(char::is_ascii_lowercase).count();
+    let digits = core.chars().filter(char::is_ascii_digit).count();
+    if upper < 2 || lower < 2 || digits < 2 {
+        return false;
+    }
+    // Paths and identifiers: segments separated by `/`, `_` or `-` that are words.
+    let segments: Vec<&str> = core
+        .split(['/', '_', '-', '.'])
+        .filter(|s| !s.is_empty())
+        .collect();
+    if segments.len() > 1 && segments.iter().all(|s| s.len() < 12) {
+        return false;
+    }
+    // In a random string letters of one case come in runs of about 1.5; an identifier in camel
+    // case is made of words, runs of 3 or more.
+    let (mut runs, mut letters, mut prev): (usize, usize, Option<bool>) = (0, 0, None);
+    for c in core.chars() {
+        let case = c.is_ascii_alphabetic().then(|| c.is_ascii_uppercase());
+        if let Some(upper) = case {
+            letters += 1;
+            if prev != Some(upper) {
+                runs += 1;
+            }
+        }
+        prev = case;
+    }
+    if runs == 0 || letters as f64 / runs as f64 >= 2.6 {
+        return false;
+    }
+    let threshold = if core.len() >= 40 { 4.3 } else { 4.0 };
+    entropy(core) >= threshold
+}
+
+/// Digest prefixes whose following token is a content hash, not a secret.
+const HASH_PREFIXES: &[&str] = &[
+    "sha1-", "sha256-", "sha384-", "sha512-", "sha256:", "sha512:",
+];
+
+fn mask(secret: &str) -> String {
+    let shown: String = secret.chars().take(4).collect();
+    format!("{shown}… ({} chars)", secret.chars().count())
+}
+
+/// Every secret in `text`, in order, without overlaps.
+pub fn scan(text: &str) -> Vec<Finding> {
+    scan_field(text, "")
+}
+
+/// Like [`scan`], naming the field the text came from.
+pub fn scan_field(text: &str, field: &str) -> Vec<Finding> {
+    let mut spans: Vec<(usize, usize, &'static str, usize)> = Vec::new();
+    for (priority, r) in RULES.iter().enumerate() {
+        for caps in r.pattern.captures_iter(text) {
+            let whole = caps.get(0).expect("group 0 always exists");
+            let secret = ["secret", "dq", "sq", "bare"]
+                .iter()
+                .find_map(|g| caps.name(g))
+                .unwrap_or(whole);
+            if r.name == "password-assignment" && is_placeholder(secret.as_str()) {
+                continue;
+            }
+            spans.push((secret.start(), secret.end(), r.name, priority));
+        }
+    }
+    for m in TOKEN.find_iter(text) {
+        let before = &text[..m.start()];
+        if HASH_PREFIXES
+            .iter()
+            .any(|p| before.ends_with(p) || m.as_str().starts_with(p))
+        {
+            continue;
+        }
+        if is_high_entropy(m.as_str()) {
+            spans.push((m.start(), m.end(), HIGH_ENTROPY_RULE, RULES.len()));
+        }
+    }
+    // Precedence: the more specific rule, then the earlier and longer match.
+    spans.sort_by_key(|&(start, end, _, priority)| (priority, start, std::cmp::Reverse(end)));
+    let mut kept: Vec<(usize, usize, &'static str)> = Vec::new();
+    for (start, end, name, _) in spans {
+        if kept.iter().all(|&(s, e, _)| end <= s || start >= e) {
+            kept.push((start, end, name));
+        }
+    }
+    kept.sort_by_key(|&(start, _, _)| start);
+    kept.into_iter()
+        .map(|(start, end, rule)| Finding {
+            rule,
+            field: field.to_string(),
+            line: text[..start].matches('\n').count() + 1,
+            span: (start, end),
+            masked: if rule == PRIVATE_RULE {
+                format!("<private> span ({} chars)", end - start)
+            } else {
+                mask(&text[start..end])
+            },
+        })
+        .collect()
+}
+
+/// `text` with each finding replaced by `[REDACTED:<rule>]` (a private span by `[private]`).
+pub fn redact(text: &str, findings: &[Finding]) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for f in findings {
+        let (start, end) = f.span;
+        if start < at || end > text.len() {
+            continue;
+        }
+        out.push_str(&text[at..start]);
+        if f.rule == PRIVATE_RULE {
+            out.push_str("[private]");
+        } else {
+            out.push_str(&format!("[REDACTED:{}]", f.rule));
+        }
+        at = end;
+    }
+    out.push_str(&text[at..]);
+    out
+}
+
+/// Screens the named text fields of one write under `policy`: returns the report (None when
+/// nothing was found), having rewritten the fields when the policy redacts. `<private>` spans
+/// are always removed, whatever the policy: the writer asked for it. Under `block`, any other
+/// finding is an [`Error::SecretBlocked`] and nothing is changed.
+pub fn screen(
+    fields: &mut [(&str, &mut String)],
+    policy: SecretPolicy,
+) -> Result<Option<SecretReport>> {
+    let mut all = Vec::new();
+    for (name, text) in fields.iter() {
+        all.extend(scan_field(text, name));
+    }
+    if all.is_empty() {
+        return Ok(None);
+    }
+    let only_private = all.iter().all(|f| f.rule == PRIVATE_RULE);
+    let decision = match policy {
+        SecretPolicy::Block if !only_private => {
+            let report = SecretReport {
+                policy,
+                decision: Decision::Blocked,
+                findings: all,
+            };
+            return Err(Error::SecretBlocked(report.describe()));
+        }
+        SecretPolicy::Warn if !only_private => Decision::Warned,
+        _ => Decision::Redacted,
+    };
+    for (name, text) in fields.iter_mut() {
+        let here: Vec<Finding> = all
+            .iter()
+            .filter(|f| f.field == *name)
+            .filter(|f| decision == Decision::Redacted || f.rule == PRIVATE_RULE)
+            .cloned()
+            .collect();
+        if !here.is_empty() {
+            **text = redact(text, &here);
+        }
+    }
+    Ok(Some(SecretReport {
+        policy,
+        decision,
+        findings: all,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redaction_replaces_only_the_secret() {
+        let text = "db password = \"hunter2hunter2\" and more";
+        let found = scan(text);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].rule, "password-assignment");
+        assert_eq!(
+            redact(text, &found),
+            "db password = \"[REDACTED:password-assignment]\" and more"
+        );
+    }
+
+    #[test]
+    fn specific_rules_win_over_generic_ones() {
+        let text = "token: ghp_ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghij";
+        let found = scan(text);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].rule, "github-token");
+    }
+
+    #[test]
+    fn private_spans_are_removed_under_every_policy() {
+        for policy in [
+            SecretPolicy::Block,
+            SecretPolicy::Redact,
+            SecretPolicy::Warn,
+        ] {
+            let mut body = "keep <private>my home address</private> this".to_string();
+            let report = screen(&mut [("body", &mut body)], policy).unwrap().unwrap();
+            assert_eq!(body, "keep [private] this");
+            assert_eq!(report.decision, Decision::Redacted);
+        }
+    }
+
+    #[test]
+    fn block_refuses_and_warn_keeps_the_text() {
+        let secret = "key AKIAIOSFODNN7EXAMPLE here";
+        let mut body = secret.to_string();
+        let err = screen(&mut [("body", &mut body)], SecretPolicy::Block).unwrap_err();
+        assert!(err.to_string().contains("aws-access-key-id"), "{err}");
+        assert_eq!(body, secret);
+        let report = screen(&mut [("body", &mut body)], SecretPolicy::Warn)
+            .unwrap()
+            .unwrap();
+        assert_eq!(report.decision, Decision::Warned);
+        assert_eq!(body, secret);
+        assert!(report.describe().contains("AKIA… (20 chars)"));
+    }
+
+    #[test]
+    fn policies_parse() {
+        assert_eq!(SecretPolicy::parse("BLOCK").unwrap(), SecretPolicy::Block);
+        assert!(SecretPolicy::parse("maybe").is_err());
+    }
+}
