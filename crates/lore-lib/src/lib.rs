@@ -9,15 +9,17 @@
 
 #![warn(missing_docs)]
 
+pub mod capture;
 pub mod context;
 pub mod ctx;
 pub mod embed;
 pub mod error;
 pub mod eval;
-mod handle;
+pub(crate) mod handle;
 pub(crate) mod hash;
 pub mod index;
 pub mod interop;
+pub mod linefile;
 pub mod model;
 pub mod novelty;
 pub mod record;

@@ -16,7 +16,6 @@
 //! records the code HEAD of its moment (`Lore-Code-Head`). A merge is a two-parent commit.
 
 pub mod gcc;
-pub mod journal;
 pub mod step;
 pub mod view;
 
@@ -30,7 +29,10 @@ use crate::error::{Error, Result};
 use crate::handle::WriteContext;
 use crate::model::to_millis;
 use crate::store::{Edit, Message, RefWrite, Snapshot, Store, ref_target};
-use journal::{Journal, JournalContents};
+use crate::linefile::{Contents, LineFile};
+
+/// The uncommitted steps of one branch.
+type Journal = LineFile<Step>;
 use step::{NewStep, Step};
 
 /// The prefix of context branch refs.
@@ -728,7 +730,7 @@ impl<'s> Workspace<'s> {
         self.resolve(Some(name))?;
         self.set_current(name)?;
         match previous {
-            Some(p) if p != name => Ok(self.journal(&p).read()?.steps.len()),
+            Some(p) if p != name => Ok(self.journal(&p).read()?.items.len()),
             _ => Ok(0),
         }
     }
@@ -742,7 +744,7 @@ impl<'s> Workspace<'s> {
     }
 
     /// Uncommitted steps of a branch.
-    pub fn uncommitted(&self, branch: &str) -> Result<JournalContents> {
+    pub fn uncommitted(&self, branch: &str) -> Result<Contents<Step>> {
         self.journal(branch).read()
     }
 
@@ -761,7 +763,7 @@ impl<'s> Workspace<'s> {
             branch,
             meta,
             tip: tip.to_string(),
-            uncommitted: journal.steps,
+            uncommitted: journal.items,
             damaged: journal.damaged,
             committed_steps,
             code_head: self.code_head(),
@@ -801,7 +803,7 @@ impl<'s> Workspace<'s> {
                     None => Vec::new(),
                 };
                 let steps: Vec<Step> = journal
-                    .steps
+                    .items
                     .iter()
                     .filter(|s| !already.contains(&s.id))
                     .cloned()
@@ -891,7 +893,7 @@ impl<'s> Workspace<'s> {
         let source_steps = read_segments(&source_snap)?;
         let source_roadmap = text_of(&source_snap, ROADMAP_FILE)?;
         let source_metadata = text_of(&source_snap, METADATA_FILE)?;
-        let uncommitted_left = self.uncommitted(&source)?.steps.len();
+        let uncommitted_left = self.uncommitted(&source)?.items.len();
         let now = Self::now(ctx);
         let repo = self.store.repo();
         let ((summary, steps, resolved), commit) =
@@ -1287,7 +1289,7 @@ impl<'s> Workspace<'s> {
         if uncommitted {
             let seen: std::collections::HashSet<String> =
                 out.iter().map(|s| s.step.id.clone()).collect();
-            for step in self.uncommitted(branch)?.steps {
+            for step in self.uncommitted(branch)?.items {
                 if !seen.contains(&step.id) {
                     out.push(TrajectoryStep {
                         step,

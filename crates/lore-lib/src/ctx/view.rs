@@ -132,7 +132,7 @@ impl Workspace<'_> {
             let meta = self.meta(&name)?;
             branches.push(BranchLine {
                 current: name == current,
-                uncommitted: self.uncommitted(&name)?.steps.len(),
+                uncommitted: self.uncommitted(&name)?.items.len(),
                 updated: meta.last.as_ref().map(|l| l.time),
                 purpose: meta.purpose,
                 summary: meta.summary,

@@ -1,45 +1,59 @@
-//! The per-branch journal of uncommitted steps: one JSON line per step in a local file under the
-//! git directory, appended under an exclusive file lock and synced before the call returns.
+//! Local append-only files of JSON lines under the git directory (the context journal of
+//! uncommitted steps, the capture review queue), appended under an exclusive file lock and synced
+//! before the call returns.
 //!
 //! Durability and concurrency: an append takes the lock, starts a fresh line if a crash left a
 //! torn one, writes the whole line with one `write`, and `fsync`s. Readers take a shared lock. A
-//! torn or unreadable line is skipped and counted, never fatal. Committing takes the lock for the
-//! whole commit, so a step appended meanwhile waits and lands in the emptied journal.
+//! torn or unreadable line is skipped and counted, never fatal. Draining or rewriting holds the
+//! lock throughout, so an item appended meanwhile waits and is never lost.
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-use crate::ctx::step::Step;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
 use crate::error::{Error, Result};
 
-/// The uncommitted steps of one branch.
-pub struct Journal {
+/// A file of JSON lines, one `T` per line.
+pub struct LineFile<T> {
     path: PathBuf,
+    _item: std::marker::PhantomData<fn() -> T>,
 }
 
-/// What reading a journal found.
-#[derive(Clone, Debug, Default)]
-pub struct JournalContents {
-    /// The steps, in the order they were appended.
-    pub steps: Vec<Step>,
+/// What reading a line file found.
+#[derive(Clone, Debug)]
+pub struct Contents<T> {
+    /// The items, in the order they were appended.
+    pub items: Vec<T>,
     /// Lines that could not be read (a crash mid-append leaves at most one).
     pub damaged: usize,
+}
+
+impl<T> Default for Contents<T> {
+    fn default() -> Self {
+        Contents {
+            items: Vec::new(),
+            damaged: 0,
+        }
+    }
 }
 
 fn io(context: String) -> impl FnOnce(std::io::Error) -> Error {
     move |source| Error::Io { context, source }
 }
 
-impl Journal {
-    /// The journal of `branch` in `dir`.
-    pub fn new(dir: &Path, branch: &str) -> Journal {
-        Journal {
-            path: dir.join(format!("{branch}.jsonl")),
+impl<T: Serialize + DeserializeOwned> LineFile<T> {
+    /// The file `name`.jsonl in `dir`.
+    pub fn new(dir: &Path, name: &str) -> LineFile<T> {
+        LineFile {
+            path: dir.join(format!("{name}.jsonl")),
+            _item: std::marker::PhantomData,
         }
     }
 
-    /// The journal's file.
+    /// The file.
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -57,10 +71,10 @@ impl Journal {
             .map_err(io(format!("opening {}", self.path.display())))
     }
 
-    /// Appends a step; when this returns, the step is on disk.
-    pub fn append(&self, step: &Step) -> Result<()> {
-        let mut line = serde_json::to_string(step).map_err(|e| Error::Parse {
-            context: "writing a step".into(),
+    /// Appends an item; when this returns, it is on disk.
+    pub fn append(&self, item: &T) -> Result<()> {
+        let mut line = serde_json::to_string(item).map_err(|e| Error::Parse {
+            context: format!("writing to {}", self.path.display()),
             message: e.to_string(),
         })?;
         line.push('\n');
@@ -83,10 +97,10 @@ impl Journal {
         Ok(())
     }
 
-    /// Reads the journal under a shared lock.
-    pub fn read(&self) -> Result<JournalContents> {
+    /// Reads the file under a shared lock.
+    pub fn read(&self) -> Result<Contents<T>> {
         if !self.path.exists() {
-            return Ok(JournalContents::default());
+            return Ok(Contents::default());
         }
         let mut file = self.open()?;
         let context = format!("reading {}", self.path.display());
@@ -94,9 +108,9 @@ impl Journal {
         read_all(&mut file, &context)
     }
 
-    /// Runs `commit` with the journal's steps under the exclusive lock; when it succeeds the
-    /// journal is emptied. Appenders wait meanwhile, so no step is lost or committed twice.
-    pub fn drain<T>(&self, commit: impl FnOnce(&JournalContents) -> Result<T>) -> Result<T> {
+    /// Runs `commit` with the items under the exclusive lock; when it succeeds the file is
+    /// emptied. Appenders wait meanwhile, so no item is lost or taken twice.
+    pub fn drain<R>(&self, commit: impl FnOnce(&Contents<T>) -> Result<R>) -> Result<R> {
         let mut file = self.open()?;
         let context = format!("committing {}", self.path.display());
         file.lock().map_err(io(context.clone()))?;
@@ -109,7 +123,32 @@ impl Journal {
         Ok(value)
     }
 
-    /// Deletes the journal (its branch is gone).
+    /// Lets `edit` change the items under the exclusive lock, then writes them back (through a
+    /// temporary file renamed over the old one, so a crash leaves either version whole).
+    pub fn rewrite<R>(&self, edit: impl FnOnce(&mut Vec<T>) -> Result<R>) -> Result<R> {
+        let mut file = self.open()?;
+        let context = format!("rewriting {}", self.path.display());
+        file.lock().map_err(io(context.clone()))?;
+        let mut contents = read_all(&mut file, &context)?;
+        let value = edit(&mut contents.items)?;
+        let mut text = String::new();
+        for item in &contents.items {
+            text.push_str(&serde_json::to_string(item).map_err(|e| Error::Parse {
+                context: context.clone(),
+                message: e.to_string(),
+            })?);
+            text.push('\n');
+        }
+        let tmp = self.path.with_extension("jsonl.tmp");
+        std::fs::write(&tmp, text).map_err(io(context.clone()))?;
+        File::open(&tmp)
+            .and_then(|f| f.sync_all())
+            .map_err(io(context.clone()))?;
+        std::fs::rename(&tmp, &self.path).map_err(io(context))?;
+        Ok(value)
+    }
+
+    /// Deletes the file.
     pub fn remove(&self) -> Result<()> {
         match std::fs::remove_file(&self.path) {
             Ok(()) => Ok(()),
@@ -119,19 +158,19 @@ impl Journal {
     }
 }
 
-fn read_all(file: &mut File, context: &str) -> Result<JournalContents> {
+fn read_all<T: DeserializeOwned>(file: &mut File, context: &str) -> Result<Contents<T>> {
     let mut text = Vec::new();
     file.seek(SeekFrom::Start(0))
         .map_err(io(context.to_string()))?;
     file.read_to_end(&mut text)
         .map_err(io(context.to_string()))?;
-    let mut out = JournalContents::default();
+    let mut out = Contents::default();
     for line in text.split(|b| *b == b'\n') {
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        match serde_json::from_slice::<Step>(line) {
-            Ok(step) => out.steps.push(step),
+        match serde_json::from_slice::<T>(line) {
+            Ok(item) => out.items.push(item),
             Err(_) => out.damaged += 1,
         }
     }
@@ -141,7 +180,9 @@ fn read_all(file: &mut File, context: &str) -> Result<JournalContents> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ctx::step::NewStep;
+    use crate::ctx::step::{NewStep, Step};
+
+    type Journal = LineFile<Step>;
 
     fn step(text: &str) -> Step {
         NewStep {
@@ -166,11 +207,11 @@ mod tests {
         journal.append(&step("two")).unwrap();
         let read = journal.read().unwrap();
         assert_eq!(read.damaged, 1);
-        let texts: Vec<_> = read.steps.iter().map(|s| s.text.clone().unwrap()).collect();
+        let texts: Vec<_> = read.items.iter().map(|s| s.text.clone().unwrap()).collect();
         assert_eq!(texts, ["one", "two"]);
-        let n = journal.drain(|c| Ok(c.steps.len())).unwrap();
+        let n = journal.drain(|c| Ok(c.items.len())).unwrap();
         assert_eq!(n, 2);
-        assert!(journal.read().unwrap().steps.is_empty());
+        assert!(journal.read().unwrap().items.is_empty());
     }
 
     #[test]
@@ -180,6 +221,6 @@ mod tests {
         journal.append(&step("kept")).unwrap();
         let failed: Result<()> = journal.drain(|_| Err(Error::NotFound("x".into())));
         assert!(failed.is_err());
-        assert_eq!(journal.read().unwrap().steps.len(), 1);
+        assert_eq!(journal.read().unwrap().items.len(), 1);
     }
 }

@@ -1,0 +1,316 @@
+//! Automatic capture: signals found in prompts, responses and transcripts become memories (AUTO
+//! tier), suggestions queued for review (SUGGEST), or nothing (SKIP).
+//!
+//! Before anything is written or queued, a novelty check drops repeats of stored memories and of
+//! queued suggestions, and a per-session cap bounds how many memories one session writes on its
+//! own. Local state lives under `<git common dir>/lore/capture/` (per clone, never pushed):
+//! `review.jsonl` (the queue, a [`LineFile`]) and `sessions/<session>.json` (what a session has
+//! written, and how far its transcript has been read).
+
+pub mod signals;
+pub mod transcript;
+
+use std::path::PathBuf;
+
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::handle::{Lore, NewMemory, Novelty, WriteContext, Written};
+use crate::linefile::LineFile;
+use crate::model::MemoryId;
+use crate::secrets::SecretReport;
+pub use signals::{Signal, Source, Tier, detect};
+
+/// The default number of memories one session may write automatically.
+pub const DEFAULT_SESSION_CAP: usize = 20;
+
+/// A suggestion waiting in the review queue.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Suggestion {
+    /// Its id in the queue (a memory-style id).
+    pub id: String,
+    /// When it was queued.
+    pub created: Timestamp,
+    /// The agent whose session produced it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// The session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+    /// The signal.
+    #[serde(flatten)]
+    pub signal: Signal,
+}
+
+/// A signal capture did not act on, and why.
+#[derive(Clone, Debug, Serialize)]
+pub struct Skipped {
+    /// The signal's summary.
+    pub summary: String,
+    /// Its confidence.
+    pub confidence: f64,
+    /// Why: `low confidence`, `duplicate of <id>`, `already queued`, `session cap reached`.
+    pub reason: String,
+}
+
+/// What one capture did.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct CaptureReport {
+    /// Memories written (AUTO tier).
+    pub written: Vec<Written>,
+    /// Suggestions queued for `lore review` (SUGGEST tier, or AUTO past the session cap).
+    pub queued: Vec<Suggestion>,
+    /// Signals dropped.
+    pub skipped: Vec<Skipped>,
+}
+
+impl CaptureReport {
+    /// The secret scanner's reports on what was written.
+    pub fn secrets(&self) -> impl Iterator<Item = &SecretReport> {
+        self.written.iter().filter_map(|w| w.secrets.as_ref())
+    }
+}
+
+/// Per-session capture state.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct SessionState {
+    /// Memories this session has written automatically.
+    pub auto_written: usize,
+    /// Transcript lines already read (later reads start after them).
+    pub transcript_lines: usize,
+}
+
+/// Edits made while accepting a suggestion.
+#[derive(Clone, Debug, Default)]
+pub struct SuggestionEdit {
+    /// Another namespace.
+    pub namespace: Option<String>,
+    /// Another summary.
+    pub summary: Option<String>,
+    /// Another body.
+    pub body: Option<String>,
+}
+
+/// Capture for one store: detection results in, memories and suggestions out.
+pub struct Capture<'a> {
+    lore: &'a mut Lore,
+    dir: PathBuf,
+    /// The most memories one session writes automatically.
+    pub session_cap: usize,
+}
+
+fn session_file_name(session: &str) -> String {
+    let safe = !session.is_empty()
+        && session.len() <= 96
+        && session
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        && !session.starts_with('.');
+    if safe {
+        format!("{session}.json")
+    } else {
+        format!("h-{}.json", format_args!("{:016x}", crate::hash::fnv1a(session.as_bytes())))
+    }
+}
+
+impl<'a> Capture<'a> {
+    /// Capture into `lore`'s store.
+    pub fn new(lore: &'a mut Lore) -> Capture<'a> {
+        let dir = lore.store().common_dir().join("lore").join("capture");
+        Capture {
+            lore,
+            dir,
+            session_cap: DEFAULT_SESSION_CAP,
+        }
+    }
+
+    /// The review queue.
+    pub fn queue(&self) -> LineFile<Suggestion> {
+        LineFile::new(&self.dir, "review")
+    }
+
+    fn session_path(&self, session: &str) -> PathBuf {
+        self.dir.join("sessions").join(session_file_name(session))
+    }
+
+    /// A session's state (default when it has none yet).
+    pub fn session_state(&self, session: &str) -> SessionState {
+        std::fs::read(self.session_path(session))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default()
+    }
+
+    /// Saves a session's state (written to a temporary file and renamed).
+    pub fn save_session_state(&self, session: &str, state: &SessionState) -> Result<()> {
+        let path = self.session_path(session);
+        let dir = path.parent().expect("session files live in a directory");
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
+        let tmp = path.with_extension("json.tmp");
+        let text = serde_json::to_vec(state).map_err(|e| Error::Parse {
+            context: "writing capture state".into(),
+            message: e.to_string(),
+        })?;
+        std::fs::write(&tmp, text)
+            .and_then(|()| std::fs::rename(&tmp, &path))
+            .map_err(|e| Error::io(format!("writing {}", path.display()), e))
+    }
+
+    /// Acts on signals: AUTO ones are written (novel ones, up to the session cap; past it they
+    /// are queued), SUGGEST ones queued, SKIP ones reported.
+    pub fn capture(&mut self, found: &[Signal], ctx: &WriteContext) -> Result<CaptureReport> {
+        let mut report = CaptureReport::default();
+        let session = ctx.session.clone().unwrap_or_default();
+        let mut state = self.session_state(&session);
+        let queued: Vec<Suggestion> = self.queue().read()?.items;
+        let mut seen = std::collections::HashSet::new();
+        for signal in found {
+            let skip = |reason: String| Skipped {
+                summary: signal.summary.clone(),
+                confidence: signal.confidence,
+                reason,
+            };
+            if !seen.insert((signal.namespace.clone(), signal.body.clone())) {
+                continue;
+            }
+            let tier = signal.tier();
+            if tier == Tier::Skip {
+                report.skipped.push(skip("low confidence".into()));
+                continue;
+            }
+            let new = memory_of(signal);
+            if let Some(d) = self.lore.find_duplicate(&new)? {
+                report
+                    .skipped
+                    .push(skip(format!("duplicate of {}", d.memory.id)));
+                continue;
+            }
+            if queued
+                .iter()
+                .chain(&report.queued)
+                .any(|q| q.signal.namespace == signal.namespace && q.signal.body == signal.body)
+            {
+                report.skipped.push(skip("already queued".into()));
+                continue;
+            }
+            if tier == Tier::Auto && state.auto_written < self.session_cap {
+                match self.lore.remember_checked(&new, ctx, Novelty::Check) {
+                    Ok(done) => {
+                        state.auto_written += 1;
+                        report.written.push(done.written);
+                    }
+                    Err(Error::Duplicate { id, .. }) => {
+                        report.skipped.push(skip(format!("duplicate of {id}")));
+                    }
+                    // A blocked secret or an unknown namespace drops this signal, not the rest.
+                    Err(e @ (Error::SecretBlocked(_) | Error::UnknownNamespace { .. })) => {
+                        report.skipped.push(skip(e.to_string()));
+                    }
+                    Err(e) => return Err(e),
+                }
+                continue;
+            }
+            let suggestion = Suggestion {
+                id: MemoryId::generate()?.to_string(),
+                created: ctx.now.unwrap_or_else(Timestamp::now),
+                agent: ctx.agent.clone(),
+                session: ctx.session.clone(),
+                signal: screened(self.lore, signal)?,
+            };
+            self.queue().append(&suggestion)?;
+            if tier == Tier::Auto {
+                report.skipped.push(skip(
+                    "session cap reached: queued for review instead".into(),
+                ));
+            }
+            report.queued.push(suggestion);
+        }
+        if !session.is_empty() && !report.written.is_empty() {
+            self.save_session_state(&session, &state)?;
+        }
+        Ok(report)
+    }
+
+    /// The suggestions waiting for review, oldest first.
+    pub fn pending(&self) -> Result<Vec<Suggestion>> {
+        Ok(self.queue().read()?.items)
+    }
+
+    /// Accepts a suggestion (by id or unique id prefix), with edits: writes it as a memory and
+    /// takes it off the queue. The queue stays locked meanwhile, so no one accepts it twice.
+    pub fn accept(
+        &mut self,
+        id: &str,
+        edit: &SuggestionEdit,
+        ctx: &WriteContext,
+    ) -> Result<Written> {
+        let queue = self.queue();
+        let lore = &mut *self.lore;
+        queue.rewrite(|items| {
+            let at = find(items, id)?;
+            let mut signal = items[at].signal.clone();
+            if let Some(ns) = &edit.namespace {
+                signal.namespace = ns.clone();
+            }
+            if let Some(s) = &edit.summary {
+                signal.summary = s.clone();
+            }
+            if let Some(b) = &edit.body {
+                signal.body = b.clone();
+            }
+            let mut new = memory_of(&signal);
+            // A person accepted it: full confidence.
+            new.confidence = Some(1.0);
+            let written = lore.remember_checked(&new, ctx, Novelty::Check)?;
+            items.remove(at);
+            Ok(written.written)
+        })
+    }
+
+    /// Rejects a suggestion: takes it off the queue.
+    pub fn reject(&mut self, id: &str) -> Result<Suggestion> {
+        self.queue().rewrite(|items| {
+            let at = find(items, id)?;
+            Ok(items.remove(at))
+        })
+    }
+}
+
+/// The suggestion's text, as the secret policy would store it. A suggestion sits in a local
+/// file, but it still must not hold a secret the policy would keep out of memory.
+fn screened(lore: &Lore, signal: &Signal) -> Result<Signal> {
+    let mut s = signal.clone();
+    crate::secrets::screen(
+        &mut [("summary", &mut s.summary), ("body", &mut s.body)],
+        lore.secret_policy()?,
+    )?;
+    Ok(s)
+}
+
+fn find(items: &[Suggestion], id: &str) -> Result<usize> {
+    let matches: Vec<usize> = (0..items.len())
+        .filter(|&i| items[i].id.starts_with(id) && !id.is_empty())
+        .collect();
+    match matches.as_slice() {
+        [one] => Ok(*one),
+        [] => Err(Error::NotFound(format!("suggestion {id}"))),
+        many => Err(Error::Ambiguous {
+            query: id.into(),
+            candidates: many.iter().map(|&i| items[i].id.clone()).collect(),
+        }),
+    }
+}
+
+/// The memory a signal becomes: its namespace, summary and body, tagged `captured`, with the
+/// signal's confidence.
+pub fn memory_of(signal: &Signal) -> NewMemory {
+    NewMemory {
+        namespace: signal.namespace.clone(),
+        summary: signal.summary.clone(),
+        body: signal.body.clone(),
+        tags: vec!["captured".into()],
+        confidence: Some((signal.confidence * 100.0).round() / 100.0),
+        ..NewMemory::default()
+    }
+}

@@ -1,0 +1,181 @@
+//! Reading coding agents' session transcripts: the user's and the assistant's prose, turn by
+//! turn, from Claude Code and Codex CLI JSONL files, Gemini CLI chat JSON and anything shaped
+//! like them. Line types it does not know (summaries, snapshots, tool calls, new kinds) are
+//! counted and skipped; a damaged line is counted, never fatal.
+
+use serde::Serialize;
+use serde_json::Value;
+
+/// Who said it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// The person.
+    User,
+    /// The agent.
+    Assistant,
+}
+
+/// One turn's prose.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Turn {
+    /// Who said it.
+    pub role: Role,
+    /// The text (text blocks joined; tool calls, tool results and thinking left out).
+    pub text: String,
+    /// The 1-based line (or message number) it came from.
+    pub line: usize,
+}
+
+/// A transcript as read.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Transcript {
+    /// The turns with prose, in order.
+    pub turns: Vec<Turn>,
+    /// Lines or messages read in all.
+    pub lines: usize,
+    /// Lines of a kind that carries no prose (or one not known), skipped.
+    pub skipped: usize,
+    /// Lines that were not JSON.
+    pub damaged: usize,
+}
+
+/// Parses a transcript: JSON lines, or one JSON document with a `messages` array. Only lines
+/// after `from_line` (1-based lines already seen) are returned as turns.
+pub fn parse(text: &str, from_line: usize) -> Transcript {
+    let mut out = Transcript::default();
+    let trimmed = text.trim_start();
+    if trimmed.starts_with('{')
+        && let Ok(doc) = serde_json::from_str::<Value>(trimmed)
+        && let Some(messages) = doc.get("messages").and_then(Value::as_array)
+    {
+        for (i, m) in messages.iter().enumerate() {
+            out.lines += 1;
+            if i < from_line {
+                continue;
+            }
+            push_turn(&mut out, m, i + 1);
+        }
+        return out;
+    }
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        out.lines += 1;
+        if i < from_line {
+            continue;
+        }
+        match serde_json::from_str::<Value>(line) {
+            Ok(v) => push_turn(&mut out, &v, i + 1),
+            Err(_) => out.damaged += 1,
+        }
+    }
+    out
+}
+
+fn push_turn(out: &mut Transcript, v: &Value, line: usize) {
+    match turn_of(v) {
+        Some((role, text)) if !text.trim().is_empty() => {
+            // Some agents log a message twice (an item and an event); keep one.
+            if out
+                .turns
+                .last()
+                .is_some_and(|t| t.role == role && t.text == text)
+            {
+                return;
+            }
+            out.turns.push(Turn { role, text, line });
+        }
+        _ => out.skipped += 1,
+    }
+}
+
+fn role_of(word: &str) -> Option<Role> {
+    match word {
+        "user" | "human" => Some(Role::User),
+        "assistant" | "gemini" | "model" | "agent" => Some(Role::Assistant),
+        _ => None,
+    }
+}
+
+/// The role and prose of one line, if it is a message.
+fn turn_of(v: &Value) -> Option<(Role, String)> {
+    // Codex wraps items in {type: response_item, payload: {...}}; Claude Code in {message: ...}.
+    let inner = v
+        .get("payload")
+        .filter(|_| v.get("type").and_then(Value::as_str) == Some("response_item"))
+        .or_else(|| v.get("message").filter(|m| m.is_object()))
+        .unwrap_or(v);
+    if let Some(kind) = inner.get("type").and_then(Value::as_str)
+        && !matches!(kind, "message" | "user" | "assistant" | "gemini" | "model")
+    {
+        return None;
+    }
+    let role = ["role", "type"]
+        .iter()
+        .filter_map(|k| inner.get(*k).and_then(Value::as_str))
+        .chain(v.get("type").and_then(Value::as_str))
+        .find_map(role_of)?;
+    let content = inner.get("content").or_else(|| inner.get("parts"))?;
+    let text = match content {
+        Value::String(s) => s.clone(),
+        Value::Array(items) => items
+            .iter()
+            .filter_map(|item| match item {
+                Value::String(s) => Some(s.as_str()),
+                Value::Object(_) => {
+                    let kind = item.get("type").and_then(Value::as_str).unwrap_or("text");
+                    matches!(kind, "text" | "input_text" | "output_text")
+                        .then(|| item.get("text").and_then(Value::as_str))
+                        .flatten()
+                }
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => return None,
+    };
+    Some((role, text))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn claude_codex_and_unknown_lines() {
+        let text = [
+            r#"{"type":"summary","summary":"x"}"#,
+            r#"{"type":"user","message":{"role":"user","content":"Please fix it"}}"#,
+            r#"{"type":"assistant","message":{"role":"assistant","content":[{"type":"thinking","thinking":"hmm"},{"type":"text","text":"Done."},{"type":"tool_use","name":"Edit","input":{}}]}}"#,
+            r#"{"type":"user","message":{"role":"user","content":[{"type":"tool_result","content":"ok"}]}}"#,
+            r#"{"type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"From codex"}]}}"#,
+            r#"{"type":"file-history-snapshot","snapshot":{}}"#,
+            r#"{"type":"brand-new-kind","whatever":[1,2]}"#,
+            "not json at all",
+        ]
+        .join("\n");
+        let t = parse(&text, 0);
+        let got: Vec<(Role, &str)> = t.turns.iter().map(|t| (t.role, t.text.as_str())).collect();
+        assert_eq!(
+            got,
+            [
+                (Role::User, "Please fix it"),
+                (Role::Assistant, "Done."),
+                (Role::Assistant, "From codex")
+            ]
+        );
+        assert_eq!((t.lines, t.skipped, t.damaged), (8, 4, 1));
+        assert_eq!(parse(&text, 3).turns.len(), 1);
+    }
+
+    #[test]
+    fn gemini_chat_documents() {
+        let doc = r#"{"sessionId":"s","messages":[{"type":"user","content":"hi"},{"type":"gemini","content":"hello"},{"type":"info","content":"x"}]}"#;
+        let t = parse(doc, 0);
+        assert_eq!(t.turns.len(), 2);
+        assert_eq!(t.turns[1].role, Role::Assistant);
+        assert_eq!(t.skipped, 1);
+    }
+}
