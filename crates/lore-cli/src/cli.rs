@@ -81,4 +81,7 @@ pub enum Command {
     Embedder(commands::embedder::EmbedderArgs),
     Eval(commands::eval::EvalArgs),
     Scan(commands::scan::ScanArgs),
+    Review(commands::review::ReviewArgs),
+    Hook(commands::hook::HookArgs),
+    Setup(commands::setup::SetupArgs),
 }

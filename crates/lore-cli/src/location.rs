@@ -38,6 +38,20 @@ pub fn current_dir() -> CmdResult<PathBuf> {
 
 /// Opens the store the global options point at.
 pub fn open(global: &GlobalArgs) -> CmdResult<Lore> {
+    open_from(global, None)
+}
+
+/// The user's home directory (for agent configuration in user scope).
+pub fn home_dir() -> CmdResult<PathBuf> {
+    std::env::var_os("HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .ok_or_else(|| CommandError::usage("HOME is not set; --global needs it"))
+}
+
+/// Opens the store the global options point at, looking for the repository from `start` (an
+/// agent's working directory) instead of the current directory when given.
+pub fn open_from(global: &GlobalArgs, start: Option<&Path>) -> CmdResult<Lore> {
     let store = if global.personal {
         Store::open_personal(&personal_store_dir()?)?
     } else if let Some(repo) = &global.repo {
@@ -49,7 +63,10 @@ pub fn open(global: &GlobalArgs) -> CmdResult<Lore> {
         }
         Store::discover(repo)?
     } else {
-        let cwd = current_dir()?;
+        let cwd = match start.filter(|p| p.is_dir()) {
+            Some(p) => p.to_path_buf(),
+            None => current_dir()?,
+        };
         match Store::discover(&cwd) {
             Ok(store) => store,
             Err(Error::NotARepository(_)) => Store::open_personal(&personal_store_dir()?)?,

@@ -749,6 +749,11 @@ impl Lore {
         self.read(|i| i.search(text, filter, options, explain))
     }
 
+    /// Active memories that cite `path` or name it in their text, newest first.
+    pub fn mentioning(&mut self, path: &str, limit: usize) -> Result<Vec<Memory>> {
+        self.read(|i| i.mentioning(path, limit))
+    }
+
     /// The existing memory a new one would repeat in its namespace, if any: the same text
     /// (ignoring case and spacing), or vectors at or above the namespace's similarity threshold
     /// (the embedder's calibrated near-duplicate threshold, stricter for status-like

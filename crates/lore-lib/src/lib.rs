@@ -17,6 +17,7 @@ pub mod error;
 pub mod eval;
 pub(crate) mod handle;
 pub(crate) mod hash;
+pub mod hooks;
 pub mod index;
 pub mod interop;
 pub mod linefile;
@@ -24,6 +25,7 @@ pub mod model;
 pub mod novelty;
 pub mod record;
 pub mod secrets;
+pub mod setup;
 pub mod store;
 pub mod trajectory;
 

@@ -9,6 +9,7 @@ pub mod eval;
 pub mod export;
 pub mod forget;
 pub mod history;
+pub mod hook;
 pub mod import;
 pub mod init;
 pub mod list;
@@ -16,7 +17,9 @@ pub mod namespace;
 pub mod recall;
 pub mod reindex;
 pub mod remember;
+pub mod review;
 pub mod scan;
+pub mod setup;
 pub mod show;
 pub mod status;
 pub mod supersede;
@@ -35,6 +38,13 @@ pub fn run(ui: &mut Ui, cli: Cli) -> CmdResult {
     }
     if let Command::Embedder(args) = &cli.command {
         return embedder::run(ui, &cli.global, args);
+    }
+    if let Command::Hook(args) = &cli.command {
+        hook::run(&cli.global, args);
+        return Ok(());
+    }
+    if let Command::Setup(args) = &cli.command {
+        return setup::run(ui, &cli.global, args);
     }
     if let Command::Eval(args) = &cli.command {
         return eval::run(ui, &cli.global, args);
@@ -60,7 +70,12 @@ pub fn run(ui: &mut Ui, cli: Cli) -> CmdResult {
         Command::Import(args) => import::run(ui, &mut lore, &ctx, &args),
         Command::Export(args) => export::run(ui, &mut lore, &args),
         Command::Scan(args) => scan::run(ui, &mut lore, &args),
-        Command::Bench(_) | Command::Embedder(_) | Command::Eval(_) => Ok(()),
+        Command::Review(args) => review::run(ui, &mut lore, &ctx, &args),
+        Command::Bench(_)
+        | Command::Embedder(_)
+        | Command::Eval(_)
+        | Command::Hook(_)
+        | Command::Setup(_) => Ok(()),
     };
     common::show_notices(ui, &mut lore);
     result

@@ -110,7 +110,10 @@ fn session_file_name(session: &str) -> String {
     if safe {
         format!("{session}.json")
     } else {
-        format!("h-{}.json", format_args!("{:016x}", crate::hash::fnv1a(session.as_bytes())))
+        format!(
+            "h-{}.json",
+            format_args!("{:016x}", crate::hash::fnv1a(session.as_bytes()))
+        )
     }
 }
 
@@ -146,7 +149,8 @@ impl<'a> Capture<'a> {
     pub fn save_session_state(&self, session: &str, state: &SessionState) -> Result<()> {
         let path = self.session_path(session);
         let dir = path.parent().expect("session files live in a directory");
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
+        std::fs::create_dir_all(dir)
+            .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
         let tmp = path.with_extension("json.tmp");
         let text = serde_json::to_vec(state).map_err(|e| Error::Parse {
             context: "writing capture state".into(),

@@ -105,21 +105,69 @@ static TAG: LazyLock<Regex> = LazyLock::new(|| {
 static PATTERNS: LazyLock<Vec<(Regex, &'static str, f64)>> = LazyLock::new(|| {
     let p = |re: &str| Regex::new(&format!("(?i){re}")).expect("valid");
     vec![
-        (p(r"\b(?:we|i)(?:'ve| have)? decided (?:to|that|on|against)\b"), "decisions", 0.90),
+        (
+            p(r"\b(?:we|i)(?:'ve| have)? decided (?:to|that|on|against)\b"),
+            "decisions",
+            0.90,
+        ),
         (p(r"\bthe decision (?:is|was) to\b"), "decisions", 0.90),
-        (p(r"\b(?:we(?:'ll| will)|let's) go with\b"), "decisions", 0.80),
-        (p(r"\bwe chose\b|\bwe(?:'re| are) choosing\b"), "decisions", 0.80),
-        (p(r"\b(?:decided|opted) (?:to|for|against)\b"), "decisions", 0.78),
-        (p(r"\bturns out\b|\bturned out (?:that|to be)\b"), "learnings", 0.82),
-        (p(r"\bthe (?:root cause|real problem|culprit) (?:is|was)\b"), "learnings", 0.88),
-        (p(r"\b(?:i|we) (?:learned|realized|discovered) (?:that|how)\b"), "learnings", 0.85),
+        (
+            p(r"\b(?:we(?:'ll| will)|let's) go with\b"),
+            "decisions",
+            0.80,
+        ),
+        (
+            p(r"\bwe chose\b|\bwe(?:'re| are) choosing\b"),
+            "decisions",
+            0.80,
+        ),
+        (
+            p(r"\b(?:decided|opted) (?:to|for|against)\b"),
+            "decisions",
+            0.78,
+        ),
+        (
+            p(r"\bturns out\b|\bturned out (?:that|to be)\b"),
+            "learnings",
+            0.82,
+        ),
+        (
+            p(r"\bthe (?:root cause|real problem|culprit) (?:is|was)\b"),
+            "learnings",
+            0.88,
+        ),
+        (
+            p(r"\b(?:i|we) (?:learned|realized|discovered) (?:that|how)\b"),
+            "learnings",
+            0.85,
+        ),
         (p(r"\blesson(?:s)? learned\b|\btil\b"), "learnings", 0.85),
-        (p(r"\bthe fix (?:is|was) to\b|\bfixed (?:it )?by\b"), "learnings", 0.78),
+        (
+            p(r"\bthe fix (?:is|was) to\b|\bfixed (?:it )?by\b"),
+            "learnings",
+            0.78,
+        ),
         (p(r"\bgotcha:|\bnote to self\b"), "learnings", 0.80),
-        (p(r"\b(?:we(?:'re| are)|i(?:'m| am)) blocked (?:on|by)\b"), "blockers", 0.90),
-        (p(r"\bblocker:|\bcan(?:'t|not) proceed (?:until|without)\b"), "blockers", 0.85),
-        (p(r"\bwaiting (?:on|for) .{3,40} before\b"), "blockers", 0.72),
-        (p(r"\b(?:always|never) (?:use|call|run|commit|push)\b"), "patterns", 0.72),
+        (
+            p(r"\b(?:we(?:'re| are)|i(?:'m| am)) blocked (?:on|by)\b"),
+            "blockers",
+            0.90,
+        ),
+        (
+            p(r"\bblocker:|\bcan(?:'t|not) proceed (?:until|without)\b"),
+            "blockers",
+            0.85,
+        ),
+        (
+            p(r"\bwaiting (?:on|for) .{3,40} before\b"),
+            "blockers",
+            0.72,
+        ),
+        (
+            p(r"\b(?:always|never) (?:use|call|run|commit|push)\b"),
+            "patterns",
+            0.72,
+        ),
         (p(r"\bthe convention (?:here )?is\b"), "patterns", 0.80),
         // Weak: mentioned, not stated. Reported as SKIP so tuning can see them.
         (p(r"\bmaybe we should\b|\bshould we\b"), "decisions", 0.40),
@@ -228,7 +276,11 @@ pub fn detect(text: &str) -> Vec<Signal> {
             if let Some((_, ns, confidence)) = best {
                 // A sentence too short to stand alone ("We decided to.") is worth less.
                 let words = sentence.split_whitespace().count();
-                let confidence = if words < 6 { confidence - 0.2 } else { *confidence };
+                let confidence = if words < 6 {
+                    confidence - 0.2
+                } else {
+                    *confidence
+                };
                 out.push(Signal {
                     namespace: (*ns).into(),
                     summary: summarize(sentence),
@@ -276,7 +328,10 @@ mod tests {
             ]
         );
         assert_eq!(found[0].summary, "Use SQLite for the index");
-        assert_eq!(found[0].body, "Use SQLite for the index\nIt is embedded and fast.");
+        assert_eq!(
+            found[0].body,
+            "Use SQLite for the index\nIt is embedded and fast."
+        );
     }
 
     #[test]

@@ -27,9 +27,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::handle::WriteContext;
+use crate::linefile::{Contents, LineFile};
 use crate::model::to_millis;
 use crate::store::{Edit, Message, RefWrite, Snapshot, Store, ref_target};
-use crate::linefile::{Contents, LineFile};
 
 /// The uncommitted steps of one branch.
 type Journal = LineFile<Step>;

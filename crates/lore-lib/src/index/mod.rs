@@ -545,6 +545,27 @@ impl Index {
         query::recall(&self.conn, text, filter)
     }
 
+    /// Active memories whose record contains `needle` (a cited path or a file named in the
+    /// text), newest first, at most `limit`.
+    pub fn mentioning(&self, needle: &str, limit: usize) -> Result<Vec<Memory>> {
+        let pattern = format!(
+            "%{}%",
+            needle
+                .replace('\\', "\\\\")
+                .replace('%', "\\%")
+                .replace('_', "\\_")
+        );
+        let rows: Vec<String> = self
+            .conn
+            .prepare_cached(
+                "SELECT record FROM memories WHERE status = 'active' AND record LIKE ?1 ESCAPE '\\' \
+                 ORDER BY updated DESC LIMIT ?2",
+            )?
+            .query_map(rusqlite::params![pattern, limit as i64], |r| r.get(0))?
+            .collect::<std::result::Result<_, _>>()?;
+        rows.iter().map(|r| query::decode_record(r)).collect()
+    }
+
     /// Counts per namespace and status.
     pub fn counts(&self) -> Result<Vec<(String, String, u64)>> {
         query::counts(&self.conn)

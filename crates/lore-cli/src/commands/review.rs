@@ -1,0 +1,107 @@
+//! `lore review`: the capture suggestions waiting for a person — list, accept (optionally
+//! edited) or reject them.
+
+use clap::{Args, Subcommand};
+use lore::capture::{Capture, Suggestion, SuggestionEdit};
+use lore::{Lore, WriteContext};
+use serde::Serialize;
+
+use crate::commands::common;
+use crate::error::CmdResult;
+use crate::ui::Ui;
+
+/// Review what capture suggested (signals between 0.70 and 0.95 confidence).
+///
+/// Without a subcommand, lists the queue. `accept ID` writes a suggestion as a memory (with
+/// --namespace, --summary or --body to edit it first); `reject ID` drops it. IDs may be
+/// shortened to a unique prefix.
+#[derive(Args, Debug)]
+pub struct ReviewArgs {
+    #[command(subcommand)]
+    pub action: Option<ReviewAction>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ReviewAction {
+    /// List the queued suggestions (the default).
+    List,
+    /// Write a suggestion as a memory, edited if asked.
+    Accept {
+        /// The suggestion's id (or a unique prefix).
+        id: String,
+        /// Store it in this namespace instead.
+        #[arg(long, short)]
+        namespace: Option<String>,
+        /// Use this summary instead.
+        #[arg(long, short)]
+        summary: Option<String>,
+        /// Use this body instead.
+        #[arg(long, short)]
+        body: Option<String>,
+    },
+    /// Drop a suggestion.
+    Reject {
+        /// The suggestion's id (or a unique prefix).
+        id: String,
+    },
+}
+
+#[derive(Serialize)]
+struct Listing<'a> {
+    suggestions: &'a [Suggestion],
+}
+
+pub fn run(ui: &mut Ui, lore: &mut Lore, ctx: &WriteContext, args: &ReviewArgs) -> CmdResult {
+    let mut capture = Capture::new(lore);
+    match args.action.as_ref().unwrap_or(&ReviewAction::List) {
+        ReviewAction::List => {
+            let pending = capture.pending()?;
+            ui.emit(
+                &Listing {
+                    suggestions: &pending,
+                },
+                |s| {
+                    if pending.is_empty() {
+                        s.push_str("Nothing to review.\n");
+                    }
+                    for p in &pending {
+                        s.push_str(&format!(
+                            "{}  {:<13} {:.2}  {}\n",
+                            p.id, p.signal.namespace, p.signal.confidence, p.signal.summary
+                        ));
+                    }
+                },
+            );
+        }
+        ReviewAction::Accept {
+            id,
+            namespace,
+            summary,
+            body,
+        } => {
+            let edit = SuggestionEdit {
+                namespace: namespace.clone(),
+                summary: summary.clone(),
+                body: body.clone(),
+            };
+            let written = capture.accept(id, &edit, ctx)?;
+            common::report_secrets(ui, written.secrets.as_ref());
+            ui.emit(&written, |s| {
+                s.push_str(&format!(
+                    "Accepted: remembered {} in {}\n",
+                    written.memory.id, written.memory.namespace
+                ));
+            });
+        }
+        ReviewAction::Reject { id } => {
+            let dropped = capture.reject(id)?;
+            ui.emit(&dropped, |s| {
+                s.push_str(&format!(
+                    "Rejected {}: {}\n",
+                    dropped.id, dropped.signal.summary
+                ));
+            });
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,134 @@
+//! `lore setup AGENT`: merge lore's hooks and MCP server into a coding agent's configuration,
+//! in the project (default) or the user's home (`--global`); `--remove` takes them out.
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use lore::hooks::Agent;
+use lore::setup::{self, ConfigFile};
+use serde::Serialize;
+
+use crate::error::{CmdResult, CommandError};
+use crate::location;
+use crate::ui::Ui;
+
+/// Connect a coding agent to lore: its hooks and lore's MCP server.
+///
+/// Writes, merging with what is there (other hooks, servers and settings are kept):
+///   claude  .claude/settings.json (hooks), .mcp.json (server); --global: ~/.claude/settings.json, ~/.claude.json
+///   codex   .codex/hooks.json, .codex/config.toml (server, hooks feature); --global: under ~/.codex
+///   gemini  .gemini/settings.json (hooks and server); --global: ~/.gemini/settings.json
+///   cursor  .cursor/hooks.json, .cursor/mcp.json; --global: under ~/.cursor
+/// Running it again changes nothing; --remove takes out only lore's entries.
+#[derive(Args, Debug)]
+pub struct SetupArgs {
+    /// The agent: claude, codex, gemini or cursor.
+    pub agent: String,
+    /// Configure the agent for every project (the user's home) instead of this repository.
+    #[arg(long)]
+    pub global: bool,
+    /// Take lore out of the configuration.
+    #[arg(long)]
+    pub remove: bool,
+    /// The command that runs lore, as the agent should call it.
+    #[arg(long, default_value = "lore", value_name = "PATH")]
+    pub command: String,
+}
+
+#[derive(Serialize)]
+struct Changed {
+    path: String,
+    changed: bool,
+}
+
+fn files(agent: Agent, base: &Path, global: bool) -> Vec<(PathBuf, ConfigFile)> {
+    match agent {
+        Agent::Claude => vec![
+            (base.join(".claude/settings.json"), ConfigFile::Hooks),
+            (
+                if global {
+                    base.join(".claude.json")
+                } else {
+                    base.join(".mcp.json")
+                },
+                ConfigFile::McpJson,
+            ),
+        ],
+        Agent::Codex => vec![
+            (base.join(".codex/hooks.json"), ConfigFile::Hooks),
+            (base.join(".codex/config.toml"), ConfigFile::CodexToml),
+        ],
+        Agent::Gemini => vec![
+            (base.join(".gemini/settings.json"), ConfigFile::Hooks),
+            (base.join(".gemini/settings.json"), ConfigFile::McpJson),
+        ],
+        Agent::Cursor => vec![
+            (base.join(".cursor/hooks.json"), ConfigFile::Hooks),
+            (base.join(".cursor/mcp.json"), ConfigFile::McpJson),
+        ],
+    }
+}
+
+pub fn run(ui: &mut Ui, global: &crate::cli::GlobalArgs, args: &SetupArgs) -> CmdResult {
+    let agent = Agent::parse(&args.agent)?;
+    let base = if args.global {
+        location::home_dir()?
+    } else {
+        let lore = location::open(global)?;
+        lore.store()
+            .workdir()
+            .map(Path::to_path_buf)
+            .ok_or_else(|| CommandError::usage("this store has no work tree; use --global"))?
+    };
+    let mut changed = Vec::new();
+    for (path, kind) in files(agent, &base, args.global) {
+        let existing = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+            Err(e) => {
+                return Err(CommandError::usage(format!(
+                    "cannot read {}: {e}",
+                    path.display()
+                )));
+            }
+        };
+        let merged = match kind {
+            ConfigFile::Hooks => setup::merge_hooks(agent, &existing, &args.command, args.remove),
+            ConfigFile::McpJson => setup::merge_mcp_json(&existing, &args.command, args.remove),
+            ConfigFile::CodexToml => setup::merge_codex_toml(&existing, &args.command, args.remove),
+        }
+        .map_err(|e| CommandError::from(e).hint(format!("in {}", path.display())))?;
+        let is_change = merged != existing && !(existing.is_empty() && args.remove);
+        if is_change {
+            write_atomically(&path, &merged)?;
+        }
+        changed.push(Changed {
+            path: path.display().to_string(),
+            changed: is_change,
+        });
+    }
+    ui.emit(&changed, |s| {
+        for c in &changed {
+            s.push_str(&format!(
+                "{} {}\n",
+                if c.changed { "updated  " } else { "unchanged" },
+                c.path
+            ));
+        }
+        if !args.remove && agent == Agent::Codex {
+            s.push_str("Codex asks you to trust new hooks once (Settings → Hooks, or /hooks).\n");
+        }
+    });
+    Ok(())
+}
+
+fn write_atomically(path: &Path, text: &str) -> CmdResult {
+    let fail =
+        |e: std::io::Error| CommandError::usage(format!("cannot write {}: {e}", path.display()));
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(fail)?;
+    }
+    let tmp = path.with_extension("lore-tmp");
+    std::fs::write(&tmp, text).map_err(fail)?;
+    std::fs::rename(&tmp, path).map_err(fail)
+}

@@ -1,0 +1,541 @@
+//! `lore hook` with recorded payloads of each agent (tests/fixtures/hooks), `lore review`,
+//! `lore setup`, and the secret scanner on the CLI's write paths.
+
+mod common;
+
+use std::path::Path;
+
+use common::{json, ok, run};
+use lore_testutils::TestRepo;
+use serde_json::Value;
+
+/// A fixture with REPO and TRANSCRIPT filled in.
+fn fixture(repo: &TestRepo, name: &str, transcript: &Path) -> String {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hooks");
+    std::fs::read_to_string(dir.join(name))
+        .unwrap()
+        .replace("TRANSCRIPT", &transcript.display().to_string())
+        .replace("REPO", &repo.path().display().to_string())
+}
+
+fn hook(repo: &TestRepo, agent: &str, event: &str, payload: &str) -> (String, String) {
+    let out = run(repo, &["hook", agent, event], Some(payload.as_bytes()));
+    assert!(out.status.success(), "hooks always exit 0: {out:?}");
+    (
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+fn answer(stdout: &str) -> Value {
+    serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout:?}"))
+}
+
+fn transcript(repo: &TestRepo, name: &str) -> std::path::PathBuf {
+    let path = repo.path().join(".git").join(name);
+    std::fs::write(&path, fixture(repo, name, Path::new("-"))).unwrap();
+    path
+}
+
+#[test]
+fn claude_code_session_lifecycle() {
+    let repo = TestRepo::new();
+    ok(
+        &repo,
+        &[
+            "remember",
+            "-n",
+            "decisions",
+            "Rebuild the sqlite index on schema change",
+            "--body",
+            "The index is derived; see src/index/schema.rs for the schema version.",
+        ],
+    );
+    let t = transcript(&repo, "claude-transcript.jsonl");
+
+    let (out, _) = hook(
+        &repo,
+        "claude",
+        "SessionStart",
+        &fixture(&repo, "claude-session-start.json", &t),
+    );
+    let v = answer(&out);
+    assert_eq!(v["hookSpecificOutput"]["hookEventName"], "SessionStart");
+    let context = v["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
+    assert!(context.contains("Rebuild the sqlite index"), "{context}");
+    assert!(context.contains("not instructions"), "{context}");
+    assert!(
+        context.contains(">> decision ----"),
+        "capture guidance: {context}"
+    );
+    assert!(context.chars().count() <= 10_000);
+
+    // A prompt that shares the memory's words gets it; an unrelated one gets nothing.
+    let (out, _) = hook(
+        &repo,
+        "claude",
+        "UserPromptSubmit",
+        &fixture(&repo, "claude-user-prompt-submit.json", &t),
+    );
+    let v = answer(&out);
+    assert!(
+        v["hookSpecificOutput"]["additionalContext"]
+            .as_str()
+            .unwrap()
+            .contains("Rebuild the sqlite index")
+    );
+    let unrelated = r#"{"session_id":"x","cwd":"CWD","hook_event_name":"UserPromptSubmit","prompt":"Write a haiku about autumn leaves falling"}"#
+        .replace("CWD", &repo.path().display().to_string());
+    assert_eq!(hook(&repo, "claude", "UserPromptSubmit", &unrelated).0, "");
+
+    // Editing a file brings the memories that name it.
+    let (out, _) = hook(
+        &repo,
+        "claude",
+        "PostToolUse",
+        &fixture(&repo, "claude-post-tool-use.json", &t),
+    );
+    assert!(
+        answer(&out)["hookSpecificOutput"]["additionalContext"]
+            .as_str()
+            .unwrap()
+            .contains("Rebuild the sqlite index")
+    );
+
+    // Logged context steps are checkpointed before compaction, and the transcript is captured.
+    ok(&repo, &["ctx", "init", "--goal", "Schema-safe index"]);
+    ok(&repo, &["ctx", "log", "read schema.rs", "--tool", "Read"]);
+    let (out, err) = hook(
+        &repo,
+        "claude",
+        "PreCompact",
+        &fixture(&repo, "claude-pre-compact.json", &t),
+    );
+    assert!(err.is_empty(), "{err}");
+    assert!(
+        answer(&out)["systemMessage"]
+            .as_str()
+            .unwrap()
+            .contains("saved 2 memories"),
+        "{out}"
+    );
+    let status = json(&repo, &["ctx", "status"]);
+    assert_eq!(
+        status["uncommitted"].as_array().unwrap().len(),
+        0,
+        "{status}"
+    );
+    let log = repo.git(&["log", "-1", "--format=%s", "refs/lore/ctx/main"]);
+    assert!(
+        log.contains("Checkpoint before context compaction"),
+        "{log}"
+    );
+
+    let decisions = json(&repo, &["list", "-n", "decisions"]);
+    let summaries: Vec<&str> = decisions
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["summary"].as_str().unwrap())
+        .collect();
+    assert!(
+        summaries.contains(&"Rebuild the index from the refs when its schema version changes"),
+        "{summaries:?}"
+    );
+    // File content quoted in a tool result is not a signal.
+    assert!(
+        !summaries.iter().any(|s| s.contains("file content")),
+        "{summaries:?}"
+    );
+    let learnings = json(&repo, &["list", "-n", "learnings"]);
+    assert_eq!(learnings.as_array().unwrap().len(), 1, "{learnings}");
+    // The pattern-level finding waits for review.
+    let queue = json(&repo, &["review"]);
+    let queued = queue["suggestions"].as_array().unwrap();
+    assert_eq!(queued.len(), 1, "{queue}");
+    assert!(
+        queued[0]["summary"]
+            .as_str()
+            .unwrap()
+            .starts_with("It turns out the WAL file")
+    );
+
+    // Stop and SessionEnd read on from where PreCompact stopped: nothing new, nothing twice.
+    let (out, _) = hook(
+        &repo,
+        "claude",
+        "Stop",
+        &fixture(&repo, "claude-stop.json", &t),
+    );
+    assert_eq!(out, "");
+    let (out, _) = hook(
+        &repo,
+        "claude",
+        "SessionEnd",
+        &fixture(&repo, "claude-session-end.json", &t),
+    );
+    assert_eq!(out, "");
+    assert_eq!(
+        json(&repo, &["review"])["suggestions"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+
+    // Review: accept with an edit.
+    let id = queued[0]["id"].as_str().unwrap();
+    let accepted = json(
+        &repo,
+        &[
+            "review",
+            "accept",
+            &id[..6],
+            "--summary",
+            "Remove the WAL file with the database on rebuild",
+        ],
+    );
+    assert_eq!(accepted["memory"]["namespace"], "learnings");
+    assert_eq!(accepted["memory"]["confidence"], 1.0);
+    assert!(
+        json(&repo, &["review"])["suggestions"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+}
+
+#[test]
+fn codex_gemini_and_cursor_payloads() {
+    let repo = TestRepo::new();
+    ok(
+        &repo,
+        &[
+            "remember",
+            "-n",
+            "decisions",
+            "Schema version lives in src/index/schema.rs",
+        ],
+    );
+
+    let t = transcript(&repo, "codex-transcript.jsonl");
+    let v = answer(
+        &hook(
+            &repo,
+            "codex",
+            "SessionStart",
+            &fixture(&repo, "codex-session-start.json", &t),
+        )
+        .0,
+    );
+    assert_eq!(v["hookSpecificOutput"]["hookEventName"], "SessionStart");
+    let v = answer(
+        &hook(
+            &repo,
+            "codex",
+            "Stop",
+            &fixture(&repo, "codex-stop.json", &t),
+        )
+        .0,
+    );
+    assert_eq!(v["systemMessage"], "lore: saved 1 memory");
+    let d = json(&repo, &["list", "-n", "decisions"]);
+    assert!(
+        d.as_array().unwrap().iter().any(|m| m["agent"] == "codex"),
+        "{d}"
+    );
+
+    let t = transcript(&repo, "gemini-transcript.json");
+    let v = answer(
+        &hook(
+            &repo,
+            "gemini",
+            "SessionStart",
+            &fixture(&repo, "gemini-session-start.json", &t),
+        )
+        .0,
+    );
+    assert!(
+        v["hookSpecificOutput"]["additionalContext"]
+            .as_str()
+            .unwrap()
+            .contains("Schema version")
+    );
+    let v = answer(
+        &hook(
+            &repo,
+            "gemini",
+            "AfterAgent",
+            &fixture(&repo, "gemini-after-agent.json", &t),
+        )
+        .0,
+    );
+    assert!(
+        v["systemMessage"]
+            .as_str()
+            .unwrap()
+            .contains("queued 1 suggestion"),
+        "{v}"
+    );
+
+    let none = Path::new("-");
+    let v = answer(
+        &hook(
+            &repo,
+            "cursor",
+            "sessionStart",
+            &fixture(&repo, "cursor-session-start.json", none),
+        )
+        .0,
+    );
+    assert!(
+        v["additional_context"]
+            .as_str()
+            .unwrap()
+            .contains("Schema version")
+    );
+    assert_eq!(
+        hook(
+            &repo,
+            "cursor",
+            "afterFileEdit",
+            &fixture(&repo, "cursor-after-file-edit.json", none)
+        )
+        .0,
+        ""
+    );
+    let v = answer(
+        &hook(
+            &repo,
+            "cursor",
+            "beforeSubmitPrompt",
+            &fixture(&repo, "cursor-before-submit-prompt.json", none),
+        )
+        .0,
+    );
+    assert_eq!(v, serde_json::json!({"continue": true}));
+    let l = json(&repo, &["list", "-n", "learnings"]);
+    assert_eq!(
+        l.as_array().unwrap().len(),
+        1,
+        "the [learned] prompt was captured: {l}"
+    );
+}
+
+#[test]
+fn unknown_events_and_bad_payloads_never_break_the_session() {
+    let repo = TestRepo::new();
+    let (out, err) = hook(&repo, "claude", "Notification", "{}");
+    assert_eq!((out.as_str(), err.as_str()), ("", ""));
+    for bad in ["", "{", "[1,2]", "null", "\u{0}\u{1}"] {
+        let (out, err) = hook(&repo, "claude", "SessionStart", bad);
+        assert_eq!(out, "");
+        assert!(err.starts_with("lore hook: "), "{bad:?}: {err}");
+    }
+    let (out, err) = hook(&repo, "vim", "SessionStart", "{}");
+    assert_eq!(out, "");
+    assert!(
+        err.contains("expected claude, codex, gemini or cursor"),
+        "{err}"
+    );
+    // A transcript that does not exist is not an error; one full of junk is read around.
+    let junk = repo.path().join(".git/junk.jsonl");
+    std::fs::write(&junk, "garbage\n{\"type\":\"mystery\"}\n\u{feff}{}\n").unwrap();
+    let payload = format!(
+        r#"{{"session_id":"s","transcript_path":"{}"}}"#,
+        junk.display()
+    );
+    assert_eq!(
+        hook(&repo, "claude", "Stop", &payload),
+        (String::new(), String::new())
+    );
+}
+
+#[test]
+fn setup_merges_without_clobbering_and_removes_only_lore() {
+    let repo = TestRepo::new();
+    repo.write(".claude/settings.json", r#"{"permissions":{"allow":["Bash(ls)"]},"hooks":{"Stop":[{"hooks":[{"type":"command","command":"notify-send done"}]}]}}"#);
+    repo.write(".codex/config.toml", "# my codex\nmodel = \"gpt-5.4\"\n");
+    for agent in ["claude", "codex", "gemini", "cursor"] {
+        ok(&repo, &["setup", agent]);
+        let again = json(&repo, &["setup", agent]);
+        assert!(
+            again
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|c| c["changed"] == false),
+            "{agent}: {again}"
+        );
+    }
+    let settings: Value = serde_json::from_str(
+        &std::fs::read_to_string(repo.path().join(".claude/settings.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(settings["permissions"]["allow"][0], "Bash(ls)");
+    assert_eq!(settings["hooks"]["Stop"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        settings["hooks"]["PostToolUse"][0]["matcher"],
+        "Read|Edit|MultiEdit|Write|NotebookEdit"
+    );
+    let mcp: Value =
+        serde_json::from_str(&std::fs::read_to_string(repo.path().join(".mcp.json")).unwrap())
+            .unwrap();
+    assert_eq!(mcp["mcpServers"]["lore"]["args"][0], "mcp");
+    let toml = std::fs::read_to_string(repo.path().join(".codex/config.toml")).unwrap();
+    assert!(
+        toml.starts_with("# my codex\nmodel = \"gpt-5.4\""),
+        "{toml}"
+    );
+    assert!(
+        toml.contains("[mcp_servers.lore]") && toml.contains("codex_hooks = true"),
+        "{toml}"
+    );
+    let cursor: Value = serde_json::from_str(
+        &std::fs::read_to_string(repo.path().join(".cursor/hooks.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(cursor["version"], 1);
+    assert_eq!(
+        cursor["hooks"]["sessionStart"][0]["command"],
+        "lore hook cursor sessionStart"
+    );
+    let gemini: Value = serde_json::from_str(
+        &std::fs::read_to_string(repo.path().join(".gemini/settings.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        gemini["hooks"]["BeforeAgent"][0]["hooks"][0]["command"],
+        "lore hook gemini BeforeAgent"
+    );
+    assert_eq!(gemini["mcpServers"]["lore"]["command"], "lore");
+
+    ok(&repo, &["setup", "claude", "--remove"]);
+    let settings: Value = serde_json::from_str(
+        &std::fs::read_to_string(repo.path().join(".claude/settings.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        settings["hooks"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .collect::<Vec<_>>(),
+        ["Stop"]
+    );
+    assert_eq!(settings["permissions"]["allow"][0], "Bash(ls)");
+
+    // A config lore cannot read is left alone.
+    repo.write(".cursor/mcp.json", "{ oops");
+    let out = run(&repo, &["setup", "cursor"], None);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        std::fs::read_to_string(repo.path().join(".cursor/mcp.json")).unwrap(),
+        "{ oops"
+    );
+}
+
+#[test]
+fn secrets_are_redacted_blocked_or_reported_on_every_cli_write() {
+    let repo = TestRepo::new();
+    let written = json(
+        &repo,
+        &[
+            "remember",
+            "-n",
+            "learnings",
+            "Deploy key is AKIAIOSFODNN7EXAMPLE",
+            "--body",
+            "<private>home: 12 Elm St</private> then ghp_R4nd0mT0k3nV4lu3F0rT3st1ngPurp0s3sAb",
+        ],
+    );
+    assert_eq!(
+        written["memory"]["summary"],
+        "Deploy key is [REDACTED:aws-access-key-id]"
+    );
+    assert_eq!(
+        written["memory"]["body"].as_str().unwrap().trim(),
+        "[private] then [REDACTED:github-token]"
+    );
+    assert_eq!(written["secrets"]["decision"], "redacted");
+    assert_eq!(written["secrets"]["findings"].as_array().unwrap().len(), 3);
+    let id = written["memory"]["id"].as_str().unwrap().to_string();
+    let stored = repo.git(&[
+        "show",
+        &format!("refs/lore/memory:{}", written["path"].as_str().unwrap()),
+    ]);
+    assert!(
+        !stored.contains("AKIAIOSFODNN7EXAMPLE") && !stored.contains("Elm St"),
+        "{stored}"
+    );
+
+    // Block: nothing is written; update and import are screened too.
+    repo.git(&["config", "lore.secrets", "block"]);
+    let out = run(
+        &repo,
+        &[
+            "update",
+            &id,
+            "--body",
+            "token xoxb-1234567890-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx",
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("slack-token"));
+    assert_eq!(
+        json(&repo, &["show", &id])["memory"]["body"]
+            .as_str()
+            .unwrap()
+            .trim(),
+        "[private] then [REDACTED:github-token]"
+    );
+    repo.write(
+        "in.jsonl",
+        r#"{"namespace":"learnings","summary":"stripe sk_live_4eC39HqLyjWDarjtT1zdp7dc"}"#,
+    );
+    let out = run(&repo, &["import", "--format", "jsonl", "in.jsonl"], None);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    repo.git(&["config", "lore.secrets", "nonsense"]);
+    let out = run(
+        &repo,
+        &["remember", "-n", "learnings", "anything at all"],
+        None,
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("lore.secrets"),
+        "{out:?}"
+    );
+    repo.git(&["config", "--unset", "lore.secrets"]);
+
+    // Warn keeps the text, and `lore scan` finds it and points at purge.
+    let warned = json(
+        &repo,
+        &[
+            "--secrets",
+            "warn",
+            "remember",
+            "-n",
+            "learnings",
+            "Old password = 'hunter2hunter2' for staging",
+        ],
+    );
+    assert_eq!(warned["secrets"]["decision"], "warned");
+    let scan = json(&repo, &["scan"]);
+    assert_eq!(scan["clean"], false);
+    assert_eq!(scan["memories"].as_array().unwrap().len(), 1, "{scan}");
+    assert!(
+        scan["next_step"]
+            .as_str()
+            .unwrap()
+            .contains("forget --purge")
+    );
+    let bad = scan["memories"][0]["id"].as_str().unwrap().to_string();
+    ok(&repo, &["forget", &bad]);
+    assert_eq!(json(&repo, &["scan"])["clean"], true);
+    assert_eq!(json(&repo, &["scan", "--history"])["clean"], false);
+    ok(&repo, &["forget", "--purge", &bad]);
+    assert_eq!(json(&repo, &["scan", "--history"])["clean"], true);
+}

@@ -1,0 +1,657 @@
+//! Coding-agent hooks: each agent's event payload in, lore's work (context injection, capture,
+//! checkpoints), and the answer in that agent's format out.
+//!
+//! Claude Code, Codex CLI and Gemini CLI share one answer shape
+//! (`hookSpecificOutput.additionalContext`); Cursor has its own (`additional_context`,
+//! `continue`). Each agent names its events differently; [`Event::parse`] maps them onto lore's
+//! six: session start, prompt submitted, tool used, before compaction, stop and session end.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::capture::{self, Capture, CaptureReport, transcript};
+use crate::context::{self, ContextRequest};
+use crate::ctx::Workspace;
+use crate::error::{Error, Result};
+use crate::handle::{Lore, WriteContext};
+use crate::index::{ListFilter, RankOptions};
+
+/// The coding agents lore has hooks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Agent {
+    /// Anthropic's Claude Code.
+    Claude,
+    /// OpenAI's Codex CLI.
+    Codex,
+    /// Google's Gemini CLI.
+    Gemini,
+    /// Cursor.
+    Cursor,
+}
+
+/// lore's hook events.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Event {
+    /// A session starts (or resumes, or restarts after compaction).
+    SessionStart,
+    /// The user submitted a prompt.
+    UserPromptSubmit,
+    /// A tool ran.
+    PostToolUse,
+    /// The context is about to be compacted.
+    PreCompact,
+    /// The agent finished its turn.
+    Stop,
+    /// The session ended.
+    SessionEnd,
+}
+
+/// The most characters a hook injects (Claude Code's limit for additional context).
+pub const MAX_INJECT_CHARS: usize = 10_000;
+
+/// Told to the agent at session start, after the context.
+pub const CAPTURE_GUIDANCE: &str = "lore captures what you mark: put a decision, lesson or \
+blocker in a block (`>> decision ----` on its own line, the text, then a line of `----`) or \
+start a line with [decision], [learned] or [blocker]. Marked items are saved to project memory; \
+other findings may be suggested for review.";
+
+impl Agent {
+    /// Parses `claude`, `codex`, `gemini` or `cursor` (also `claude-code`, `gemini-cli`).
+    pub fn parse(name: &str) -> Result<Agent> {
+        match name.to_ascii_lowercase().as_str() {
+            "claude" | "claude-code" => Ok(Agent::Claude),
+            "codex" | "codex-cli" => Ok(Agent::Codex),
+            "gemini" | "gemini-cli" => Ok(Agent::Gemini),
+            "cursor" => Ok(Agent::Cursor),
+            _ => Err(Error::Invalid {
+                what: "agent",
+                value: name.into(),
+                reason: "expected claude, codex, gemini or cursor".into(),
+            }),
+        }
+    }
+
+    /// The agent's name as lore writes it (`claude-code`, …), recorded in memories.
+    pub fn name(self) -> &'static str {
+        match self {
+            Agent::Claude => "claude-code",
+            Agent::Codex => "codex",
+            Agent::Gemini => "gemini-cli",
+            Agent::Cursor => "cursor",
+        }
+    }
+
+    /// The agent's own event names for lore's events, as its hook configuration spells them.
+    pub fn events(self) -> &'static [(&'static str, Event)] {
+        use Event::*;
+        match self {
+            Agent::Claude => &[
+                ("SessionStart", SessionStart),
+                ("UserPromptSubmit", UserPromptSubmit),
+                ("PostToolUse", PostToolUse),
+                ("PreCompact", PreCompact),
+                ("Stop", Stop),
+                ("SessionEnd", SessionEnd),
+            ],
+            Agent::Codex => &[
+                ("SessionStart", SessionStart),
+                ("UserPromptSubmit", UserPromptSubmit),
+                ("PostToolUse", PostToolUse),
+                ("PreCompact", PreCompact),
+                ("Stop", Stop),
+            ],
+            Agent::Gemini => &[
+                ("SessionStart", SessionStart),
+                ("BeforeAgent", UserPromptSubmit),
+                ("AfterTool", PostToolUse),
+                ("PreCompress", PreCompact),
+                ("AfterAgent", Stop),
+                ("SessionEnd", SessionEnd),
+            ],
+            Agent::Cursor => &[
+                ("sessionStart", SessionStart),
+                ("beforeSubmitPrompt", UserPromptSubmit),
+                ("afterFileEdit", PostToolUse),
+                ("postToolUse", PostToolUse),
+                ("preCompact", PreCompact),
+                ("stop", Stop),
+                ("sessionEnd", SessionEnd),
+            ],
+        }
+    }
+}
+
+fn fold(name: &str) -> String {
+    name.chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .map(|c| c.to_ascii_lowercase())
+        .collect()
+}
+
+impl Event {
+    /// lore's name for the event (`session-start`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Event::SessionStart => "session-start",
+            Event::UserPromptSubmit => "user-prompt-submit",
+            Event::PostToolUse => "post-tool-use",
+            Event::PreCompact => "pre-compact",
+            Event::Stop => "stop",
+            Event::SessionEnd => "session-end",
+        }
+    }
+
+    /// The event an agent's event name means, in its spelling or lore's (case, `-` and `_`
+    /// ignored); `None` for an event lore does not handle.
+    pub fn parse(agent: Agent, name: &str) -> Option<Event> {
+        let want = fold(name);
+        agent
+            .events()
+            .iter()
+            .find(|(n, _)| fold(n) == want)
+            .map(|(_, e)| *e)
+            .or_else(|| {
+                [
+                    Event::SessionStart,
+                    Event::UserPromptSubmit,
+                    Event::PostToolUse,
+                    Event::PreCompact,
+                    Event::Stop,
+                    Event::SessionEnd,
+                ]
+                .into_iter()
+                .find(|e| fold(e.as_str()) == want)
+            })
+    }
+}
+
+/// What lore reads from an event payload (every agent's field names folded together).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HookInput {
+    /// The session (`session_id`; Cursor's `conversation_id`).
+    pub session: Option<String>,
+    /// The session transcript, when the agent gives one.
+    pub transcript: Option<PathBuf>,
+    /// The working directory (`cwd`; Cursor's first workspace root).
+    pub cwd: Option<PathBuf>,
+    /// The prompt (prompt events).
+    pub prompt: Option<String>,
+    /// The tool that ran (tool events).
+    pub tool: Option<String>,
+    /// Files the tool read or wrote.
+    pub files: Vec<String>,
+    /// Why the session started (`startup`, `resume`, `clear`, `compact`).
+    pub source: Option<String>,
+}
+
+fn text_at<'v>(v: &'v Value, keys: &[&str]) -> Option<&'v str> {
+    keys.iter()
+        .find_map(|k| v.get(*k).and_then(Value::as_str))
+        .filter(|s| !s.is_empty())
+}
+
+impl HookInput {
+    /// Reads a payload. Anything that is not a JSON object is an error (the caller reports it
+    /// and lets the agent go on).
+    pub fn parse(payload: &str) -> Result<HookInput> {
+        let v: Value = serde_json::from_str(payload).map_err(|e| Error::Parse {
+            context: "the hook's event payload (stdin)".into(),
+            message: e.to_string(),
+        })?;
+        if !v.is_object() {
+            return Err(Error::Parse {
+                context: "the hook's event payload (stdin)".into(),
+                message: "expected a JSON object".into(),
+            });
+        }
+        let tool_input = v.get("tool_input").unwrap_or(&Value::Null);
+        let mut files: Vec<String> = ["file_path", "path", "absolute_path", "notebook_path"]
+            .iter()
+            .filter_map(|k| tool_input.get(*k).and_then(Value::as_str))
+            .chain(text_at(&v, &["file_path"]))
+            .map(str::to_string)
+            .collect();
+        if let Some(paths) = tool_input.get("paths").and_then(Value::as_array) {
+            files.extend(paths.iter().filter_map(Value::as_str).map(str::to_string));
+        }
+        files.dedup();
+        Ok(HookInput {
+            session: text_at(&v, &["session_id", "conversation_id", "sessionId"]).map(Into::into),
+            transcript: text_at(&v, &["transcript_path", "transcriptPath"]).map(PathBuf::from),
+            cwd: text_at(&v, &["cwd"]).map(PathBuf::from).or_else(|| {
+                v.get("workspace_roots")
+                    .and_then(Value::as_array)
+                    .and_then(|r| r.first())
+                    .and_then(Value::as_str)
+                    .map(PathBuf::from)
+            }),
+            prompt: text_at(&v, &["prompt", "user_prompt"]).map(Into::into),
+            tool: text_at(&v, &["tool_name"]).map(Into::into),
+            files,
+            source: text_at(&v, &["source", "trigger"]).map(Into::into),
+        })
+    }
+}
+
+/// Settings for hook handling.
+#[derive(Clone, Debug)]
+pub struct HookOptions {
+    /// The most characters to inject.
+    pub max_chars: usize,
+    /// A recalled memory is injected on a prompt only when it holds at least this share of the
+    /// prompt's distinctive words (four letters or more, stop words aside), and at least two of
+    /// them, or nearly repeats the prompt: "strongly relevant".
+    pub prompt_min_coverage: f64,
+    /// At most this many memories are injected on a prompt or a tool use.
+    pub max_items: usize,
+    /// Capture's per-session cap.
+    pub session_cap: usize,
+}
+
+impl Default for HookOptions {
+    fn default() -> Self {
+        HookOptions {
+            max_chars: MAX_INJECT_CHARS,
+            prompt_min_coverage: 0.5,
+            max_items: 3,
+            session_cap: capture::DEFAULT_SESSION_CAP,
+        }
+    }
+}
+
+/// What handling an event did.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct HookOutcome {
+    /// Text to give the agent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context: Option<String>,
+    /// A short line to show the user.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// What capture did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capture: Option<CaptureReport>,
+    /// The context commit made as a checkpoint.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub checkpoint: Option<String>,
+}
+
+fn cap_chars(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let note = "\n[… cut to fit]";
+    let keep = max.saturating_sub(note.chars().count());
+    let cut: String = text.chars().take(keep).collect();
+    // Cut at the last line break so no entry is left half-quoted.
+    let cut = match cut.rfind('\n') {
+        Some(i) if i > keep / 2 => cut[..i].to_string(),
+        _ => cut,
+    };
+    cut + note
+}
+
+/// Handles one event for `agent`.
+pub fn handle(
+    lore: &mut Lore,
+    agent: Agent,
+    event: Event,
+    input: &HookInput,
+    options: &HookOptions,
+    ctx: &WriteContext,
+) -> Result<HookOutcome> {
+    let mut ctx = ctx.clone();
+    ctx.agent.get_or_insert_with(|| agent.name().to_string());
+    if ctx.session.is_none() {
+        ctx.session = input.session.clone();
+    }
+    match event {
+        Event::SessionStart => session_start(lore, options),
+        Event::UserPromptSubmit => prompt(lore, input, options, &ctx),
+        Event::PostToolUse => tool_used(lore, input, options),
+        Event::PreCompact => {
+            let mut out = capture_transcript(lore, input, options, &ctx)?;
+            out.checkpoint = checkpoint(lore, input, &ctx)?;
+            Ok(out)
+        }
+        Event::Stop | Event::SessionEnd => capture_transcript(lore, input, options, &ctx),
+    }
+}
+
+/// Session start: the budgeted memory context, the context branch's state, capture guidance.
+fn session_start(lore: &mut Lore, options: &HookOptions) -> Result<HookOutcome> {
+    let mut text = String::new();
+    let ws = Workspace::new(lore.store());
+    let branch = ws.current()?.and_then(|b| ws.meta(&b).ok());
+    drop(ws);
+    if lore.store().tip()?.is_some() {
+        // The context branch says what the work is about: its purpose drives semantic matches.
+        let request = ContextRequest {
+            query: branch
+                .as_ref()
+                .map(|m| format!("{} {}", m.purpose, m.summary)),
+            ..ContextRequest::default()
+        };
+        let built = context::build(lore, &request)?;
+        if built.memories > 0 {
+            text.push_str(&built.text);
+            text.push('\n');
+        }
+    }
+    if let Some(meta) = branch {
+        text.push_str(&format!(
+            "\nContext branch `{}` ({} commits): {}\nPurpose: {}\nResume with `lore ctx show`.\n",
+            meta.name, meta.commits, meta.summary, meta.purpose
+        ));
+    }
+    let room = options.max_chars.saturating_sub(CAPTURE_GUIDANCE.len() + 2);
+    let mut context = cap_chars(text.trim(), room);
+    if !context.is_empty() {
+        context.push_str("\n\n");
+    }
+    context.push_str(CAPTURE_GUIDANCE);
+    Ok(HookOutcome {
+        context: Some(context),
+        ..HookOutcome::default()
+    })
+}
+
+/// A prompt: capture what the user marked, and inject memories only when strongly relevant.
+fn prompt(
+    lore: &mut Lore,
+    input: &HookInput,
+    options: &HookOptions,
+    ctx: &WriteContext,
+) -> Result<HookOutcome> {
+    let Some(prompt) = input.prompt.as_deref() else {
+        return Ok(HookOutcome::default());
+    };
+    let mut out = HookOutcome::default();
+    let found = capture::detect(prompt);
+    if !found.is_empty() {
+        let mut capture = Capture::new(lore);
+        capture.session_cap = options.session_cap;
+        let report = capture.capture(&found, ctx)?;
+        out.message = capture_message(&report);
+        out.capture = Some(report);
+    }
+    if lore.store().tip()?.is_none() || prompt.split_whitespace().count() < 3 {
+        return Ok(out);
+    }
+    let hits = lore.search(
+        prompt,
+        &ListFilter::default(),
+        &RankOptions::default(),
+        false,
+    )?;
+    let just_written: Vec<String> = out
+        .capture
+        .iter()
+        .flat_map(|c| c.written.iter().map(|w| w.memory.id.to_string()))
+        .collect();
+    let strong: Vec<_> = hits
+        .iter()
+        .filter(|h| !just_written.contains(&h.memory.id.to_string()))
+        .take(10)
+        .filter(|h| h.near_duplicate || coverage(prompt, &h.memory) >= options.prompt_min_coverage)
+        .take(options.max_items)
+        .collect();
+    if strong.is_empty() {
+        return Ok(out);
+    }
+    let items: Vec<_> = strong
+        .iter()
+        .map(|h| context::item_for(context::Section::Match, &h.memory))
+        .collect();
+    out.context = Some(cap_chars(
+        &context::render(&items, context::ContextFormat::Markdown),
+        options.max_chars,
+    ));
+    Ok(out)
+}
+
+const STOP_WORDS: &[&str] = &[
+    "about", "after", "again", "also", "been", "before", "being", "could", "does", "doing", "from",
+    "have", "here", "into", "just", "like", "make", "more", "most", "need", "only", "other",
+    "please", "should", "some", "such", "than", "that", "their", "them", "then", "there", "these",
+    "they", "this", "those", "very", "want", "what", "when", "where", "which", "while", "will",
+    "with", "would", "your",
+];
+
+fn distinctive_words(s: &str) -> std::collections::HashSet<String> {
+    s.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| w.chars().count() >= 4)
+        .map(str::to_lowercase)
+        .filter(|w| !STOP_WORDS.contains(&w.as_str()))
+        .collect()
+}
+
+/// The share of the text's distinctive words the memory holds (0 when fewer than two shared).
+fn coverage(text: &str, m: &crate::model::Memory) -> f64 {
+    let asked = distinctive_words(text);
+    let held = distinctive_words(&format!("{} {} {}", m.summary, m.body, m.tags.join(" ")));
+    let shared = asked.intersection(&held).count();
+    if shared < 2 {
+        return 0.0;
+    }
+    shared as f64 / asked.len() as f64
+}
+
+/// A tool read or wrote files: the memories citing or naming them.
+fn tool_used(lore: &mut Lore, input: &HookInput, options: &HookOptions) -> Result<HookOutcome> {
+    if input.files.is_empty() || lore.store().tip()?.is_none() {
+        return Ok(HookOutcome::default());
+    }
+    let root = lore.store().workdir().map(Path::to_path_buf);
+    let mut items = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for file in &input.files {
+        let rel = relative(file, root.as_deref(), input.cwd.as_deref());
+        for m in lore.mentioning(&rel, options.max_items)? {
+            if seen.insert(m.id.clone()) && items.len() < options.max_items {
+                items.push(context::item_for(context::Section::Match, &m));
+            }
+        }
+    }
+    if items.is_empty() {
+        return Ok(HookOutcome::default());
+    }
+    Ok(HookOutcome {
+        context: Some(cap_chars(
+            &context::render(&items, context::ContextFormat::Markdown),
+            options.max_chars,
+        )),
+        ..HookOutcome::default()
+    })
+}
+
+/// A path as the repository names it (relative to its root), whatever form the agent gave.
+fn relative(file: &str, root: Option<&Path>, cwd: Option<&Path>) -> String {
+    let path = Path::new(file);
+    let absolute = if path.is_absolute() {
+        path.to_path_buf()
+    } else if let Some(cwd) = cwd {
+        cwd.join(path)
+    } else {
+        return file.trim_start_matches("./").to_string();
+    };
+    match root.and_then(|r| absolute.strip_prefix(r).ok()) {
+        Some(rel) => rel.to_string_lossy().replace('\\', "/"),
+        None => file.to_string(),
+    }
+}
+
+/// Reads the transcript from where this session last stopped and captures its signals.
+fn capture_transcript(
+    lore: &mut Lore,
+    input: &HookInput,
+    options: &HookOptions,
+    ctx: &WriteContext,
+) -> Result<HookOutcome> {
+    let Some(path) = &input.transcript else {
+        return Ok(HookOutcome::default());
+    };
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(HookOutcome::default()),
+        Err(e) => return Err(Error::io(format!("reading {}", path.display()), e)),
+    };
+    let session = ctx.session.clone().unwrap_or_default();
+    let mut capture = Capture::new(lore);
+    capture.session_cap = options.session_cap;
+    let mut state = capture.session_state(&session);
+    let read = transcript::parse(&text, state.transcript_lines);
+    let found: Vec<_> = read
+        .turns
+        .iter()
+        .flat_map(|t| capture::detect(&t.text))
+        .collect();
+    let report = capture.capture(&found, ctx)?;
+    if !session.is_empty() {
+        // Re-read: capture saved its own count of writes.
+        state = capture.session_state(&session);
+        state.transcript_lines = read.lines;
+        capture.save_session_state(&session, &state)?;
+    }
+    Ok(HookOutcome {
+        message: capture_message(&report),
+        capture: Some(report),
+        ..HookOutcome::default()
+    })
+}
+
+fn capture_message(report: &CaptureReport) -> Option<String> {
+    let (w, q) = (report.written.len(), report.queued.len());
+    if w == 0 && q == 0 {
+        return None;
+    }
+    let mut parts = Vec::new();
+    if w > 0 {
+        parts.push(format!(
+            "saved {w} memor{}",
+            if w == 1 { "y" } else { "ies" }
+        ));
+    }
+    if q > 0 {
+        parts.push(format!(
+            "queued {q} suggestion{} (`lore review`)",
+            if q == 1 { "" } else { "s" }
+        ));
+    }
+    let secrets = report.secrets().count();
+    if secrets > 0 {
+        parts.push(format!("redacted secrets in {secrets}"));
+    }
+    Some(format!("lore: {}", parts.join(", ")))
+}
+
+/// Before compaction: commit the context branch's uncommitted steps, so nothing logged is lost
+/// with the agent's context.
+fn checkpoint(lore: &Lore, input: &HookInput, ctx: &WriteContext) -> Result<Option<String>> {
+    let ws = Workspace::new(lore.store());
+    let Some(branch) = ws.current()? else {
+        return Ok(None);
+    };
+    if ws.uncommitted(&branch)?.items.is_empty() {
+        return Ok(None);
+    }
+    let why = input.source.as_deref().unwrap_or("auto");
+    let contribution = format!(
+        "Checkpoint before context compaction ({why}) in session {}",
+        ctx.session.as_deref().unwrap_or("unknown")
+    );
+    let done = ws.commit(Some(&branch), &contribution, None, None, ctx)?;
+    Ok(Some(done.commit))
+}
+
+/// The answer to print on stdout for the agent, if any.
+pub fn respond(agent: Agent, event: Event, outcome: &HookOutcome) -> Option<String> {
+    let native = agent
+        .events()
+        .iter()
+        .find(|(_, e)| *e == event)
+        .map(|(n, _)| *n)
+        .unwrap_or(event.as_str());
+    let value = match agent {
+        Agent::Cursor => match event {
+            Event::SessionStart => outcome
+                .context
+                .as_ref()
+                .map(|c| json!({ "additional_context": c })),
+            // Cursor waits for an answer to a prompt and needs `continue`.
+            Event::UserPromptSubmit => Some(json!({ "continue": true })),
+            _ => None,
+        },
+        Agent::Claude | Agent::Codex | Agent::Gemini => {
+            let mut v = serde_json::Map::new();
+            let injectable = matches!(
+                event,
+                Event::SessionStart | Event::UserPromptSubmit | Event::PostToolUse
+            );
+            if injectable && let Some(c) = &outcome.context {
+                v.insert(
+                    "hookSpecificOutput".into(),
+                    json!({ "hookEventName": native, "additionalContext": c }),
+                );
+            }
+            if let Some(m) = &outcome.message {
+                v.insert("systemMessage".into(), Value::String(m.clone()));
+            }
+            (!v.is_empty()).then_some(Value::Object(v))
+        }
+    };
+    value.map(|v| v.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn event_names_of_every_agent_map_to_lore_events() {
+        assert_eq!(
+            Event::parse(Agent::Claude, "SessionStart"),
+            Some(Event::SessionStart)
+        );
+        assert_eq!(
+            Event::parse(Agent::Claude, "session-start"),
+            Some(Event::SessionStart)
+        );
+        assert_eq!(
+            Event::parse(Agent::Gemini, "BeforeAgent"),
+            Some(Event::UserPromptSubmit)
+        );
+        assert_eq!(
+            Event::parse(Agent::Cursor, "afterFileEdit"),
+            Some(Event::PostToolUse)
+        );
+        assert_eq!(Event::parse(Agent::Claude, "Notification"), None);
+    }
+
+    #[test]
+    fn long_context_is_cut_at_a_line() {
+        let text = "line\n".repeat(5000);
+        let cut = cap_chars(&text, 1000);
+        assert!(cut.chars().count() <= 1000);
+        assert!(cut.ends_with("[… cut to fit]"));
+    }
+
+    #[test]
+    fn payload_fields_of_every_agent() {
+        let cursor = r#"{"conversation_id":"c1","workspace_roots":["/w"],"hook_event_name":"afterFileEdit","file_path":"/w/src/a.rs"}"#;
+        let i = HookInput::parse(cursor).unwrap();
+        assert_eq!(i.session.as_deref(), Some("c1"));
+        assert_eq!(i.cwd.as_deref(), Some(Path::new("/w")));
+        assert_eq!(i.files, ["/w/src/a.rs"]);
+        assert_eq!(
+            relative("/w/src/a.rs", Some(Path::new("/w")), None),
+            "src/a.rs"
+        );
+        assert!(HookInput::parse("[1]").is_err());
+        assert!(HookInput::parse("{").is_err());
+    }
+}

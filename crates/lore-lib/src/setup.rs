@@ -1,0 +1,294 @@
+//! Merging lore into a coding agent's configuration (hooks and the MCP server) without clobbering
+//! what is there, and taking it out again.
+//!
+//! Pure functions over file contents: the front end decides where the files are (project or
+//! user scope) and writes the results. lore's own entries are recognised by their command
+//! (`<lore> hook …`, `<lore> mcp`), so re-running setup replaces them and `--remove` removes only
+//! them. A file that does not parse is an error: lore never overwrites what it cannot read.
+
+use serde_json::{Map, Value, json};
+
+use crate::error::{Error, Result};
+use crate::hooks::{Agent, Event};
+
+/// The name lore's MCP server is registered under.
+pub const MCP_SERVER_NAME: &str = "lore";
+
+/// Which configuration file of an agent a change is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConfigFile {
+    /// The JSON file that holds hooks.
+    Hooks,
+    /// The JSON file that registers MCP servers (`mcpServers`).
+    McpJson,
+    /// Codex's `config.toml` (MCP servers and the hooks feature flag).
+    CodexToml,
+}
+
+/// The matcher lore's tool hook uses (file tools only), per agent.
+fn tool_matcher(agent: Agent) -> &'static str {
+    match agent {
+        Agent::Claude => "Read|Edit|MultiEdit|Write|NotebookEdit",
+        Agent::Codex => "",
+        Agent::Gemini => "read_file|read_many_files|write_file|replace",
+        Agent::Cursor => "",
+    }
+}
+
+fn parse_json(text: &str, what: &str) -> Result<Map<String, Value>> {
+    if text.trim().is_empty() {
+        return Ok(Map::new());
+    }
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(m)) => Ok(m),
+        Ok(_) => Err(Error::Parse {
+            context: what.into(),
+            message: "expected a JSON object at the top".into(),
+        }),
+        Err(e) => Err(Error::Parse {
+            context: what.into(),
+            message: format!("{e}; fix or move the file, lore will not overwrite it"),
+        }),
+    }
+}
+
+fn is_lore_command(command: &str, lore: &str) -> bool {
+    let c = command.trim();
+    c.starts_with(&format!("{lore} hook ")) || c == format!("{lore} mcp")
+}
+
+/// Removes lore's entries from one event's list of matcher groups (Claude, Codex, Gemini) or
+/// commands (Cursor); drops groups left empty.
+fn strip_event(list: &mut Vec<Value>, lore: &str) {
+    for group in list.iter_mut() {
+        if let Some(hooks) = group.get_mut("hooks").and_then(Value::as_array_mut) {
+            hooks.retain(|h| {
+                !h.get("command")
+                    .and_then(Value::as_str)
+                    .is_some_and(|c| is_lore_command(c, lore))
+            });
+        }
+    }
+    list.retain(|group| {
+        let own = group
+            .get("command")
+            .and_then(Value::as_str)
+            .is_some_and(|c| is_lore_command(c, lore));
+        let empty = group
+            .get("hooks")
+            .and_then(Value::as_array)
+            .is_some_and(Vec::is_empty);
+        !own && !empty
+    });
+}
+
+/// The hooks file with lore's hooks merged in (or, with `remove`, taken out). `lore` is the
+/// command that runs lore (`lore`, or a path).
+pub fn merge_hooks(agent: Agent, existing: &str, lore: &str, remove: bool) -> Result<String> {
+    let mut root = parse_json(existing, "the agent's hooks file")?;
+    if agent == Agent::Cursor && !root.contains_key("version") {
+        root.insert("version".into(), json!(1));
+    }
+    let hooks = root
+        .entry("hooks")
+        .or_insert_with(|| Value::Object(Map::new()));
+    let Some(hooks) = hooks.as_object_mut() else {
+        return Err(Error::Parse {
+            context: "the agent's hooks file".into(),
+            message: "`hooks` is not an object".into(),
+        });
+    };
+    for (name, list) in hooks.iter_mut() {
+        if let Some(list) = list.as_array_mut() {
+            strip_event(list, lore);
+        } else {
+            return Err(Error::Parse {
+                context: "the agent's hooks file".into(),
+                message: format!("`hooks.{name}` is not a list"),
+            });
+        }
+    }
+    hooks.retain(|_, list| list.as_array().is_some_and(|l| !l.is_empty()));
+    if !remove {
+        let agent_arg = match agent {
+            Agent::Claude => "claude",
+            Agent::Codex => "codex",
+            Agent::Gemini => "gemini",
+            Agent::Cursor => "cursor",
+        };
+        let mut done = Vec::new();
+        for (native, event) in agent.events() {
+            // Cursor names two tool events; one hook each is right, as they fire separately.
+            let command = format!("{lore} hook {agent_arg} {native}");
+            let entry = match agent {
+                Agent::Cursor => json!({ "command": command }),
+                _ => {
+                    let mut group = Map::new();
+                    let matcher = match event {
+                        Event::PostToolUse => tool_matcher(agent),
+                        _ => "",
+                    };
+                    if !matcher.is_empty() {
+                        group.insert("matcher".into(), json!(matcher));
+                    }
+                    let mut hook = json!({ "type": "command", "command": command });
+                    if agent == Agent::Gemini {
+                        hook["name"] = json!(format!("lore-{}", event.as_str()));
+                    }
+                    group.insert("hooks".into(), json!([hook]));
+                    Value::Object(group)
+                }
+            };
+            if done.contains(native) {
+                continue;
+            }
+            done.push(*native);
+            hooks
+                .entry(native.to_string())
+                .or_insert_with(|| json!([]))
+                .as_array_mut()
+                .expect("just checked or created as a list")
+                .push(entry);
+        }
+    }
+    if hooks.is_empty() {
+        root.remove("hooks");
+    }
+    let mut text =
+        serde_json::to_string_pretty(&Value::Object(root)).map_err(|e| Error::Parse {
+            context: "writing the hooks file".into(),
+            message: e.to_string(),
+        })?;
+    text.push('\n');
+    Ok(text)
+}
+
+/// A JSON file with `mcpServers.lore` set (or removed).
+pub fn merge_mcp_json(existing: &str, lore: &str, remove: bool) -> Result<String> {
+    let mut root = parse_json(existing, "the agent's MCP configuration")?;
+    let servers = root
+        .entry("mcpServers")
+        .or_insert_with(|| Value::Object(Map::new()));
+    let Some(servers) = servers.as_object_mut() else {
+        return Err(Error::Parse {
+            context: "the agent's MCP configuration".into(),
+            message: "`mcpServers` is not an object".into(),
+        });
+    };
+    if remove {
+        servers.remove(MCP_SERVER_NAME);
+    } else {
+        servers.insert(
+            MCP_SERVER_NAME.into(),
+            json!({ "command": lore, "args": ["mcp"] }),
+        );
+    }
+    if servers.is_empty() {
+        root.remove("mcpServers");
+    }
+    let mut text =
+        serde_json::to_string_pretty(&Value::Object(root)).map_err(|e| Error::Parse {
+            context: "writing the MCP configuration".into(),
+            message: e.to_string(),
+        })?;
+    text.push('\n');
+    Ok(text)
+}
+
+/// Codex's `config.toml` with `[mcp_servers.lore]` and `features.codex_hooks = true` (or the
+/// server removed; the feature flag is left, as other hooks may need it). Comments and layout
+/// of the rest of the file are kept.
+pub fn merge_codex_toml(existing: &str, lore: &str, remove: bool) -> Result<String> {
+    let mut doc: toml_edit::DocumentMut =
+        existing
+            .parse()
+            .map_err(|e: toml_edit::TomlError| Error::Parse {
+                context: "Codex's config.toml".into(),
+                message: format!("{e}; fix it, lore will not overwrite it"),
+            })?;
+    let servers_missing = !doc.contains_key("mcp_servers");
+    if remove {
+        if let Some(servers) = doc
+            .get_mut("mcp_servers")
+            .and_then(|s| s.as_table_like_mut())
+        {
+            servers.remove(MCP_SERVER_NAME);
+            if servers.is_empty() {
+                doc.remove("mcp_servers");
+            }
+        }
+        return Ok(doc.to_string());
+    }
+    if servers_missing {
+        let mut t = toml_edit::Table::new();
+        t.set_implicit(true);
+        doc.insert("mcp_servers", toml_edit::Item::Table(t));
+    }
+    let servers = doc["mcp_servers"]
+        .as_table_like_mut()
+        .ok_or_else(|| Error::Parse {
+            context: "Codex's config.toml".into(),
+            message: "`mcp_servers` is not a table".into(),
+        })?;
+    let mut server = toml_edit::Table::new();
+    server.insert("command", toml_edit::value(lore));
+    let mut args = toml_edit::Array::new();
+    args.push("mcp");
+    server.insert("args", toml_edit::value(args));
+    servers.insert(MCP_SERVER_NAME, toml_edit::Item::Table(server));
+    if !doc.contains_key("features") {
+        doc.insert("features", toml_edit::Item::Table(toml_edit::Table::new()));
+    }
+    let features = doc["features"]
+        .as_table_like_mut()
+        .ok_or_else(|| Error::Parse {
+            context: "Codex's config.toml".into(),
+            message: "`features` is not a table".into(),
+        })?;
+    features.insert("codex_hooks", toml_edit::value(true));
+    Ok(doc.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn claude_hooks_merge_keeps_others_and_is_idempotent() {
+        let existing = r#"{"model":"opus","hooks":{"Stop":[{"hooks":[{"type":"command","command":"say done"}]}]}}"#;
+        let once = merge_hooks(Agent::Claude, existing, "lore", false).unwrap();
+        let twice = merge_hooks(Agent::Claude, &once, "lore", false).unwrap();
+        assert_eq!(once, twice);
+        let v: Value = serde_json::from_str(&once).unwrap();
+        assert_eq!(v["model"], "opus");
+        assert_eq!(v["hooks"]["Stop"].as_array().unwrap().len(), 2);
+        assert_eq!(
+            v["hooks"]["SessionStart"][0]["hooks"][0]["command"],
+            "lore hook claude SessionStart"
+        );
+        let removed = merge_hooks(Agent::Claude, &once, "lore", true).unwrap();
+        let v: Value = serde_json::from_str(&removed).unwrap();
+        assert_eq!(v["hooks"].as_object().unwrap().len(), 1);
+        assert_eq!(v["hooks"]["Stop"][0]["hooks"][0]["command"], "say done");
+    }
+
+    #[test]
+    fn unreadable_files_are_refused() {
+        assert!(merge_hooks(Agent::Claude, "{not json", "lore", false).is_err());
+        assert!(merge_mcp_json("[1]", "lore", false).is_err());
+        assert!(merge_codex_toml("x = = 1", "lore", false).is_err());
+    }
+
+    #[test]
+    fn codex_toml_keeps_comments() {
+        let existing = "# mine\nmodel = \"o4\"\n\n[mcp_servers.other]\ncommand = \"x\"\n";
+        let merged = merge_codex_toml(existing, "lore", false).unwrap();
+        assert!(merged.starts_with("# mine\nmodel = \"o4\""), "{merged}");
+        assert!(merged.contains("[mcp_servers.lore]"), "{merged}");
+        assert!(merged.contains("codex_hooks = true"), "{merged}");
+        assert!(merged.contains("[mcp_servers.other]"), "{merged}");
+        let removed = merge_codex_toml(&merged, "lore", true).unwrap();
+        assert!(!removed.contains("mcp_servers.lore"), "{removed}");
+        assert!(removed.contains("[mcp_servers.other]"), "{removed}");
+    }
+}
