@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 use lore::ctx::step::{NewStep, StepKind};
 use lore::ctx::{Resolution, Workspace};
-use lore::trajectory::{Params, Strategy, TrajectoryIndex};
+use lore::trajectory::Strategy;
 use lore::{Lore, WriteContext};
 use serde::Serialize;
 
@@ -563,20 +563,19 @@ pub fn run(
         }
         CtxCommand::Recall(a) => {
             let strategy = Strategy::parse(&a.strategy)?;
-            let steps = if a.all_branches {
-                ws.all_steps()?
-            } else {
-                let branch = ws.resolve(a.branch.branch.as_deref())?;
-                ws.steps(&branch, true)?
-            };
-            let mut index = TrajectoryIndex::new(location::embedder(global)?, Params::default());
-            index.extend(steps)?;
-            let got = index.recall(&a.query, a.budget, strategy)?;
+            let (got, searched) = ws.recall(
+                &a.query,
+                a.budget,
+                strategy,
+                a.branch.branch.as_deref(),
+                a.all_branches,
+                location::embedder(global)?,
+            )?;
             ui.emit(&got, |s| {
                 s.push_str(&format!(
                     "{} of {} steps, {} of {} tokens, strategy {}{}\n",
                     got.steps.len(),
-                    index.len(),
+                    searched,
                     got.tokens,
                     got.budget,
                     got.used.as_str(),
@@ -616,23 +615,15 @@ pub fn run(
 }
 
 fn show(ui: &mut Ui, ws: &Workspace<'_>, a: &ShowArgs) -> CmdResult {
-    if let Some(commit) = &a.commit {
-        let view = ws.commit_detail(commit)?;
-        ui.emit(&view, |s| s.push_str(&view.render()));
-    } else if a.log {
-        let view = ws.log_view(a.branch.as_deref(), a.window.unwrap_or(20), a.offset)?;
-        ui.emit(&view, |s| s.push_str(&view.render()));
-    } else if let Some(segment) = &a.metadata {
-        let segment = Some(segment.as_str()).filter(|s| !s.is_empty());
-        let view = ws.metadata_view(a.branch.as_deref(), segment)?;
-        ui.emit(&view, |s| s.push_str(&view.render()));
-    } else if a.branch.is_some() || a.window.is_some() || a.offset > 0 {
-        let view = ws.branch_view(a.branch.as_deref(), a.window.unwrap_or(1), a.offset)?;
-        ui.emit(&view, |s| s.push_str(&view.render()));
-    } else {
-        let view = ws.overview()?;
-        ui.emit(&view, |s| s.push_str(&view.render()));
-    }
+    let view = ws.show(&lore::ctx::view::ShowRequest {
+        branch: a.branch.clone(),
+        commit: a.commit.clone(),
+        log: a.log,
+        metadata: a.metadata.clone(),
+        window: a.window,
+        offset: a.offset,
+    })?;
+    ui.emit(&view, |s| s.push_str(&view.render()));
     Ok(())
 }
 

@@ -1302,6 +1302,30 @@ impl<'s> Workspace<'s> {
         Ok(out)
     }
 
+    /// Trajectory recall over a branch's steps (committed and uncommitted), or every branch's
+    /// with `all_branches`: returns what was packed and how many steps were searched.
+    pub fn recall(
+        &self,
+        query: &str,
+        budget: usize,
+        strategy: crate::trajectory::Strategy,
+        branch: Option<&str>,
+        all_branches: bool,
+        embedder: Option<crate::embed::SharedEmbedder>,
+    ) -> Result<(crate::trajectory::Recalled, usize)> {
+        let steps = if all_branches {
+            self.all_steps()?
+        } else {
+            let branch = self.resolve(branch)?;
+            self.steps(&branch, true)?
+        };
+        let mut index =
+            crate::trajectory::TrajectoryIndex::new(embedder, crate::trajectory::Params::default());
+        index.extend(steps)?;
+        let got = index.recall(query, budget, strategy)?;
+        Ok((got, index.len()))
+    }
+
     /// The steps of every branch, each step once (the first branch holding it, in name order,
     /// with the current branch first), ordered by time.
     pub fn all_steps(&self) -> Result<Vec<TrajectoryStep>> {

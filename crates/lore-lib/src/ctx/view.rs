@@ -122,7 +122,71 @@ fn is_entry(kind: EntryKind) -> bool {
     )
 }
 
+/// What CONTEXT should show (the `ctx show` options; all empty: the overview).
+#[derive(Clone, Debug, Default)]
+pub struct ShowRequest {
+    /// A branch (default: the current one).
+    pub branch: Option<String>,
+    /// One commit, by id or revision.
+    pub commit: Option<String>,
+    /// The log of steps instead of commit entries.
+    pub log: bool,
+    /// Metadata: `Some("")` for all segments, `Some("a.b")` for one.
+    pub metadata: Option<String>,
+    /// How many entries (commits, or steps with `log`) to show.
+    pub window: Option<usize>,
+    /// How many of the newest to skip.
+    pub offset: usize,
+}
+
+/// One CONTEXT view.
+#[derive(Clone, Debug, Serialize)]
+#[serde(untagged)]
+pub enum View {
+    /// The roadmap and every branch.
+    Overview(Overview),
+    /// A window of a branch's commit entries.
+    Branch(BranchView),
+    /// One commit.
+    Commit(CommitDetail),
+    /// A window of the log.
+    Log(LogView),
+    /// Metadata segments.
+    Metadata(MetadataView),
+}
+
+impl View {
+    /// The view as markdown.
+    pub fn render(&self) -> String {
+        match self {
+            View::Overview(v) => v.render(),
+            View::Branch(v) => v.render(),
+            View::Commit(v) => v.render(),
+            View::Log(v) => v.render(),
+            View::Metadata(v) => v.render(),
+        }
+    }
+}
+
 impl Workspace<'_> {
+    /// The view a request asks for: a commit, the log, metadata, a branch window, or (nothing
+    /// asked) the overview. A log window defaults to 20 steps, a branch window to 1 commit.
+    pub fn show(&self, r: &ShowRequest) -> Result<View> {
+        let branch = r.branch.as_deref();
+        Ok(if let Some(commit) = &r.commit {
+            View::Commit(self.commit_detail(commit)?)
+        } else if r.log {
+            View::Log(self.log_view(branch, r.window.unwrap_or(20), r.offset)?)
+        } else if let Some(segment) = &r.metadata {
+            let segment = Some(segment.as_str()).filter(|s| !s.is_empty());
+            View::Metadata(self.metadata_view(branch, segment)?)
+        } else if branch.is_some() || r.window.is_some() || r.offset > 0 {
+            View::Branch(self.branch_view(branch, r.window.unwrap_or(1), r.offset)?)
+        } else {
+            View::Overview(self.overview()?)
+        })
+    }
+
     /// The overview (CONTEXT).
     pub fn overview(&self) -> Result<Overview> {
         let current = self.resolve(None)?;
