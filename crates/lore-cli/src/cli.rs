@@ -84,4 +84,5 @@ pub enum Command {
     Review(commands::review::ReviewArgs),
     Hook(commands::hook::HookArgs),
     Setup(commands::setup::SetupArgs),
+    Mcp(commands::mcp::McpArgs),
 }

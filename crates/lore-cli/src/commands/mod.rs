@@ -13,6 +13,8 @@ pub mod hook;
 pub mod import;
 pub mod init;
 pub mod list;
+pub mod mcp;
+mod mcp_http;
 pub mod namespace;
 pub mod recall;
 pub mod reindex;
@@ -42,6 +44,9 @@ pub fn run(ui: &mut Ui, cli: Cli) -> CmdResult {
     if let Command::Hook(args) = &cli.command {
         hook::run(&cli.global, args);
         return Ok(());
+    }
+    if let Command::Mcp(args) = &cli.command {
+        return mcp::run(&cli.global, args);
     }
     if let Command::Setup(args) = &cli.command {
         return setup::run(ui, &cli.global, args);
@@ -75,7 +80,8 @@ pub fn run(ui: &mut Ui, cli: Cli) -> CmdResult {
         | Command::Embedder(_)
         | Command::Eval(_)
         | Command::Hook(_)
-        | Command::Setup(_) => Ok(()),
+        | Command::Setup(_)
+        | Command::Mcp(_) => Ok(()),
     };
     common::show_notices(ui, &mut lore);
     result

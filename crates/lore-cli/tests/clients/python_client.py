@@ -1,0 +1,168 @@
+"""Drives `lore mcp` with the official Python MCP SDK: lists the tools, checks their schemas and
+annotations, calls every tool with valid arguments and some with invalid ones, and prints one
+JSON report on stdout. Usage:
+  python_client.py stdio LORE_BIN REPO MODE
+  python_client.py http URL MODE [TOKEN]
+MODE is `auto` (server/discover, protocol 2026-07-28) or `legacy` (the initialize handshake).
+Exits non-zero with a message on the first unexpected answer."""
+
+import asyncio
+import json
+import sys
+
+import httpx2
+from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+
+EXPECTED_TOOLS = {
+    "remember", "recall", "get", "update", "forget", "context", "ctx_init", "ctx_log",
+    "ctx_commit", "ctx_branch", "ctx_merge", "ctx_show", "ctx_recall", "ctx_read",
+    "ctx_update", "ctx_history", "ctx_snapshot", "review_queue",
+}
+READ_ONLY = {"recall", "get", "context", "ctx_show", "ctx_recall", "ctx_read", "ctx_history",
+             "ctx_snapshot", "review_queue"}
+
+
+def fail(message):
+    print(f"python client: {message}", file=sys.stderr)
+    sys.exit(1)
+
+
+def text(result):
+    return "".join(c.text for c in result.content if getattr(c, "type", "") == "text")
+
+
+async def ok(client, name, args):
+    result = await client.call_tool(name, args)
+    if result.is_error:
+        fail(f"{name}({args}) failed: {text(result)}")
+    return text(result)
+
+
+async def err(client, name, args, needle):
+    result = await client.call_tool(name, args)
+    if not result.is_error:
+        fail(f"{name}({args}) should be a tool error, got {text(result)[:200]}")
+    if needle not in text(result):
+        fail(f"{name}({args}) error lacks {needle!r}: {text(result)}")
+    return text(result)
+
+
+async def exercise(client):
+    report = {"protocol": client.protocol_version,
+              "server": client.server_info.name if client.server_info else None,
+              "version": client.server_info.version if client.server_info else None}
+    listed = await client.list_tools()
+    tools = {t.name: t for t in listed.tools}
+    if set(tools) != EXPECTED_TOOLS:
+        fail(f"tools differ: {sorted(set(tools) ^ EXPECTED_TOOLS)}")
+    for name, tool in tools.items():
+        if not tool.description or len(tool.description) < 40:
+            fail(f"{name}: description too thin")
+        if tool.input_schema.get("type") != "object":
+            fail(f"{name}: input schema is not an object schema")
+        ann = tool.annotations
+        if ann is None or ann.read_only_hint is None:
+            fail(f"{name}: no read-only annotation")
+        if (name in READ_ONLY) != bool(ann.read_only_hint):
+            fail(f"{name}: readOnlyHint {ann.read_only_hint}")
+    if not tools["forget"].annotations.destructive_hint:
+        fail("forget must be marked destructive")
+    if "summary" not in tools["remember"].input_schema.get("required", []):
+        fail("remember must require summary")
+    called = set()
+
+    async def call(name, args):
+        called.add(name)
+        return await ok(client, name, args)
+
+    written = json.loads(await call("remember", {
+        "namespace": "decisions", "summary": "Use SQLite FTS5 for lexical recall",
+        "body": "Bundled, no server; BM25 built in.", "tags": ["index"]}))
+    mem_id = written["memory"]["id"]
+    secret = json.loads(await call("remember", {
+        "namespace": "learnings", "summary": "The staging key is AKIAIOSFODNN7EXAMPLE"}))
+    if secret["memory"]["summary"] != "The staging key is [REDACTED:aws-access-key-id]":
+        fail(f"secret not redacted over MCP: {secret['memory']['summary']}")
+    if secret.get("secrets", {}).get("decision") != "redacted":
+        fail("the secret decision is not reported")
+    hits = json.loads(await call("recall", {"query": "lexical recall sqlite"}))
+    if not hits["memories"] or hits["memories"][0]["id"] != mem_id:
+        fail(f"recall did not find the memory: {hits}")
+    got = json.loads(await call("get", {"id": mem_id, "level": "summary"}))
+    if got["memory"]["body"] != "":
+        fail("summary level returned a body")
+    await call("update", {"id": mem_id, "add_tags": ["search"]})
+    sup = json.loads(await call("update", {"id": mem_id, "mode": "supersede",
+                                           "summary": "Use SQLite FTS5 with trigram tokens"}))
+    new_id = sup["new"]["memory"]["id"]
+    ctx_text = await call("context", {"query": "trigram", "budget": 800})
+    if "trigram" not in ctx_text:
+        fail(f"context lacks the new memory: {ctx_text}")
+    await call("ctx_init", {"goal": "Fast recall", "todo": ["measure"]})
+    await call("ctx_log", {"text": "ran the benchmark", "tool": "bench", "entities": ["fts5"]})
+    await call("ctx_commit", {"contribution": "Measured FTS5 recall"})
+    await call("ctx_branch", {"name": "trigram", "purpose": "Try trigram tokens"})
+    await call("ctx_log", {"text": "trigram index is 3x larger", "entities": ["fts5"]})
+    await call("ctx_commit", {"contribution": "Sized the trigram index"})
+    await call("ctx_update", {"content": "# Goal\nFast recall with trigrams\n", "message": "refocus"})
+    history = json.loads(await call("ctx_history", {}))
+    if len(history) < 2:
+        fail(f"history too short: {history}")
+    snap = await call("ctx_snapshot", {"version": str(history[-1]["version"])})
+    if "Fast recall" not in snap:
+        fail(f"snapshot: {snap}")
+    if "trigrams" not in await call("ctx_read", {}):
+        fail("ctx_read did not return the update")
+    shown = await call("ctx_show", {"log": True})
+    if "trigram index is 3x larger" not in shown:
+        fail(f"ctx_show log: {shown}")
+    await call("ctx_show", {})
+    steps = await call("ctx_recall", {"query": "fts5 benchmark", "budget": 256, "all_branches": True})
+    if "ran the benchmark" not in steps:
+        fail(f"ctx_recall: {steps}")
+    # Merge back into main: the result starts with the merged branch's context.
+    merged = await ok(client, "ctx_merge", {"branch": "trigram", "into": "main", "prefer": "theirs"})
+    called.add("ctx_merge")
+    if "trigram" not in merged.split("---")[0]:
+        fail(f"merge did not show the branch first: {merged[:300]}")
+    queue = json.loads(await call("review_queue", {}))
+    if queue != []:
+        fail(f"queue: {queue}")
+    await call("forget", {"id": new_id})
+
+    # Invalid arguments: tool errors, and the server goes on.
+    await err(client, "remember", {"namespace": "decisions"}, "summary")
+    await err(client, "remember", {"namespace": "no such space", "summary": "x"}, "namespace")
+    await err(client, "remember", {"namespace": "decisions", "summary": "s" * 300}, "summary")
+    await err(client, "get", {"id": "zzzzzzzz"}, "not_found")
+    await err(client, "get", {"id": mem_id, "level": "everything"}, "level")
+    await err(client, "recall", {"query": 42}, "")
+    await err(client, "update", {"id": mem_id, "mode": "rewrite"}, "mode")
+    await err(client, "ctx_snapshot", {"version": "999"}, "")
+    await err(client, "ctx_merge", {"branch": "nope"}, "")
+    await err(client, "remember", {"namespace": "decisions", "summary": "ok", "unknown": 1}, "unknown")
+    await call("recall", {"query": "still alive"})
+    report["called"] = sorted(called)
+    if called != EXPECTED_TOOLS:
+        fail(f"not every tool was called: {sorted(EXPECTED_TOOLS - called)}")
+    report["tools"] = len(tools)
+    return report
+
+
+async def main():
+    kind = sys.argv[1]
+    if kind == "stdio":
+        _, _, binary, repo, mode = sys.argv
+        server = StdioServerParameters(command=binary, args=["mcp"], cwd=repo)
+    else:
+        url, mode = sys.argv[2], sys.argv[3]
+        token = sys.argv[4] if len(sys.argv) > 4 else None
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        server = streamable_http_client(url, http_client=httpx2.AsyncClient(headers=headers, timeout=60))
+    async with Client(server, mode=mode, cache=None) as client:
+        report = await exercise(client)
+    print(json.dumps(report))
+
+
+asyncio.run(main())
