@@ -40,6 +40,10 @@ pub struct BenchArgs {
     /// Timed whole-process `lore recall` runs per size.
     #[arg(long, default_value_t = 20)]
     pub cli_queries: usize,
+    /// Timed whole-process `lore hook claude …` runs per size (SessionStart and
+    /// UserPromptSubmit, each).
+    #[arg(long, default_value_t = 50)]
+    pub hook_runs: usize,
     /// Timed baseline `git log --grep` reads per size.
     #[arg(long, default_value_t = 20)]
     pub grep_queries: usize,
@@ -86,6 +90,10 @@ struct SizeResult {
     remember_cli: Stats,
     recall: Stats,
     recall_cli: Stats,
+    /// Whole-process `lore hook claude SessionStart` (context injection).
+    hook_session_start_cli: Stats,
+    /// Whole-process `lore hook claude UserPromptSubmit` (signal detection and recall).
+    hook_prompt_cli: Stats,
     reindex_seconds: f64,
     bytes_per_memory_after_gc: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -169,16 +177,40 @@ fn machine() -> String {
 
 /// Times one whole `lore` process run against the repository at `dir`.
 fn time_cli(exe: &Path, dir: &Path, global: &GlobalArgs, args: &[&str]) -> CmdResult<Duration> {
+    time_cli_with(exe, dir, global, args, None)
+}
+
+/// Times one whole `lore` process run, with `stdin` as its input when given.
+fn time_cli_with(
+    exe: &Path,
+    dir: &Path,
+    global: &GlobalArgs,
+    args: &[&str],
+    stdin: Option<&[u8]>,
+) -> CmdResult<Duration> {
+    use std::io::Write as _;
+    use std::process::Stdio;
     let t = Instant::now();
-    let out = Command::new(exe)
+    let mut child = Command::new(exe)
         .arg("--repo")
         .arg(dir)
         .args(["--embedder", &global.embedder])
         .args(args)
-        .output()
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| internal(format!("running lore: {e}")))?;
+    if let Some(mut pipe) = child.stdin.take() {
+        pipe.write_all(stdin.unwrap_or_default())
+            .map_err(|e| internal(format!("writing lore's input: {e}")))?;
+    }
+    let out = child
+        .wait_with_output()
         .map_err(|e| internal(format!("running lore: {e}")))?;
     let elapsed = t.elapsed();
-    if !out.status.success() {
+    let failed = !out.status.success() || (args.first() == Some(&"hook") && !out.stderr.is_empty());
+    if failed {
         return Err(internal(format!(
             "lore {} failed: {}",
             args.first().unwrap_or(&""),
@@ -274,6 +306,41 @@ fn measure_size(
     }
     let recall_cli = stats(samples);
 
+    // Hooks as an agent runs them: a new process per event, the payload on stdin.
+    let cwd = dir.display().to_string();
+    let start = serde_json::json!({
+        "session_id": "bench", "transcript_path": "", "cwd": cwd,
+        "hook_event_name": "SessionStart", "source": "startup",
+    })
+    .to_string();
+    let mut samples = Vec::with_capacity(args.hook_runs);
+    for _ in 0..args.hook_runs {
+        samples.push(time_cli_with(
+            &exe,
+            &dir,
+            global,
+            &["hook", "claude", "SessionStart"],
+            Some(start.as_bytes()),
+        )?);
+    }
+    let hook_session_start_cli = stats(samples);
+    let mut samples = Vec::with_capacity(args.hook_runs);
+    for _ in 0..args.hook_runs {
+        let prompt = serde_json::json!({
+            "session_id": "bench", "cwd": cwd, "hook_event_name": "UserPromptSubmit",
+            "prompt": corpus.query(&mut rng),
+        })
+        .to_string();
+        samples.push(time_cli_with(
+            &exe,
+            &dir,
+            global,
+            &["hook", "claude", "UserPromptSubmit"],
+            Some(prompt.as_bytes()),
+        )?);
+    }
+    let hook_prompt_cli = stats(samples);
+
     let total = size + args.writes + args.cli_writes;
     drop(lore);
     git(&dir, &["gc", "-q"])?;
@@ -293,6 +360,8 @@ fn measure_size(
         remember_cli,
         recall,
         recall_cli,
+        hook_session_start_cli,
+        hook_prompt_cli,
         reindex_seconds,
         bytes_per_memory_after_gc,
         baseline_git_notes_add,
@@ -418,8 +487,8 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, args: &BenchArgs) -> CmdResult {
             s.push_str(&format!("embedding: {rate:.0} short texts/s on one core\n"));
         }
         s.push('\n');
-        s.push_str("| memories | remember p50/p95 (in-process) | remember p50/p95 (CLI) | recall p50/p95 (in-process) | recall p50/p95 (CLI) | reindex | bytes/memory after gc | git notes add p50/p95 | git log --grep p50 |\n");
-        s.push_str("|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        s.push_str("| memories | remember p50/p95 (in-process) | remember p50/p95 (CLI) | recall p50/p95 (in-process) | recall p50/p95 (CLI) | hook SessionStart p50/p95 | hook UserPromptSubmit p50/p95 | reindex | bytes/memory after gc | git notes add p50/p95 | git log --grep p50 |\n");
+        s.push_str("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         for r in &out.results {
             let pair = |st: &Stats| format!("{:.2} / {:.2} ms", st.p50_ms, st.p95_ms);
             let base = |st: &Option<Stats>, both: bool| match st {
@@ -428,12 +497,14 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, args: &BenchArgs) -> CmdResult {
                 None => "-".into(),
             };
             s.push_str(&format!(
-                "| {} | {} | {} | {} | {} | {:.2} s | {:.0} | {} | {} |\n",
+                "| {} | {} | {} | {} | {} | {} | {} | {:.2} s | {:.0} | {} | {} |\n",
                 r.memories,
                 pair(&r.remember_in_process),
                 pair(&r.remember_cli),
                 pair(&r.recall),
                 pair(&r.recall_cli),
+                pair(&r.hook_session_start_cli),
+                pair(&r.hook_prompt_cli),
                 r.reindex_seconds,
                 r.bytes_per_memory_after_gc,
                 base(&r.baseline_git_notes_add, true),
