@@ -538,4 +538,55 @@ fn secrets_are_redacted_blocked_or_reported_on_every_cli_write() {
     assert_eq!(json(&repo, &["scan", "--history"])["clean"], false);
     ok(&repo, &["forget", "--purge", &bad]);
     assert_eq!(json(&repo, &["scan", "--history"])["clean"], true);
+
+    // The context workspace is screened too: steps, contributions, the context document.
+    ok(&repo, &["ctx", "init", "--goal", "Ship"]);
+    let out = run(
+        &repo,
+        &[
+            "ctx",
+            "log",
+            "exported GITHUB_TOKEN=ghp_R4nd0mT0k3nV4lu3F0rT3st1ngPurp0s3sAb",
+        ],
+        None,
+    );
+    assert!(out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("secret scanner: redacted 1 secret (github-token"),
+        "{out:?}"
+    );
+    let out = run(
+        &repo,
+        &[
+            "ctx",
+            "commit",
+            "used sk_live_4eC39HqLyjWDarjtT1zdp7dc in tests",
+        ],
+        None,
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("stripe-key"),
+        "{out:?}"
+    );
+    let everything = repo.git(&["log", "-p", "refs/lore/ctx/main"]);
+    assert!(
+        !everything.contains("ghp_R4nd0m") && !everything.contains("sk_live_4eC"),
+        "{everything}"
+    );
+    assert!(everything.contains("[REDACTED:github-token]"));
+    let out = run(
+        &repo,
+        &[
+            "--secrets",
+            "block",
+            "ctx",
+            "update",
+            "-m",
+            "keys",
+            "AKIAIOSFODNN7EXAMPLE",
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
 }

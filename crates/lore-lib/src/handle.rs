@@ -327,9 +327,6 @@ pub struct Lore {
     secret_policy: Option<SecretPolicy>,
 }
 
-/// The git configuration key that sets the secret policy (`block`, `redact` or `warn`).
-pub const SECRET_POLICY_CONFIG: &str = "lore.secrets";
-
 impl Lore {
     /// Wraps a store. The index is opened on first read.
     pub fn new(store: Store) -> Lore {
@@ -353,16 +350,9 @@ impl Lore {
     /// [`SecretPolicy::Redact`]. A configured value that is not a policy is an error, so a typo
     /// never silently weakens protection.
     pub fn secret_policy(&self) -> Result<SecretPolicy> {
-        if let Some(p) = self.secret_policy {
-            return Ok(p);
-        }
-        match self.store.config_string(SECRET_POLICY_CONFIG) {
-            None => Ok(SecretPolicy::default()),
-            Some(v) => SecretPolicy::parse(&v).map_err(|_| Error::Invalid {
-                what: "git config lore.secrets",
-                value: v,
-                reason: "expected block, redact or warn".into(),
-            }),
+        match self.secret_policy {
+            Some(p) => Ok(p),
+            None => secrets::configured_policy(&self.store),
         }
     }
 

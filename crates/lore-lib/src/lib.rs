@@ -32,8 +32,8 @@ pub mod trajectory;
 pub use error::{Error, ErrorClass, Result};
 pub use handle::{
     BatchReport, DuplicateOf, FileContent, FileLimits, IndexStatus, Lore, MemoryVersion,
-    NamespaceCount, NewMemory, Novelty, Patch, Remembered, SECRET_POLICY_CONFIG, StoreStatus,
-    StoredSecret, Superseded, WriteContext, Written,
+    NamespaceCount, NewMemory, Novelty, Patch, Remembered, StoreStatus, StoredSecret, Superseded,
+    WriteContext, Written,
 };
 pub use index::{Hit, IndexNotice, ListFilter, SortBy};
 pub use model::{Citation, Key, LineRange, Memory, MemoryId, Namespace, Status};

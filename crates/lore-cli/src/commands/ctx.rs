@@ -289,7 +289,21 @@ pub fn run(
     ctx: &WriteContext,
     args: &CtxArgs,
 ) -> CmdResult {
-    let ws = Workspace::new(lore.store());
+    let ws = Workspace::new(lore.store()).with_secret_policy(lore.secret_policy().ok());
+    let result = run_in(ui, global, &ws, ctx, args);
+    for report in ws.take_secret_reports() {
+        super::common::report_secrets(ui, Some(&report));
+    }
+    result
+}
+
+fn run_in(
+    ui: &mut Ui,
+    global: &GlobalArgs,
+    ws: &Workspace<'_>,
+    ctx: &WriteContext,
+    args: &CtxArgs,
+) -> CmdResult {
     match &args.command {
         CtxCommand::Init(a) => {
             let commit = ws.init(&a.goal, &a.todo, ctx)?;
@@ -470,7 +484,7 @@ pub fn run(
                 },
             );
         }
-        CtxCommand::Show(a) => show(ui, &ws, a)?,
+        CtxCommand::Show(a) => show(ui, ws, a)?,
         CtxCommand::Metadata(a) => match &a.command {
             MetadataCommand::Get { segment, branch } => {
                 let view = ws.metadata_view(branch.branch.as_deref(), segment.as_deref())?;

@@ -77,6 +77,34 @@ fn json<T: Serialize>(value: &T) -> lore::Result<Out> {
         })
 }
 
+/// The context workspace under the server's secret policy.
+fn workspace(lore: &Lore) -> Workspace<'_> {
+    Workspace::new(lore.store()).with_secret_policy(lore.secret_policy().ok())
+}
+
+/// Adds what the secret scanner did in a context write to the tool's result.
+fn with_reports(out: lore::Result<Out>, ws: &Workspace<'_>) -> lore::Result<Out> {
+    let reports = ws.take_secret_reports();
+    if reports.is_empty() {
+        return out;
+    }
+    Ok(match out? {
+        Out::Json(mut v) => {
+            if let Some(o) = v.as_object_mut() {
+                o.insert(
+                    "secrets".into(),
+                    serde_json::to_value(&reports).unwrap_or_default(),
+                );
+            }
+            Out::Json(v)
+        }
+        Out::Text(t) => {
+            let said: Vec<String> = reports.iter().map(|r| r.describe()).collect();
+            Out::Text(format!("{t}\n\nsecret scanner: {}", said.join("; ")))
+        }
+    })
+}
+
 fn cmd_err(e: CommandError) -> lore::Error {
     lore::Error::Invalid {
         what: "argument",
@@ -693,8 +721,11 @@ impl LoreServer {
     )]
     async fn ctx_init(&self, Parameters(a): Parameters<CtxInitArgs>) -> ToolResult {
         self.with(move |lore, ctx, _| {
-            let commit = Workspace::new(lore.store()).init(&a.goal, &a.todo, ctx)?;
-            json(&serde_json::json!({ "branch": "main", "commit": commit.to_string() }))
+            let ws = workspace(lore);
+            let out = ws.init(&a.goal, &a.todo, ctx).and_then(|commit| {
+                json(&serde_json::json!({ "branch": "main", "commit": commit.to_string() }))
+            });
+            with_reports(out, &ws)
         })
         .await
     }
@@ -727,8 +758,11 @@ impl LoreServer {
                 session: ctx.session.clone(),
                 now: None,
             };
-            let (branch, step) = Workspace::new(lore.store()).log(a.branch.as_deref(), new)?;
-            json(&serde_json::json!({ "branch": branch, "step": step }))
+            let ws = workspace(lore);
+            let out = ws.log(a.branch.as_deref(), new).and_then(|(branch, step)| {
+                json(&serde_json::json!({ "branch": branch, "step": step }))
+            });
+            with_reports(out, &ws)
         })
         .await
     }
@@ -746,14 +780,17 @@ impl LoreServer {
     )]
     async fn ctx_commit(&self, Parameters(a): Parameters<CtxCommitArgs>) -> ToolResult {
         self.with(move |lore, ctx, _| {
-            let done = Workspace::new(lore.store()).commit(
-                a.branch.as_deref(),
-                &a.contribution,
-                a.summary.as_deref(),
-                a.roadmap.as_deref(),
-                ctx,
-            )?;
-            json(&done)
+            let ws = workspace(lore);
+            let out = ws
+                .commit(
+                    a.branch.as_deref(),
+                    &a.contribution,
+                    a.summary.as_deref(),
+                    a.roadmap.as_deref(),
+                    ctx,
+                )
+                .and_then(|done| json(&done));
+            with_reports(out, &ws)
         })
         .await
     }
@@ -771,14 +808,19 @@ impl LoreServer {
     )]
     async fn ctx_branch(&self, Parameters(a): Parameters<CtxBranchArgs>) -> ToolResult {
         self.with(move |lore, ctx, _| {
-            let commit = Workspace::new(lore.store()).branch(
-                &a.name,
-                &a.purpose,
-                a.from.as_deref(),
-                a.switch.unwrap_or(true),
-                ctx,
-            )?;
-            json(&serde_json::json!({ "branch": a.name, "commit": commit.to_string() }))
+            let ws = workspace(lore);
+            let out = ws
+                .branch(
+                    &a.name,
+                    &a.purpose,
+                    a.from.as_deref(),
+                    a.switch.unwrap_or(true),
+                    ctx,
+                )
+                .and_then(|commit| {
+                    json(&serde_json::json!({ "branch": a.name, "commit": commit.to_string() }))
+                });
+            with_reports(out, &ws)
         })
         .await
     }
@@ -819,16 +861,20 @@ impl LoreServer {
                 }
                 (None, None) => Resolution::Refuse,
             };
-            let ws = Workspace::new(lore.store());
+            let ws = workspace(lore);
             let shown = ws
                 .show(&ShowRequest {
                     branch: Some(a.branch.clone()),
                     ..ShowRequest::default()
                 })?
                 .render();
-            let done = ws.merge(&a.branch, a.into.as_deref(), &resolution, ctx)?;
-            let result = serde_json::to_string_pretty(&done).unwrap_or_default();
-            Ok(Out::Text(format!("{shown}\n---\nmerge:\n{result}\n")))
+            let out = ws
+                .merge(&a.branch, a.into.as_deref(), &resolution, ctx)
+                .map(|done| {
+                    let result = serde_json::to_string_pretty(&done).unwrap_or_default();
+                    Out::Text(format!("{shown}\n---\nmerge:\n{result}\n"))
+                });
+            with_reports(out, &ws)
         })
         .await
     }
@@ -846,7 +892,7 @@ impl LoreServer {
     )]
     async fn ctx_show(&self, Parameters(a): Parameters<CtxShowArgs>) -> ToolResult {
         self.with(move |lore, _, _| {
-            let view = Workspace::new(lore.store()).show(&ShowRequest {
+            let view = workspace(lore).show(&ShowRequest {
                 branch: a.branch,
                 commit: a.commit,
                 log: a.log,
@@ -873,7 +919,7 @@ impl LoreServer {
     async fn ctx_recall(&self, Parameters(a): Parameters<CtxRecallArgs>) -> ToolResult {
         self.with(move |lore, _, embedder| {
             let strategy = Strategy::parse(a.strategy.as_deref().unwrap_or("auto"))?;
-            let (got, searched) = Workspace::new(lore.store()).recall(
+            let (got, searched) = workspace(lore).recall(
                 &a.query,
                 a.budget.unwrap_or(1024),
                 strategy,
@@ -904,7 +950,7 @@ impl LoreServer {
     async fn ctx_read(&self, Parameters(a): Parameters<BranchOnly>) -> ToolResult {
         self.with(move |lore, _, _| {
             Ok(Out::Text(
-                Workspace::new(lore.store()).read_context(a.branch.as_deref())?,
+                workspace(lore).read_context(a.branch.as_deref())?,
             ))
         })
         .await
@@ -923,13 +969,16 @@ impl LoreServer {
     )]
     async fn ctx_update(&self, Parameters(a): Parameters<CtxUpdateArgs>) -> ToolResult {
         self.with(move |lore, ctx, _| {
-            let commit = Workspace::new(lore.store()).update_context(
-                a.branch.as_deref(),
-                &a.content,
-                &a.message,
-                ctx,
-            )?;
-            json(&serde_json::json!({ "commit": commit.map(|c| c.to_string()), "changed": commit.is_some() }))
+            let ws = workspace(lore);
+            let out = ws
+                .update_context(a.branch.as_deref(), &a.content, &a.message, ctx)
+                .and_then(|commit| {
+                    json(&serde_json::json!({
+                        "commit": commit.map(|c| c.to_string()),
+                        "changed": commit.is_some(),
+                    }))
+                });
+            with_reports(out, &ws)
         })
         .await
     }
@@ -944,10 +993,8 @@ impl LoreServer {
         )
     )]
     async fn ctx_history(&self, Parameters(a): Parameters<BranchOnly>) -> ToolResult {
-        self.with(move |lore, _, _| {
-            json(&Workspace::new(lore.store()).context_history(a.branch.as_deref())?)
-        })
-        .await
+        self.with(move |lore, _, _| json(&workspace(lore).context_history(a.branch.as_deref())?))
+            .await
     }
 
     #[tool(
@@ -961,7 +1008,7 @@ impl LoreServer {
     )]
     async fn ctx_snapshot(&self, Parameters(a): Parameters<CtxSnapshotArgs>) -> ToolResult {
         self.with(move |lore, _, _| {
-            let (_, text) = Workspace::new(lore.store()).context_snapshot(
+            let (_, text) = workspace(lore).context_snapshot(
                 a.branch.as_deref(),
                 &match a.version {
                     VersionArg::Number(n) => n.to_string(),

@@ -101,6 +101,9 @@ async def exercise(client):
         fail(f"context lacks the new memory: {ctx_text}")
     await call("ctx_init", {"goal": "Fast recall", "todo": ["measure"]})
     await call("ctx_log", {"text": "ran the benchmark", "tool": "bench", "entities": ["fts5"]})
+    logged = json.loads(await call("ctx_log", {"text": "set STRIPE=sk_live_4eC39HqLyjWDarjtT1zdp7dc"}))
+    if "sk_live" in json.dumps(logged["step"]) or logged["secrets"][0]["decision"] != "redacted":
+        fail(f"a secret in a context step was not redacted: {logged}")
     await call("ctx_commit", {"contribution": "Measured FTS5 recall"})
     await call("ctx_branch", {"name": "trigram", "purpose": "Try trigram tokens"})
     await call("ctx_log", {"text": "trigram index is 3x larger", "entities": ["fts5"]})

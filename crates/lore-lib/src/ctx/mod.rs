@@ -29,6 +29,7 @@ use crate::error::{Error, Result};
 use crate::handle::WriteContext;
 use crate::linefile::{Contents, LineFile};
 use crate::model::to_millis;
+use crate::secrets::{SecretPolicy, SecretReport};
 use crate::store::{Edit, Message, RefWrite, Snapshot, Store, ref_target};
 
 /// The uncommitted steps of one branch.
@@ -406,6 +407,8 @@ pub struct ContextVersion {
 pub struct Workspace<'s> {
     store: &'s Store,
     dir: PathBuf,
+    secret_policy: Option<SecretPolicy>,
+    secret_reports: std::cell::RefCell<Vec<SecretReport>>,
 }
 
 impl<'s> Workspace<'s> {
@@ -414,7 +417,35 @@ impl<'s> Workspace<'s> {
         Workspace {
             dir: store.common_dir().join("lore").join("ctx"),
             store,
+            secret_policy: None,
+            secret_reports: Default::default(),
         }
+    }
+
+    /// Overrides the secret policy for this workspace's writes (else `git config lore.secrets`,
+    /// else redact).
+    pub fn with_secret_policy(mut self, policy: Option<SecretPolicy>) -> Self {
+        self.secret_policy = policy;
+        self
+    }
+
+    /// What the secret scanner found and did in this workspace's writes so far (and forgets it).
+    pub fn take_secret_reports(&self) -> Vec<SecretReport> {
+        std::mem::take(&mut *self.secret_reports.borrow_mut())
+    }
+
+    /// `text` as the secret policy lets it be stored (redacted, or refused under `block`); the
+    /// scanner's report is kept for [`Workspace::take_secret_reports`].
+    fn screened(&self, field: &str, text: &str) -> Result<String> {
+        let policy = match self.secret_policy {
+            Some(p) => p,
+            None => crate::secrets::configured_policy(self.store)?,
+        };
+        let mut text = text.to_string();
+        if let Some(report) = crate::secrets::screen(&mut [(field, &mut text)], policy)? {
+            self.secret_reports.borrow_mut().push(report);
+        }
+        Ok(text)
     }
 
     /// The store.
@@ -584,7 +615,12 @@ impl<'s> Workspace<'s> {
 
     /// `ctx init`: creates the `main` branch with a roadmap and makes it current.
     pub fn init(&self, goal: &str, todo: &[String], ctx: &WriteContext) -> Result<Oid> {
-        let goal = required(goal, "goal", "say what this work is for")?;
+        let goal = self.screened("goal", goal)?;
+        let goal = required(&goal, "goal", "say what this work is for")?;
+        let todo = todo
+            .iter()
+            .map(|t| self.screened("to-do", t))
+            .collect::<Result<Vec<_>>>()?;
         let mut roadmap =
             format!("# Roadmap\n\n## Goals\n\n- {goal}\n\n## Milestones\n\n## To-do\n\n");
         for item in todo.iter().map(|t| t.trim()).filter(|t| !t.is_empty()) {
@@ -655,7 +691,12 @@ impl<'s> Workspace<'s> {
         ctx: &WriteContext,
     ) -> Result<Oid> {
         check_branch_name(name)?;
-        let purpose = required(purpose, "purpose", "say what the branch is for (--purpose)")?;
+        let purpose = self.screened("purpose", purpose)?;
+        let purpose = required(
+            &purpose,
+            "purpose",
+            "say what the branch is for (--purpose)",
+        )?;
         let parent = self.resolve(from)?;
         let start = self
             .tip(&parent)?
@@ -736,8 +777,17 @@ impl<'s> Workspace<'s> {
     }
 
     /// `ctx log`: appends a step to the branch's journal; durable when this returns.
-    pub fn log(&self, branch: Option<&str>, new: NewStep) -> Result<(String, Step)> {
+    pub fn log(&self, branch: Option<&str>, mut new: NewStep) -> Result<(String, Step)> {
         let branch = self.resolve(branch)?;
+        for (field, value) in [
+            ("text", &mut new.text),
+            ("arguments", &mut new.arguments),
+            ("result", &mut new.result),
+        ] {
+            if let Some(v) = value.as_mut() {
+                *v = self.screened(field, v)?;
+            }
+        }
         let step = new.into_step()?;
         self.journal(&branch).append(&step)?;
         Ok((branch, step))
@@ -780,12 +830,16 @@ impl<'s> Workspace<'s> {
         roadmap: Option<&str>,
         ctx: &WriteContext,
     ) -> Result<CommitOutcome> {
+        let contribution = self.screened("contribution", contribution)?;
         let contribution = required(
-            contribution,
+            &contribution,
             "contribution",
             "say what this commit contributes",
         )?;
-        let summary = summary.map(str::trim).filter(|s| !s.is_empty());
+        let summary = summary.map(|s| self.screened("summary", s)).transpose()?;
+        let summary = summary.as_deref().map(str::trim).filter(|s| !s.is_empty());
+        let roadmap = roadmap.map(|r| self.screened("roadmap", r)).transpose()?;
+        let roadmap = roadmap.as_deref();
         let branch = self.resolve(branch)?;
         let now = Self::now(ctx);
         let refname = branch_ref(&branch);
@@ -875,6 +929,14 @@ impl<'s> Workspace<'s> {
         resolution: &Resolution,
         ctx: &WriteContext,
     ) -> Result<MergeOutcome> {
+        let screened;
+        let resolution = match resolution {
+            Resolution::Roadmap(r) => {
+                screened = Resolution::Roadmap(self.screened("roadmap", r)?);
+                &screened
+            }
+            other => other,
+        };
         let target = self.resolve(into)?;
         let source = self.resolve(Some(source))?;
         if source == target {
@@ -1141,9 +1203,10 @@ impl<'s> Workspace<'s> {
         message: &str,
         ctx: &WriteContext,
     ) -> Result<Option<Oid>> {
-        let message = required(message, "message", "say what changed")?;
+        let message = self.screened("message", message)?;
+        let message = required(&message, "message", "say what changed")?;
         let branch = self.resolve(branch)?;
-        let new = normalize_doc(new);
+        let new = normalize_doc(&self.screened("context", new)?);
         let now = Self::now(ctx);
         let (changed, commit) = self.store.transact_ref(&branch_ref(&branch), |snap| {
             let mut meta = read_meta(snap)?.ok_or_else(|| self.unknown_branch(&branch))?;
