@@ -27,6 +27,11 @@ fn hook(repo: &TestRepo, agent: &str, event: &str, payload: &str) -> (String, St
     )
 }
 
+/// The agent's answer to a recorded payload (which must produce one).
+fn answer_to(repo: &TestRepo, agent: &str, event: &str, name: &str, transcript: &Path) -> Value {
+    answer(&hook(repo, agent, event, &fixture(repo, name, transcript)).0)
+}
+
 fn answer(stdout: &str) -> Value {
     serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout:?}"))
 }
@@ -221,25 +226,15 @@ fn codex_gemini_and_cursor_payloads() {
     );
 
     let t = transcript(&repo, "codex-transcript.jsonl");
-    let v = answer(
-        &hook(
-            &repo,
-            "codex",
-            "SessionStart",
-            &fixture(&repo, "codex-session-start.json", &t),
-        )
-        .0,
+    let v = answer_to(
+        &repo,
+        "codex",
+        "SessionStart",
+        "codex-session-start.json",
+        &t,
     );
     assert_eq!(v["hookSpecificOutput"]["hookEventName"], "SessionStart");
-    let v = answer(
-        &hook(
-            &repo,
-            "codex",
-            "Stop",
-            &fixture(&repo, "codex-stop.json", &t),
-        )
-        .0,
-    );
+    let v = answer_to(&repo, "codex", "Stop", "codex-stop.json", &t);
     assert_eq!(v["systemMessage"], "lore: saved 1 memory");
     let d = json(&repo, &["list", "-n", "decisions"]);
     assert!(
@@ -248,14 +243,12 @@ fn codex_gemini_and_cursor_payloads() {
     );
 
     let t = transcript(&repo, "gemini-transcript.json");
-    let v = answer(
-        &hook(
-            &repo,
-            "gemini",
-            "SessionStart",
-            &fixture(&repo, "gemini-session-start.json", &t),
-        )
-        .0,
+    let v = answer_to(
+        &repo,
+        "gemini",
+        "SessionStart",
+        "gemini-session-start.json",
+        &t,
     );
     assert!(
         v["hookSpecificOutput"]["additionalContext"]
@@ -263,15 +256,7 @@ fn codex_gemini_and_cursor_payloads() {
             .unwrap()
             .contains("Schema version")
     );
-    let v = answer(
-        &hook(
-            &repo,
-            "gemini",
-            "AfterAgent",
-            &fixture(&repo, "gemini-after-agent.json", &t),
-        )
-        .0,
-    );
+    let v = answer_to(&repo, "gemini", "AfterAgent", "gemini-after-agent.json", &t);
     assert!(
         v["systemMessage"]
             .as_str()
@@ -281,14 +266,12 @@ fn codex_gemini_and_cursor_payloads() {
     );
 
     let none = Path::new("-");
-    let v = answer(
-        &hook(
-            &repo,
-            "cursor",
-            "sessionStart",
-            &fixture(&repo, "cursor-session-start.json", none),
-        )
-        .0,
+    let v = answer_to(
+        &repo,
+        "cursor",
+        "sessionStart",
+        "cursor-session-start.json",
+        none,
     );
     assert!(
         v["additional_context"]
@@ -306,14 +289,12 @@ fn codex_gemini_and_cursor_payloads() {
         .0,
         ""
     );
-    let v = answer(
-        &hook(
-            &repo,
-            "cursor",
-            "beforeSubmitPrompt",
-            &fixture(&repo, "cursor-before-submit-prompt.json", none),
-        )
-        .0,
+    let v = answer_to(
+        &repo,
+        "cursor",
+        "beforeSubmitPrompt",
+        "cursor-before-submit-prompt.json",
+        none,
     );
     assert_eq!(v, serde_json::json!({"continue": true}));
     let l = json(&repo, &["list", "-n", "learnings"]);

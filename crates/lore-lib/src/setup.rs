@@ -154,9 +154,14 @@ pub fn merge_hooks(agent: Agent, existing: &str, lore: &str, remove: bool) -> Re
     if hooks.is_empty() {
         root.remove("hooks");
     }
+    pretty(root, "writing the hooks file")
+}
+
+/// A JSON object as its file text: pretty, with a final newline.
+fn pretty(root: Map<String, Value>, what: &str) -> Result<String> {
     let mut text =
         serde_json::to_string_pretty(&Value::Object(root)).map_err(|e| Error::Parse {
-            context: "writing the hooks file".into(),
+            context: what.into(),
             message: e.to_string(),
         })?;
     text.push('\n');
@@ -186,13 +191,7 @@ pub fn merge_mcp_json(existing: &str, lore: &str, remove: bool) -> Result<String
     if servers.is_empty() {
         root.remove("mcpServers");
     }
-    let mut text =
-        serde_json::to_string_pretty(&Value::Object(root)).map_err(|e| Error::Parse {
-            context: "writing the MCP configuration".into(),
-            message: e.to_string(),
-        })?;
-    text.push('\n');
-    Ok(text)
+    pretty(root, "writing the MCP configuration")
 }
 
 /// Codex's `config.toml` with `[mcp_servers.lore]` and `features.codex_hooks = true` (or the

@@ -308,38 +308,31 @@ fn measure_size(
 
     // Hooks as an agent runs them: a new process per event, the payload on stdin.
     let cwd = dir.display().to_string();
-    let start = serde_json::json!({
-        "session_id": "bench", "transcript_path": "", "cwd": cwd,
-        "hook_event_name": "SessionStart", "source": "startup",
-    })
-    .to_string();
-    let mut samples = Vec::with_capacity(args.hook_runs);
-    for _ in 0..args.hook_runs {
-        samples.push(time_cli_with(
-            &exe,
-            &dir,
-            global,
-            &["hook", "claude", "SessionStart"],
-            Some(start.as_bytes()),
-        )?);
-    }
-    let hook_session_start_cli = stats(samples);
-    let mut samples = Vec::with_capacity(args.hook_runs);
-    for _ in 0..args.hook_runs {
-        let prompt = serde_json::json!({
-            "session_id": "bench", "cwd": cwd, "hook_event_name": "UserPromptSubmit",
-            "prompt": corpus.query(&mut rng),
-        })
-        .to_string();
-        samples.push(time_cli_with(
-            &exe,
-            &dir,
-            global,
-            &["hook", "claude", "UserPromptSubmit"],
-            Some(prompt.as_bytes()),
-        )?);
-    }
-    let hook_prompt_cli = stats(samples);
+    let mut time_hook = |event: &str, payload: &dyn Fn(&mut Rng) -> serde_json::Value| {
+        let mut samples = Vec::with_capacity(args.hook_runs);
+        for _ in 0..args.hook_runs {
+            let mut body = payload(&mut rng);
+            body["session_id"] = "bench".into();
+            body["cwd"] = cwd.as_str().into();
+            body["hook_event_name"] = event.into();
+            samples.push(time_cli_with(
+                &exe,
+                &dir,
+                global,
+                &["hook", "claude", event],
+                Some(body.to_string().as_bytes()),
+            )?);
+        }
+        Ok::<_, CommandError>(stats(samples))
+    };
+    let hook_session_start_cli = time_hook(
+        "SessionStart",
+        &|_| serde_json::json!({ "transcript_path": "", "source": "startup" }),
+    )?;
+    let hook_prompt_cli = time_hook(
+        "UserPromptSubmit",
+        &|rng| serde_json::json!({ "prompt": corpus.query(rng) }),
+    )?;
 
     let total = size + args.writes + args.cli_writes;
     drop(lore);
