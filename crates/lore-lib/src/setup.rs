@@ -89,15 +89,7 @@ pub fn merge_hooks(agent: Agent, existing: &str, lore: &str, remove: bool) -> Re
     if agent == Agent::Cursor && !root.contains_key("version") {
         root.insert("version".into(), json!(1));
     }
-    let hooks = root
-        .entry("hooks")
-        .or_insert_with(|| Value::Object(Map::new()));
-    let Some(hooks) = hooks.as_object_mut() else {
-        return Err(Error::Parse {
-            context: "the agent's hooks file".into(),
-            message: "`hooks` is not an object".into(),
-        });
-    };
+    let hooks = object_at(&mut root, "hooks", "the agent's hooks file")?;
     for (name, list) in hooks.iter_mut() {
         if let Some(list) = list.as_array_mut() {
             strip_event(list, lore);
@@ -157,6 +149,21 @@ pub fn merge_hooks(agent: Agent, existing: &str, lore: &str, remove: bool) -> Re
     pretty(root, "writing the hooks file")
 }
 
+/// The object under `key` (created empty when missing); an error when it is something else.
+fn object_at<'a>(
+    root: &'a mut Map<String, Value>,
+    key: &str,
+    what: &str,
+) -> Result<&'a mut Map<String, Value>> {
+    root.entry(key)
+        .or_insert_with(|| Value::Object(Map::new()))
+        .as_object_mut()
+        .ok_or_else(|| Error::Parse {
+            context: what.into(),
+            message: format!("`{key}` is not an object"),
+        })
+}
+
 /// A JSON object as its file text: pretty, with a final newline.
 fn pretty(root: Map<String, Value>, what: &str) -> Result<String> {
     let mut text =
@@ -171,15 +178,7 @@ fn pretty(root: Map<String, Value>, what: &str) -> Result<String> {
 /// A JSON file with `mcpServers.lore` set (or removed).
 pub fn merge_mcp_json(existing: &str, lore: &str, remove: bool) -> Result<String> {
     let mut root = parse_json(existing, "the agent's MCP configuration")?;
-    let servers = root
-        .entry("mcpServers")
-        .or_insert_with(|| Value::Object(Map::new()));
-    let Some(servers) = servers.as_object_mut() else {
-        return Err(Error::Parse {
-            context: "the agent's MCP configuration".into(),
-            message: "`mcpServers` is not an object".into(),
-        });
-    };
+    let servers = object_at(&mut root, "mcpServers", "the agent's MCP configuration")?;
     if remove {
         servers.remove(MCP_SERVER_NAME);
     } else {
