@@ -477,8 +477,14 @@ fn secrets_are_redacted_blocked_or_reported_on_every_cli_write() {
         "in.jsonl",
         r#"{"namespace":"learnings","summary":"stripe sk_live_4eC39HqLyjWDarjtT1zdp7dc"}"#,
     );
-    let out = run(&repo, &["import", "--format", "jsonl", "in.jsonl"], None);
+    let before = json(&repo, &["list"]).as_array().unwrap().len();
+    let out = run(&repo, &["import", "jsonl", "in.jsonl"], None);
     assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("stripe-key"),
+        "{out:?}"
+    );
+    assert_eq!(json(&repo, &["list"]).as_array().unwrap().len(), before);
     repo.git(&["config", "lore.secrets", "nonsense"]);
     let out = run(
         &repo,

@@ -315,6 +315,17 @@ fn is_placeholder(value: &str) -> bool {
     false
 }
 
+/// An unquoted value that is a word, an identifier or a type (`token: Option<String>`,
+/// `secret: rewrite …`), not a literal secret: letters only, or type syntax.
+fn is_code_or_word(value: &str) -> bool {
+    value
+        .chars()
+        .all(|c| c.is_alphabetic() || c == '_' || c == '-')
+        || value.contains(['<', '>'])
+        || value.contains("::")
+        || value.starts_with('&')
+}
+
 /// Shannon entropy in bits per character.
 fn entropy(s: &str) -> f64 {
     let mut counts = [0usize; 256];
@@ -402,7 +413,10 @@ pub fn scan_field(text: &str, field: &str) -> Vec<Finding> {
                 .iter()
                 .find_map(|g| caps.name(g))
                 .unwrap_or(whole);
-            if r.name == "password-assignment" && is_placeholder(secret.as_str()) {
+            if r.name == "password-assignment"
+                && (is_placeholder(secret.as_str())
+                    || (caps.name("bare").is_some() && is_code_or_word(secret.as_str())))
+            {
                 continue;
             }
             spans.push((secret.start(), secret.end(), r.name, priority));
