@@ -35,8 +35,9 @@ use crate::location;
 /// initialize handshake.
 #[derive(Args, Debug)]
 pub struct McpArgs {
-    /// Serve streamable HTTP on ADDR (e.g. 127.0.0.1:8765; port 0 picks one) at /mcp.
-    #[arg(long, value_name = "ADDR")]
+    /// Serve streamable HTTP at /mcp on ADDR: IP:PORT, localhost:PORT, or a bare PORT (loopback).
+    /// Without a value: 127.0.0.1:8765. Port 0 picks a free one.
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:8765")]
     pub http: Option<String>,
     /// The bearer token HTTP clients must send (required beyond loopback).
     #[arg(
@@ -1058,6 +1059,21 @@ fn loopback(addr: &SocketAddr) -> bool {
     addr.ip().is_loopback()
 }
 
+/// `IP:PORT`, `localhost:PORT` or a bare `PORT` (on loopback).
+fn parse_addr(given: &str) -> Option<SocketAddr> {
+    let given = given.trim();
+    if let Ok(port) = given.parse::<u16>() {
+        return Some(SocketAddr::from(([127, 0, 0, 1], port)));
+    }
+    if let Some(port) = given.strip_prefix("localhost:") {
+        return port
+            .parse::<u16>()
+            .ok()
+            .map(|p| SocketAddr::from(([127, 0, 0, 1], p)));
+    }
+    given.parse().ok()
+}
+
 pub fn run(global: &GlobalArgs, args: &McpArgs) -> CmdResult {
     let lore = location::open(global)?;
     let embedder = lore.embedder().cloned();
@@ -1082,9 +1098,9 @@ pub fn run(global: &GlobalArgs, args: &McpArgs) -> CmdResult {
             Ok(())
         }),
         Some(addr) => {
-            let addr: SocketAddr = addr.parse().map_err(|e| {
-                CommandError::usage(format!("--http {addr}: not an address ({e})"))
-                    .hint("give IP:PORT, e.g. 127.0.0.1:8765")
+            let addr = parse_addr(addr).ok_or_else(|| {
+                CommandError::usage(format!("--http {addr}: not an address"))
+                    .hint("give IP:PORT (127.0.0.1:8765), localhost:PORT or a port")
             })?;
             let token = args.token.clone().filter(|t| !t.is_empty());
             if !loopback(&addr) && token.is_none() {
@@ -1100,5 +1116,26 @@ pub fn run(global: &GlobalArgs, args: &McpArgs) -> CmdResult {
                 &args.allow_origin,
             ))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn addresses_default_to_loopback() {
+        assert_eq!(
+            parse_addr("8765"),
+            Some(SocketAddr::from(([127, 0, 0, 1], 8765)))
+        );
+        assert_eq!(
+            parse_addr("localhost:9"),
+            Some(SocketAddr::from(([127, 0, 0, 1], 9)))
+        );
+        assert!(loopback(&parse_addr("[::1]:80").unwrap()));
+        assert!(!loopback(&parse_addr("0.0.0.0:80").unwrap()));
+        assert_eq!(parse_addr("example.com:80"), None);
+        assert_eq!(parse_addr("localhost:x"), None);
     }
 }
