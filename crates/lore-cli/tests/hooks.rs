@@ -95,12 +95,15 @@ fn claude_code_session_lifecycle() {
         .replace("CWD", &repo.path().display().to_string());
     assert_eq!(hook(&repo, "claude", "UserPromptSubmit", &unrelated).0, "");
 
-    // Editing a file brings the memories that name it.
+    // Editing a file brings the memories that name it, once per session: this session was
+    // given that memory with its prompt already, another session gets it.
+    let edit = fixture(&repo, "claude-post-tool-use.json", &t);
+    assert_eq!(hook(&repo, "claude", "PostToolUse", &edit).0, "");
     let (out, _) = hook(
         &repo,
         "claude",
         "PostToolUse",
-        &fixture(&repo, "claude-post-tool-use.json", &t),
+        &edit.replace("0f3c9a7e-5b1d", "11111111-2222"),
     );
     assert!(
         answer(&out)["hookSpecificOutput"]["additionalContext"]

@@ -312,7 +312,7 @@ pub fn handle(
     match event {
         Event::SessionStart => session_start(lore, options),
         Event::UserPromptSubmit => prompt(lore, input, options, &ctx),
-        Event::PostToolUse => tool_used(lore, input, options),
+        Event::PostToolUse => tool_used(lore, input, options, &ctx),
         Event::PreCompact => {
             let mut out = capture_transcript(lore, input, options, &ctx)?;
             out.checkpoint = checkpoint(lore, input, &ctx)?;
@@ -394,24 +394,49 @@ fn prompt(
         .flat_map(|c| c.written.iter().map(|w| w.memory.id.to_string()))
         .collect();
     let strong: Vec<_> = hits
-        .iter()
+        .into_iter()
         .filter(|h| !just_written.contains(&h.memory.id.to_string()))
         .take(10)
         .filter(|h| h.near_duplicate || coverage(prompt, &h.memory) >= options.prompt_min_coverage)
+        .map(|h| h.memory)
+        .collect();
+    out.context = inject(lore, ctx, strong, options)?;
+    Ok(out)
+}
+
+/// Renders up to `max_items` memories for the agent, leaving out those this session was given
+/// already (a hook that repeats itself on every prompt or file is noise), and remembers them.
+fn inject(
+    lore: &mut Lore,
+    ctx: &WriteContext,
+    candidates: Vec<crate::model::Memory>,
+    options: &HookOptions,
+) -> Result<Option<String>> {
+    let session = ctx.session.clone().unwrap_or_default();
+    let capture = Capture::new(lore);
+    let mut state = capture.session_state(&session);
+    let fresh: Vec<_> = candidates
+        .into_iter()
+        .filter(|m| !state.injected.iter().any(|id| id == m.id.as_str()))
         .take(options.max_items)
         .collect();
-    if strong.is_empty() {
-        return Ok(out);
+    if fresh.is_empty() {
+        return Ok(None);
     }
-    let items: Vec<_> = strong
+    if !session.is_empty() {
+        state
+            .injected
+            .extend(fresh.iter().map(|m| m.id.to_string()));
+        capture.save_session_state(&session, &state)?;
+    }
+    let items: Vec<_> = fresh
         .iter()
-        .map(|h| context::item_for(context::Section::Match, &h.memory))
+        .map(|m| context::item_for(context::Section::Match, m))
         .collect();
-    out.context = Some(cap_chars(
+    Ok(Some(cap_chars(
         &context::render(&items, context::ContextFormat::Markdown),
         options.max_chars,
-    ));
-    Ok(out)
+    )))
 }
 
 const STOP_WORDS: &[&str] = &[
@@ -442,29 +467,29 @@ fn coverage(text: &str, m: &crate::model::Memory) -> f64 {
 }
 
 /// A tool read or wrote files: the memories citing or naming them.
-fn tool_used(lore: &mut Lore, input: &HookInput, options: &HookOptions) -> Result<HookOutcome> {
+fn tool_used(
+    lore: &mut Lore,
+    input: &HookInput,
+    options: &HookOptions,
+    ctx: &WriteContext,
+) -> Result<HookOutcome> {
     if input.files.is_empty() || lore.store().tip()?.is_none() {
         return Ok(HookOutcome::default());
     }
     let root = lore.store().workdir().map(Path::to_path_buf);
-    let mut items = Vec::new();
+    let mut candidates = Vec::new();
     let mut seen = std::collections::HashSet::new();
     for file in &input.files {
         let rel = relative(file, root.as_deref(), input.cwd.as_deref());
-        for m in lore.mentioning(&rel, options.max_items)? {
-            if seen.insert(m.id.clone()) && items.len() < options.max_items {
-                items.push(context::item_for(context::Section::Match, &m));
+        // More than will be shown: some may have been given to this session already.
+        for m in lore.mentioning(&rel, options.max_items * 4)? {
+            if seen.insert(m.id.clone()) {
+                candidates.push(m);
             }
         }
     }
-    if items.is_empty() {
-        return Ok(HookOutcome::default());
-    }
     Ok(HookOutcome {
-        context: Some(cap_chars(
-            &context::render(&items, context::ContextFormat::Markdown),
-            options.max_chars,
-        )),
+        context: inject(lore, ctx, candidates, options)?,
         ..HookOutcome::default()
     })
 }

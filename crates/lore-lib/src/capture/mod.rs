@@ -79,6 +79,9 @@ pub struct SessionState {
     pub auto_written: usize,
     /// Transcript lines already read (later reads start after them).
     pub transcript_lines: usize,
+    /// Memories already given to this session by a hook (not given again).
+    #[serde(default)]
+    pub injected: Vec<String>,
 }
 
 /// Edits made while accepting a suggestion.
