@@ -94,6 +94,8 @@ struct SizeResult {
     hook_session_start_cli: Stats,
     /// Whole-process `lore hook claude UserPromptSubmit` (signal detection and recall).
     hook_prompt_cli: Stats,
+    /// Whole-process `lore hook claude Stop` reading a 200-turn transcript (capture).
+    hook_stop_cli: Stats,
     reindex_seconds: f64,
     bytes_per_memory_after_gc: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -306,13 +308,40 @@ fn measure_size(
     }
     let recall_cli = stats(samples);
 
+    // A session's transcript read whole at Stop (a fresh session each run): 200 turns, one in
+    // twenty marked with a tag, so each run detects 10 signals and checks them for novelty.
+    let transcript = root.join("transcript.jsonl");
+    let mut lines = String::new();
+    for turn in 0..200 {
+        let m = corpus.memory(&mut rng);
+        let text = if turn % 20 == 0 {
+            format!("[decision] {}\n\n{}", m.summary, m.body)
+        } else {
+            m.body
+        };
+        let (kind, role) = if turn % 2 == 0 {
+            ("assistant", "assistant")
+        } else {
+            ("user", "user")
+        };
+        lines.push_str(
+            &serde_json::json!({ "type": kind, "message": { "role": role, "content": text } })
+                .to_string(),
+        );
+        lines.push('\n');
+    }
+    std::fs::write(&transcript, lines)
+        .map_err(|e| internal(format!("writing a transcript: {e}")))?;
+    let transcript = transcript.display().to_string();
     // Hooks as an agent runs them: a new process per event, the payload on stdin.
     let cwd = dir.display().to_string();
     let mut time_hook = |event: &str, payload: &dyn Fn(&mut Rng) -> serde_json::Value| {
         let mut samples = Vec::with_capacity(args.hook_runs);
         for _ in 0..args.hook_runs {
             let mut body = payload(&mut rng);
-            body["session_id"] = "bench".into();
+            if body.get("session_id").is_none() {
+                body["session_id"] = "bench".into();
+            }
             body["cwd"] = cwd.as_str().into();
             body["hook_event_name"] = event.into();
             samples.push(time_cli_with(
@@ -333,6 +362,12 @@ fn measure_size(
         "UserPromptSubmit",
         &|rng| serde_json::json!({ "prompt": corpus.query(rng) }),
     )?;
+    let hook_stop_cli = time_hook("Stop", &|rng| {
+        serde_json::json!({
+            "session_id": format!("bench-stop-{}", rng.next()),
+            "transcript_path": transcript,
+        })
+    })?;
 
     let total = size + args.writes + args.cli_writes;
     drop(lore);
@@ -355,6 +390,7 @@ fn measure_size(
         recall_cli,
         hook_session_start_cli,
         hook_prompt_cli,
+        hook_stop_cli,
         reindex_seconds,
         bytes_per_memory_after_gc,
         baseline_git_notes_add,
@@ -480,8 +516,8 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, args: &BenchArgs) -> CmdResult {
             s.push_str(&format!("embedding: {rate:.0} short texts/s on one core\n"));
         }
         s.push('\n');
-        s.push_str("| memories | remember p50/p95 (in-process) | remember p50/p95 (CLI) | recall p50/p95 (in-process) | recall p50/p95 (CLI) | hook SessionStart p50/p95 | hook UserPromptSubmit p50/p95 | reindex | bytes/memory after gc | git notes add p50/p95 | git log --grep p50 |\n");
-        s.push_str("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        s.push_str("| memories | remember p50/p95 (in-process) | remember p50/p95 (CLI) | recall p50/p95 (in-process) | recall p50/p95 (CLI) | hook SessionStart p50/p95 | hook UserPromptSubmit p50/p95 | hook Stop (capture) p50/p95 | reindex | bytes/memory after gc | git notes add p50/p95 | git log --grep p50 |\n");
+        s.push_str("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         for r in &out.results {
             let pair = |st: &Stats| format!("{:.2} / {:.2} ms", st.p50_ms, st.p95_ms);
             let base = |st: &Option<Stats>, both: bool| match st {
@@ -490,7 +526,7 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, args: &BenchArgs) -> CmdResult {
                 None => "-".into(),
             };
             s.push_str(&format!(
-                "| {} | {} | {} | {} | {} | {} | {} | {:.2} s | {:.0} | {} | {} |\n",
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {:.2} s | {:.0} | {} | {} |\n",
                 r.memories,
                 pair(&r.remember_in_process),
                 pair(&r.remember_cli),
@@ -498,6 +534,7 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, args: &BenchArgs) -> CmdResult {
                 pair(&r.recall_cli),
                 pair(&r.hook_session_start_cli),
                 pair(&r.hook_prompt_cli),
+                pair(&r.hook_stop_cli),
                 r.reindex_seconds,
                 r.bytes_per_memory_after_gc,
                 base(&r.baseline_git_notes_add, true),
