@@ -140,9 +140,14 @@ fn python_sdk_over_stdio_in_both_protocol_eras() {
         assert_eq!(report["server"], "lore");
         assert_eq!(report["version"], env!("CARGO_PKG_VERSION"));
         assert_eq!(report["tools"], 18);
-        // What the tools wrote is in git, under lore's refs, with the agent recorded.
+        // What the tools wrote is in git, under lore's refs, with the client as the agent.
         let log = repo.git(&["log", "--format=%s%n%b", "refs/lore/memory"]);
-        assert!(log.contains("Lore-Agent: mcp"), "{log}");
+        assert!(log.contains("Lore-Agent: lore-test-python"), "{log}");
+        let ctx_log = repo.git(&["log", "--format=%b", "refs/lore/ctx/main"]);
+        assert!(
+            ctx_log.contains("Lore-Agent: lore-test-python"),
+            "{ctx_log}"
+        );
     }
 }
 

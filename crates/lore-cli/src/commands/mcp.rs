@@ -17,7 +17,8 @@ use lore::{FileLimits, ListFilter, Lore, NewMemory, Novelty, Patch, Status, Writ
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
-use rmcp::{ServerHandler, ServiceExt, tool, tool_handler, tool_router};
+use rmcp::service::RequestContext;
+use rmcp::{RoleServer, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -58,6 +59,8 @@ pub struct LoreServer {
     lore: Arc<Mutex<Lore>>,
     embedder: Option<SharedEmbedder>,
     ctx: WriteContext,
+    /// Whether `--agent` named the agent (else each client's own name is recorded).
+    explicit_agent: bool,
     tool_router: ToolRouter<LoreServer>,
 }
 
@@ -119,8 +122,31 @@ impl LoreServer {
         LoreServer {
             lore: Arc::new(Mutex::new(lore)),
             embedder,
+            explicit_agent: ctx.agent.is_some(),
             ctx,
             tool_router: Self::tool_router(),
+        }
+    }
+
+    /// Like [`LoreServer::with`], recording the client (its `clientInfo` name) as the agent
+    /// unless `--agent` named one.
+    async fn with_client<F>(&self, rc: &RequestContext<RoleServer>, f: F) -> ToolResult
+    where
+        F: FnOnce(&mut Lore, &WriteContext, Option<SharedEmbedder>) -> lore::Result<Out>
+            + Send
+            + 'static,
+    {
+        let client = rc
+            .client_info()
+            .map(|i| i.name)
+            .filter(|n| !n.trim().is_empty());
+        match client {
+            Some(name) if !self.explicit_agent => {
+                let mut server = self.clone();
+                server.ctx.agent = Some(name);
+                server.with(f).await
+            }
+            _ => self.with(f).await,
         }
     }
 
@@ -500,8 +526,12 @@ impl LoreServer {
             open_world_hint = false
         )
     )]
-    async fn remember(&self, Parameters(a): Parameters<RememberArgs>) -> ToolResult {
-        self.with(move |lore, ctx, _| {
+    async fn remember(
+        &self,
+        Parameters(a): Parameters<RememberArgs>,
+        rc: RequestContext<RoleServer>,
+    ) -> ToolResult {
+        self.with_client(&rc, move |lore, ctx, _| {
             let new = NewMemory {
                 namespace: a.namespace,
                 key: a.key,
@@ -602,9 +632,13 @@ impl LoreServer {
             open_world_hint = false
         )
     )]
-    async fn update(&self, Parameters(a): Parameters<UpdateArgs>) -> ToolResult {
-        self.with(
-            move |lore, ctx, _| match a.mode.as_deref().unwrap_or("edit") {
+    async fn update(
+        &self,
+        Parameters(a): Parameters<UpdateArgs>,
+        rc: RequestContext<RoleServer>,
+    ) -> ToolResult {
+        self.with_client(&rc, move |lore, ctx, _| {
+            match a.mode.as_deref().unwrap_or("edit") {
                 "edit" => {
                     let patch = Patch {
                         summary: a.summary,
@@ -639,8 +673,8 @@ impl LoreServer {
                     value: other.into(),
                     reason: "expected edit or supersede".into(),
                 }),
-            },
-        )
+            }
+        })
         .await
     }
 
@@ -656,8 +690,12 @@ impl LoreServer {
             open_world_hint = false
         )
     )]
-    async fn forget(&self, Parameters(a): Parameters<ForgetArgs>) -> ToolResult {
-        self.with(move |lore, ctx, _| {
+    async fn forget(
+        &self,
+        Parameters(a): Parameters<ForgetArgs>,
+        rc: RequestContext<RoleServer>,
+    ) -> ToolResult {
+        self.with_client(&rc, move |lore, ctx, _| {
             if a.purge {
                 let (memory, report, versions) = lore.purge(&a.id)?;
                 json(&serde_json::json!({
@@ -720,8 +758,12 @@ impl LoreServer {
             open_world_hint = false
         )
     )]
-    async fn ctx_init(&self, Parameters(a): Parameters<CtxInitArgs>) -> ToolResult {
-        self.with(move |lore, ctx, _| {
+    async fn ctx_init(
+        &self,
+        Parameters(a): Parameters<CtxInitArgs>,
+        rc: RequestContext<RoleServer>,
+    ) -> ToolResult {
+        self.with_client(&rc, move |lore, ctx, _| {
             let ws = workspace(lore);
             let out = ws.init(&a.goal, &a.todo, ctx).and_then(|commit| {
                 json(&serde_json::json!({ "branch": "main", "commit": commit.to_string() }))
@@ -744,8 +786,12 @@ impl LoreServer {
             open_world_hint = false
         )
     )]
-    async fn ctx_log(&self, Parameters(a): Parameters<CtxLogArgs>) -> ToolResult {
-        self.with(move |lore, ctx, _| {
+    async fn ctx_log(
+        &self,
+        Parameters(a): Parameters<CtxLogArgs>,
+        rc: RequestContext<RoleServer>,
+    ) -> ToolResult {
+        self.with_client(&rc, move |lore, ctx, _| {
             let new = NewStep {
                 kind: a.kind.as_deref().map(StepKind::parse).transpose()?,
                 tool: a.tool,
@@ -779,8 +825,12 @@ impl LoreServer {
             open_world_hint = false
         )
     )]
-    async fn ctx_commit(&self, Parameters(a): Parameters<CtxCommitArgs>) -> ToolResult {
-        self.with(move |lore, ctx, _| {
+    async fn ctx_commit(
+        &self,
+        Parameters(a): Parameters<CtxCommitArgs>,
+        rc: RequestContext<RoleServer>,
+    ) -> ToolResult {
+        self.with_client(&rc, move |lore, ctx, _| {
             let ws = workspace(lore);
             let out = ws
                 .commit(
@@ -807,8 +857,12 @@ impl LoreServer {
             open_world_hint = false
         )
     )]
-    async fn ctx_branch(&self, Parameters(a): Parameters<CtxBranchArgs>) -> ToolResult {
-        self.with(move |lore, ctx, _| {
+    async fn ctx_branch(
+        &self,
+        Parameters(a): Parameters<CtxBranchArgs>,
+        rc: RequestContext<RoleServer>,
+    ) -> ToolResult {
+        self.with_client(&rc, move |lore, ctx, _| {
             let ws = workspace(lore);
             let out = ws
                 .branch(
@@ -840,8 +894,12 @@ impl LoreServer {
             open_world_hint = false
         )
     )]
-    async fn ctx_merge(&self, Parameters(a): Parameters<CtxMergeArgs>) -> ToolResult {
-        self.with(move |lore, ctx, _| {
+    async fn ctx_merge(
+        &self,
+        Parameters(a): Parameters<CtxMergeArgs>,
+        rc: RequestContext<RoleServer>,
+    ) -> ToolResult {
+        self.with_client(&rc, move |lore, ctx, _| {
             let resolution = match (a.prefer.as_deref(), a.roadmap) {
                 (Some(_), Some(_)) => {
                     return Err(lore::Error::Invalid {
@@ -968,8 +1026,12 @@ impl LoreServer {
             open_world_hint = false
         )
     )]
-    async fn ctx_update(&self, Parameters(a): Parameters<CtxUpdateArgs>) -> ToolResult {
-        self.with(move |lore, ctx, _| {
+    async fn ctx_update(
+        &self,
+        Parameters(a): Parameters<CtxUpdateArgs>,
+        rc: RequestContext<RoleServer>,
+    ) -> ToolResult {
+        self.with_client(&rc, move |lore, ctx, _| {
             let ws = workspace(lore);
             let out = ws
                 .update_context(a.branch.as_deref(), &a.content, &a.message, ctx)
@@ -1077,9 +1139,7 @@ fn parse_addr(given: &str) -> Option<SocketAddr> {
 pub fn run(global: &GlobalArgs, args: &McpArgs) -> CmdResult {
     let lore = location::open(global)?;
     let embedder = lore.embedder().cloned();
-    let mut ctx = common::write_context(global);
-    ctx.agent.get_or_insert_with(|| "mcp".to_string());
-    let server = LoreServer::new(lore, embedder, ctx);
+    let server = LoreServer::new(lore, embedder, common::write_context(global));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -12,6 +12,7 @@ import sys
 
 import httpx2
 from mcp import Client, StdioServerParameters
+from mcp.types import Implementation
 from mcp.client.streamable_http import streamable_http_client
 
 EXPECTED_TOOLS = {
@@ -163,7 +164,8 @@ async def main():
         token = sys.argv[4] if len(sys.argv) > 4 else None
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         server = streamable_http_client(url, http_client=httpx2.AsyncClient(headers=headers, timeout=60))
-    async with Client(server, mode=mode, cache=None) as client:
+    me = Implementation(name="lore-test-python", version="1.0")
+    async with Client(server, mode=mode, cache=None, client_info=me) as client:
         report = await exercise(client)
     print(json.dumps(report))
 
