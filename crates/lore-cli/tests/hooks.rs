@@ -579,4 +579,25 @@ fn secrets_are_redacted_blocked_or_reported_on_every_cli_write() {
         None,
     );
     assert_eq!(out.status.code(), Some(2), "{out:?}");
+
+    // A foreign .GCC directory is screened on import.
+    repo.write(
+        "gcc/main.md",
+        "# Roadmap\n\nDeploy with AKIAIOSFODNN7EXAMPLE\n",
+    );
+    repo.write("gcc/branches/feature/commit.md", "## Branch Purpose\nTry it\n\n## This Commit's Contribution\nUsed xoxb-1234567890-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx\n");
+    repo.write(
+        "gcc/branches/feature/log.md",
+        "## Step 1\nexported password = 'Tr0ub4dor&3horse'\n",
+    );
+    let out = run(&repo, &["ctx", "import", "gcc"], None);
+    assert!(out.status.success(), "{out:?}");
+    let said = String::from_utf8_lossy(&out.stderr);
+    for rule in ["aws-access-key-id", "slack-token", "password-assignment"] {
+        assert!(said.contains(rule), "{rule}: {said}");
+    }
+    let everything = repo.git(&["log", "-p", "refs/lore/ctx/feature"]);
+    for leaked in ["AKIAIOSFODNN7EXAMPLE", "xoxb-1234567890", "Tr0ub4dor"] {
+        assert!(!everything.contains(leaked), "{leaked}");
+    }
 }

@@ -124,6 +124,7 @@ impl Workspace<'_> {
     /// refused unless `force`. The current branch becomes `main` if none was set.
     pub fn import_gcc(&self, dir: &Path, force: bool, ctx: &WriteContext) -> Result<GccReport> {
         let roadmap = read(&dir.join(ROADMAP_FILE))?.unwrap_or_default();
+        let roadmap = self.screened("roadmap", &roadmap)?;
         let branches_dir = dir.join("branches");
         let mut names: Vec<String> = match std::fs::read_dir(&branches_dir) {
             Ok(entries) => entries
@@ -155,7 +156,19 @@ impl Workspace<'_> {
         for name in &names {
             let bdir = branches_dir.join(name);
             let commit_md = read(&bdir.join(COMMIT_FILE))?.unwrap_or_default();
-            let steps = parse_log(&read(&bdir.join("log.md"))?.unwrap_or_default(), now)?;
+            let commit_md = self.screened("commit.md", &commit_md)?;
+            let mut steps = parse_log(&read(&bdir.join("log.md"))?.unwrap_or_default(), now)?;
+            for step in &mut steps {
+                for (field, value) in [
+                    ("text", &mut step.text),
+                    ("arguments", &mut step.arguments),
+                    ("result", &mut step.result),
+                ] {
+                    if let Some(v) = value.as_mut() {
+                        *v = self.screened(field, v)?;
+                    }
+                }
+            }
             let metadata = read(&bdir.join(METADATA_FILE))?.unwrap_or_else(|| "{}\n".into());
             super::parse_metadata(&metadata)?;
             let meta = match read(&bdir.join(BRANCH_FILE))? {

@@ -436,7 +436,7 @@ impl<'s> Workspace<'s> {
 
     /// `text` as the secret policy lets it be stored (redacted, or refused under `block`); the
     /// scanner's report is kept for [`Workspace::take_secret_reports`].
-    fn screened(&self, field: &str, text: &str) -> Result<String> {
+    pub(crate) fn screened(&self, field: &str, text: &str) -> Result<String> {
         let policy = match self.secret_policy {
             Some(p) => p,
             None => crate::secrets::configured_policy(self.store)?,
