@@ -257,6 +257,12 @@ mod tests {
         let once = merge_hooks(Agent::Claude, existing, "lore", false).unwrap();
         let twice = merge_hooks(Agent::Claude, &once, "lore", false).unwrap();
         assert_eq!(once, twice);
+        // The user's keys keep their order, and lore's hooks come after theirs.
+        assert!(once.find("\"model\"") < once.find("\"hooks\""), "{once}");
+        assert!(
+            once.find("\"Stop\"") < once.find("\"SessionStart\""),
+            "{once}"
+        );
         let v: Value = serde_json::from_str(&once).unwrap();
         assert_eq!(v["model"], "opus");
         assert_eq!(v["hooks"]["Stop"].as_array().unwrap().len(), 2);
