@@ -193,8 +193,14 @@ fn claude_code_session_lifecycle() {
         1
     );
 
-    // Review: accept with an edit.
+    // Review: edit in the queue (a bad namespace is refused), then accept with another edit.
     let id = queued[0]["id"].as_str().unwrap();
+    let edited = json(&repo, &["review", "edit", id, "-n", "patterns"]);
+    assert_eq!(edited["namespace"], "patterns", "{edited}");
+    let out = run(&repo, &["review", "edit", id, "-n", "no such"], None);
+    assert_eq!(out.status.code(), Some(2));
+    let out = run(&repo, &["review", "edit", "zzzz", "-s", "x"], None);
+    assert_eq!(out.status.code(), Some(3));
     let accepted = json(
         &repo,
         &[
@@ -205,7 +211,7 @@ fn claude_code_session_lifecycle() {
             "Remove the WAL file with the database on rebuild",
         ],
     );
-    assert_eq!(accepted["memory"]["namespace"], "learnings");
+    assert_eq!(accepted["memory"]["namespace"], "patterns");
     assert_eq!(accepted["memory"]["confidence"], 1.0);
     assert!(
         json(&repo, &["review"])["suggestions"]

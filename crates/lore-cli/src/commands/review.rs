@@ -13,8 +13,8 @@ use crate::ui::Ui;
 /// Review what capture suggested (signals between 0.70 and 0.95 confidence).
 ///
 /// Without a subcommand, lists the queue. `accept ID` writes a suggestion as a memory (with
-/// --namespace, --summary or --body to edit it first); `reject ID` drops it. IDs may be
-/// shortened to a unique prefix.
+/// --namespace, --summary or --body to edit it first); `edit ID` changes it and leaves it
+/// queued; `reject ID` drops it. IDs may be shortened to a unique prefix.
 #[derive(Args, Debug)]
 pub struct ReviewArgs {
     #[command(subcommand)]
@@ -36,6 +36,20 @@ pub enum ReviewAction {
         #[arg(long, short)]
         summary: Option<String>,
         /// Use this body instead.
+        #[arg(long, short)]
+        body: Option<String>,
+    },
+    /// Change a suggestion and leave it in the queue.
+    Edit {
+        /// The suggestion's id (or a unique prefix).
+        id: String,
+        /// Another namespace.
+        #[arg(long, short)]
+        namespace: Option<String>,
+        /// Another summary.
+        #[arg(long, short)]
+        summary: Option<String>,
+        /// Another body.
         #[arg(long, short)]
         body: Option<String>,
     },
@@ -90,6 +104,25 @@ pub fn run(ui: &mut Ui, lore: &mut Lore, ctx: &WriteContext, args: &ReviewArgs) 
                 s.push_str(&format!(
                     "Accepted: remembered {} in {}\n",
                     written.memory.id, written.memory.namespace
+                ));
+            });
+        }
+        ReviewAction::Edit {
+            id,
+            namespace,
+            summary,
+            body,
+        } => {
+            let edit = SuggestionEdit {
+                namespace: namespace.clone(),
+                summary: summary.clone(),
+                body: body.clone(),
+            };
+            let edited = capture.edit(id, &edit)?;
+            ui.emit(&edited, |s| {
+                s.push_str(&format!(
+                    "Edited {}: {} ({})\n",
+                    edited.id, edited.signal.summary, edited.signal.namespace
                 ));
             });
         }

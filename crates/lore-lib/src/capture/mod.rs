@@ -257,21 +257,28 @@ impl<'a> Capture<'a> {
         queue.rewrite(|items| {
             let at = find(items, id)?;
             let mut signal = items[at].signal.clone();
-            if let Some(ns) = &edit.namespace {
-                signal.namespace = ns.clone();
-            }
-            if let Some(s) = &edit.summary {
-                signal.summary = s.clone();
-            }
-            if let Some(b) = &edit.body {
-                signal.body = b.clone();
-            }
+            apply_edit(&mut signal, edit);
             let mut new = memory_of(&signal);
             // A person accepted it: full confidence.
             new.confidence = Some(1.0);
             let written = lore.remember_checked(&new, ctx, Novelty::Check)?;
             items.remove(at);
             Ok(written.written)
+        })
+    }
+
+    /// Edits a queued suggestion in place (it stays queued for a later accept or reject). The
+    /// new text is screened for secrets like any other.
+    pub fn edit(&mut self, id: &str, edit: &SuggestionEdit) -> Result<Suggestion> {
+        let lore = &*self.lore;
+        self.queue().rewrite(|items| {
+            let at = find(items, id)?;
+            let mut signal = items[at].signal.clone();
+            apply_edit(&mut signal, edit);
+            crate::model::check_summary(&signal.summary)?;
+            crate::model::Namespace::parse(&signal.namespace)?;
+            items[at].signal = screened(lore, &signal)?;
+            Ok(items[at].clone())
         })
     }
 
@@ -293,6 +300,18 @@ fn screened(lore: &Lore, signal: &Signal) -> Result<Signal> {
         lore.secret_policy()?,
     )?;
     Ok(s)
+}
+
+fn apply_edit(signal: &mut Signal, edit: &SuggestionEdit) {
+    if let Some(ns) = &edit.namespace {
+        signal.namespace = ns.clone();
+    }
+    if let Some(s) = &edit.summary {
+        signal.summary = s.clone();
+    }
+    if let Some(b) = &edit.body {
+        signal.body = b.clone();
+    }
 }
 
 fn find(items: &[Suggestion], id: &str) -> Result<usize> {
