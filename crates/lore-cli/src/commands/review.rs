@@ -29,35 +29,45 @@ pub enum ReviewAction {
     Accept {
         /// The suggestion's id (or a unique prefix).
         id: String,
-        /// Store it in this namespace instead.
-        #[arg(long, short)]
-        namespace: Option<String>,
-        /// Use this summary instead.
-        #[arg(long, short)]
-        summary: Option<String>,
-        /// Use this body instead.
-        #[arg(long, short)]
-        body: Option<String>,
+        #[command(flatten)]
+        changes: Changes,
     },
     /// Change a suggestion and leave it in the queue.
     Edit {
         /// The suggestion's id (or a unique prefix).
         id: String,
-        /// Another namespace.
-        #[arg(long, short)]
-        namespace: Option<String>,
-        /// Another summary.
-        #[arg(long, short)]
-        summary: Option<String>,
-        /// Another body.
-        #[arg(long, short)]
-        body: Option<String>,
+        #[command(flatten)]
+        changes: Changes,
     },
     /// Drop a suggestion.
     Reject {
         /// The suggestion's id (or a unique prefix).
         id: String,
     },
+}
+
+/// Changes to a suggestion's text or namespace.
+#[derive(Args, Debug)]
+pub struct Changes {
+    /// Another namespace.
+    #[arg(long, short)]
+    namespace: Option<String>,
+    /// Another summary.
+    #[arg(long, short)]
+    summary: Option<String>,
+    /// Another body.
+    #[arg(long, short)]
+    body: Option<String>,
+}
+
+impl Changes {
+    fn edit(&self) -> SuggestionEdit {
+        SuggestionEdit {
+            namespace: self.namespace.clone(),
+            summary: self.summary.clone(),
+            body: self.body.clone(),
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -87,18 +97,8 @@ pub fn run(ui: &mut Ui, lore: &mut Lore, ctx: &WriteContext, args: &ReviewArgs) 
                 },
             );
         }
-        ReviewAction::Accept {
-            id,
-            namespace,
-            summary,
-            body,
-        } => {
-            let edit = SuggestionEdit {
-                namespace: namespace.clone(),
-                summary: summary.clone(),
-                body: body.clone(),
-            };
-            let written = capture.accept(id, &edit, ctx)?;
+        ReviewAction::Accept { id, changes } => {
+            let written = capture.accept(id, &changes.edit(), ctx)?;
             common::report_secrets(ui, written.secrets.as_ref());
             ui.emit(&written, |s| {
                 s.push_str(&format!(
@@ -107,18 +107,8 @@ pub fn run(ui: &mut Ui, lore: &mut Lore, ctx: &WriteContext, args: &ReviewArgs) 
                 ));
             });
         }
-        ReviewAction::Edit {
-            id,
-            namespace,
-            summary,
-            body,
-        } => {
-            let edit = SuggestionEdit {
-                namespace: namespace.clone(),
-                summary: summary.clone(),
-                body: body.clone(),
-            };
-            let edited = capture.edit(id, &edit)?;
+        ReviewAction::Edit { id, changes } => {
+            let edited = capture.edit(id, &changes.edit())?;
             ui.emit(&edited, |s| {
                 s.push_str(&format!(
                     "Edited {}: {} ({})\n",
