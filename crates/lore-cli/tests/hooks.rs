@@ -401,6 +401,7 @@ fn setup_merges_without_clobbering_and_removes_only_lore() {
         "lore hook gemini BeforeAgent"
     );
     assert_eq!(gemini["mcpServers"]["lore"]["command"], "lore");
+    assert_eq!(gemini["hooksConfig"]["enabled"], true);
 
     ok(&repo, &["setup", "claude", "--remove"]);
     let settings: Value = serde_json::from_str(

@@ -89,6 +89,12 @@ pub fn merge_hooks(agent: Agent, existing: &str, lore: &str, remove: bool) -> Re
     if agent == Agent::Cursor && !root.contains_key("version") {
         root.insert("version".into(), json!(1));
     }
+    if agent == Agent::Gemini && !remove {
+        // Gemini CLI runs hooks only when they are switched on (left on by --remove: other
+        // hooks may need them).
+        object_at(&mut root, "hooksConfig", "Gemini's settings")?
+            .insert("enabled".into(), json!(true));
+    }
     let hooks = object_at(&mut root, "hooks", "the agent's hooks file")?;
     for (name, list) in hooks.iter_mut() {
         if let Some(list) = list.as_array_mut() {
