@@ -171,21 +171,17 @@ impl LoreServer {
                 CallToolResult::success(vec![ContentBlock::text(v.to_string())])
             }
             Ok(Err(e)) => {
-                CallToolResult::error(vec![ContentBlock::text(format!("{} ({})", e, kind(&e)))])
+                let e = CommandError::from(e);
+                let mut text = format!("{} ({})", e.message, e.kind());
+                for hint in &e.hints {
+                    text.push_str(&format!("\nhint: {hint}"));
+                }
+                CallToolResult::error(vec![ContentBlock::text(text)])
             }
             Err(e) => CallToolResult::error(vec![ContentBlock::text(format!(
                 "internal error: the tool failed ({e}); the server goes on"
             ))]),
         })
-    }
-}
-
-fn kind(e: &lore::Error) -> &'static str {
-    match e.class() {
-        lore::ErrorClass::InvalidInput => "invalid_input",
-        lore::ErrorClass::NotFound => "not_found",
-        lore::ErrorClass::Conflict => "conflict",
-        lore::ErrorClass::Internal => "internal",
     }
 }
 
