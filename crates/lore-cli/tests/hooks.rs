@@ -115,6 +115,8 @@ fn claude_code_session_lifecycle() {
     // Logged context steps are checkpointed before compaction, and the transcript is captured.
     ok(&repo, &["ctx", "init", "--goal", "Schema-safe index"]);
     ok(&repo, &["ctx", "log", "read schema.rs", "--tool", "Read"]);
+    // With a context workspace, a file tool's use is logged as a step.
+    hook(&repo, "claude", "PostToolUse", &edit);
     let (out, err) = hook(
         &repo,
         "claude",
@@ -139,6 +141,25 @@ fn claude_code_session_lifecycle() {
     assert!(
         log.contains("Checkpoint before context compaction"),
         "{log}"
+    );
+    let steps = json(&repo, &["ctx", "show", "--log"]);
+    let edit_step = steps["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|pair| &pair[1])
+        .find(|s| s["step"]["tool"] == "Edit")
+        .unwrap_or_else(|| panic!("no Edit step: {steps}"));
+    assert_eq!(
+        edit_step["step"]["files"][0], "src/index/schema.rs",
+        "{edit_step}"
+    );
+    assert_eq!(edit_step["step"]["agent"], "claude-code", "{edit_step}");
+    assert!(
+        edit_step["step"]["arguments"]
+            .as_str()
+            .unwrap()
+            .contains("VERSION")
     );
 
     let decisions = json(&repo, &["list", "-n", "decisions"]);
@@ -248,6 +269,18 @@ fn codex_gemini_and_cursor_payloads() {
     let d = json(&repo, &["list", "-n", "decisions"]);
     assert!(
         d.as_array().unwrap().iter().any(|m| m["agent"] == "codex"),
+        "{d}"
+    );
+    // An explicit --agent wins over the hook's agent name.
+    let out = run(
+        &repo,
+        &["--agent", "my-bot", "hook", "gemini", "BeforeAgent"],
+        Some(br#"{"session_id":"g","prompt":"[decision] Pin the toolchain to 1.95 for reproducible builds"}"#),
+    );
+    assert!(out.status.success());
+    let d = json(&repo, &["list", "-n", "decisions"]);
+    assert!(
+        d.as_array().unwrap().iter().any(|m| m["agent"] == "my-bot"),
         "{d}"
     );
 

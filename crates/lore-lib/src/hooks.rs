@@ -182,6 +182,8 @@ pub struct HookInput {
     pub prompt: Option<String>,
     /// The tool that ran (tool events).
     pub tool: Option<String>,
+    /// The tool's input, as compact JSON (tool events).
+    pub tool_input: Option<String>,
     /// Files the tool read or wrote.
     pub files: Vec<String>,
     /// Why the session started (`startup`, `resume`, `clear`, `compact`).
@@ -231,6 +233,9 @@ impl HookInput {
             }),
             prompt: text_at(&v, &["prompt", "user_prompt"]).map(Into::into),
             tool: text_at(&v, &["tool_name"]).map(Into::into),
+            tool_input: Some(tool_input)
+                .filter(|t| t.is_object())
+                .map(|t| t.to_string()),
             files,
             source: text_at(&v, &["source", "trigger"]).map(Into::into),
         })
@@ -477,12 +482,17 @@ fn tool_used(
         return Ok(HookOutcome::default());
     }
     let root = lore.store().workdir().map(Path::to_path_buf);
+    let files: Vec<String> = input
+        .files
+        .iter()
+        .map(|f| relative(f, root.as_deref(), input.cwd.as_deref()))
+        .collect();
+    log_tool_step(lore, input, &files, ctx)?;
     let mut candidates = Vec::new();
     let mut seen = std::collections::HashSet::new();
-    for file in &input.files {
-        let rel = relative(file, root.as_deref(), input.cwd.as_deref());
+    for rel in &files {
         // More than will be shown: some may have been given to this session already.
-        for m in lore.mentioning(&rel, options.max_items * 4)? {
+        for m in lore.mentioning(rel, options.max_items * 4)? {
             if seen.insert(m.id.clone()) {
                 candidates.push(m);
             }
@@ -492,6 +502,36 @@ fn tool_used(
         context: inject(lore, ctx, candidates, options)?,
         ..HookOutcome::default()
     })
+}
+
+/// With a context workspace started (`lore ctx init`), a file tool's use becomes a step on the
+/// current branch (tool, input, files inside the repository), so trajectory recall and the
+/// compaction checkpoint see what the agent did. Without one, nothing is logged.
+fn log_tool_step(
+    lore: &Lore,
+    input: &HookInput,
+    files: &[String],
+    ctx: &WriteContext,
+) -> Result<()> {
+    let ws = Workspace::new(lore.store()).with_secret_policy(lore.secret_policy().ok());
+    if ws.current()?.is_none() || input.tool.is_none() {
+        return Ok(());
+    }
+    let step = crate::ctx::step::NewStep {
+        kind: Some(crate::ctx::step::StepKind::Action),
+        tool: input.tool.clone(),
+        arguments: input.tool_input.clone(),
+        files: files
+            .iter()
+            .filter(|f| !Path::new(f).is_absolute())
+            .cloned()
+            .collect(),
+        agent: ctx.agent.clone(),
+        session: ctx.session.clone(),
+        ..Default::default()
+    };
+    ws.log(None, step)?;
+    Ok(())
 }
 
 /// A path as the repository names it (relative to its root), whatever form the agent gave.

@@ -20,6 +20,8 @@ use crate::location;
 #[derive(Args, Debug)]
 pub struct HookArgs {
     /// The agent: claude, codex, gemini or cursor.
+    // Its own id: `agent` is the global --agent option's.
+    #[arg(id = "agent_kind", value_name = "AGENT")]
     pub agent: String,
     /// The event, as the agent names it.
     pub event: String,

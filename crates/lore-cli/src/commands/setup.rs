@@ -23,6 +23,8 @@ use crate::ui::Ui;
 #[derive(Args, Debug)]
 pub struct SetupArgs {
     /// The agent: claude, codex, gemini or cursor.
+    // Its own id: `agent` is the global --agent option's.
+    #[arg(id = "agent_kind", value_name = "AGENT")]
     pub agent: String,
     /// Configure the agent for every project (the user's home) instead of this repository.
     #[arg(long)]
