@@ -239,36 +239,20 @@ static TOKEN: LazyLock<Regex> =
 fn is_placeholder(value: &str) -> bool {
     let v = value.trim();
     let lower = v.to_ascii_lowercase();
-    let refs = [
-        "${",
-        "$(",
-        "{{",
-        "<",
-        "%",
-        "env[",
-        "env.",
-        "os.environ",
-        "process.env",
-        "getenv",
-    ];
-    if refs
-        .iter()
-        .any(|r| lower.starts_with(r) || lower.contains(&format!("({r}")))
-        || lower.contains("environ")
-        || lower.contains("process.env")
-        || lower.contains("getenv")
-        || lower.contains("secrets.")
-        || lower.contains("vault")
+    // References to where the secret really lives: `${DB_PASSWORD}`, `<your key>`,
+    // `os.environ["KEY"]`, `process.env.TOKEN`, `$TOKEN`, a vault path.
+    let starts = ["${", "$(", "{{", "<", "%", "env[", "env."];
+    let mentions = ["environ", "process.env", "getenv", "secrets.", "vault"];
+    if starts.iter().any(|p| lower.starts_with(p))
+        || mentions.iter().any(|m| lower.contains(m))
+        || (v.starts_with('$')
+            && v[1..]
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_'))
     {
         return true;
     }
-    if v.starts_with('$')
-        && v[1..]
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_')
-    {
-        return true;
-    }
+    // Words that stand for a value rather than being one.
     let words = [
         "changeme",
         "password",
@@ -290,29 +274,20 @@ fn is_placeholder(value: &str) -> bool {
         "dummy",
         "sample",
         "todo",
-        "xxxxxx",
-        "******",
     ];
-    if words
-        .iter()
-        .any(|w| lower == *w || lower.starts_with("your-") || lower.starts_with("your_"))
-    {
+    if words.contains(&lower.as_str()) || lower.starts_with("your-") || lower.starts_with("your_") {
         return true;
     }
-    // Masks and repeated characters (`********`, `xxxxxxxx`).
+    // Masks and repeated characters (`********`, `xxxxxxxx`), and earlier redactions.
     let first = v.chars().next().unwrap_or(' ');
     if v.chars().all(|c| c == first) || lower.contains("[redacted") {
         return true;
     }
     // A function call or attribute access is code, not a literal.
-    if v.contains('(')
+    v.contains('(')
         || (v.contains('.')
             && v.chars()
                 .all(|c| c.is_alphanumeric() || c == '.' || c == '_'))
-    {
-        return true;
-    }
-    false
 }
 
 /// An unquoted value that is a word, an identifier or a type (`token: Option<String>`,
