@@ -159,15 +159,7 @@ impl Workspace<'_> {
             let commit_md = self.screened("commit.md", &commit_md)?;
             let mut steps = parse_log(&read(&bdir.join("log.md"))?.unwrap_or_default(), now)?;
             for step in &mut steps {
-                for (field, value) in [
-                    ("text", &mut step.text),
-                    ("arguments", &mut step.arguments),
-                    ("result", &mut step.result),
-                ] {
-                    if let Some(v) = value.as_mut() {
-                        *v = self.screened(field, v)?;
-                    }
-                }
+                self.screen_step(&mut step.text, &mut step.arguments, &mut step.result)?;
             }
             let metadata = read(&bdir.join(METADATA_FILE))?.unwrap_or_else(|| "{}\n".into());
             super::parse_metadata(&metadata)?;

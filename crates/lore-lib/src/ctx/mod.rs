@@ -434,6 +434,21 @@ impl<'s> Workspace<'s> {
         std::mem::take(&mut *self.secret_reports.borrow_mut())
     }
 
+    /// A step's free-text fields (its text, the tool's arguments and result), screened in place.
+    pub(crate) fn screen_step(
+        &self,
+        text: &mut Option<String>,
+        arguments: &mut Option<String>,
+        result: &mut Option<String>,
+    ) -> Result<()> {
+        for (field, value) in [("text", text), ("arguments", arguments), ("result", result)] {
+            if let Some(v) = value.as_mut() {
+                *v = self.screened(field, v)?;
+            }
+        }
+        Ok(())
+    }
+
     /// `text` as the secret policy lets it be stored (redacted, or refused under `block`); the
     /// scanner's report is kept for [`Workspace::take_secret_reports`].
     pub(crate) fn screened(&self, field: &str, text: &str) -> Result<String> {
@@ -779,15 +794,7 @@ impl<'s> Workspace<'s> {
     /// `ctx log`: appends a step to the branch's journal; durable when this returns.
     pub fn log(&self, branch: Option<&str>, mut new: NewStep) -> Result<(String, Step)> {
         let branch = self.resolve(branch)?;
-        for (field, value) in [
-            ("text", &mut new.text),
-            ("arguments", &mut new.arguments),
-            ("result", &mut new.result),
-        ] {
-            if let Some(v) = value.as_mut() {
-                *v = self.screened(field, v)?;
-            }
-        }
+        self.screen_step(&mut new.text, &mut new.arguments, &mut new.result)?;
         let step = new.into_step()?;
         self.journal(&branch).append(&step)?;
         Ok((branch, step))
