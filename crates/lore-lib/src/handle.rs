@@ -359,24 +359,7 @@ impl Lore {
     /// Runs a memory's text (summary and body) through the secret scanner under the policy in
     /// force, redacting in place when the policy says so.
     pub fn screen(&self, memory: &mut Memory) -> Result<Option<SecretReport>> {
-        let policy = self.secret_policy()?;
-        let report = secrets::screen(
-            &mut [("summary", &mut memory.summary), ("body", &mut memory.body)],
-            policy,
-        )?;
-        if report.is_some() {
-            // A redaction placeholder can lengthen the summary past its limit.
-            if memory.summary.chars().count() > crate::model::MAX_SUMMARY_CHARS {
-                memory.summary = memory
-                    .summary
-                    .chars()
-                    .take(crate::model::MAX_SUMMARY_CHARS - 1)
-                    .collect::<String>()
-                    + "…";
-            }
-            memory.validate()?;
-        }
-        Ok(report)
+        screen_memory(memory, self.secret_policy()?)
     }
 
     /// The store.
@@ -551,12 +534,14 @@ impl Lore {
         replace: bool,
         ctx: &WriteContext,
     ) -> Result<BatchReport> {
+        // The policy is read from the repository's configuration once for the whole batch.
+        let policy = self.secret_policy()?;
         let mut screened = Vec::with_capacity(memories.len());
         let mut secret_reports = Vec::new();
         for m in memories {
             m.validate()?;
             let mut m = m.clone();
-            if let Some(report) = self.screen(&mut m)? {
+            if let Some(report) = screen_memory(&mut m, policy)? {
                 secret_reports.push((m.id.to_string(), report));
             }
             screened.push(m);
@@ -836,12 +821,13 @@ impl Lore {
             });
         }
         let now = ctx.now();
+        let policy = self.secret_policy()?;
         let ((memory, path, secrets), commit) = self.store.transact(|snap| {
             let mut m = read_memory_at(snap, &path, &found.id)?;
             apply_patch(&mut m, patch)?;
             m.updated = now.max(m.created);
             m.validate()?;
-            let secrets = self.screen(&mut m)?;
+            let secrets = screen_memory(&mut m, policy)?;
             let message = Message {
                 subject: format!("update {}: {}", display_name(&m), m.summary),
                 body: None,
@@ -1484,6 +1470,27 @@ pub struct BatchReport {
     pub commit: Option<String>,
     /// The secret scanner's reports, by memory id.
     pub secrets: Vec<(String, SecretReport)>,
+}
+
+/// Screens a memory's summary and body under `policy`, redacting in place when it says so.
+fn screen_memory(memory: &mut Memory, policy: SecretPolicy) -> Result<Option<SecretReport>> {
+    let report = secrets::screen(
+        &mut [("summary", &mut memory.summary), ("body", &mut memory.body)],
+        policy,
+    )?;
+    if report.is_some() {
+        // A redaction placeholder can lengthen the summary past its limit.
+        if memory.summary.chars().count() > crate::model::MAX_SUMMARY_CHARS {
+            memory.summary = memory
+                .summary
+                .chars()
+                .take(crate::model::MAX_SUMMARY_CHARS - 1)
+                .collect::<String>()
+                + "…";
+        }
+        memory.validate()?;
+    }
+    Ok(report)
 }
 
 fn commit_text(commit: Option<Oid>) -> String {

@@ -140,14 +140,11 @@ impl LoreServer {
             .client_info()
             .map(|i| i.name)
             .filter(|n| !n.trim().is_empty());
-        match client {
-            Some(name) if !self.explicit_agent => {
-                let mut server = self.clone();
-                server.ctx.agent = Some(name);
-                server.with(f).await
-            }
-            _ => self.with(f).await,
+        let mut ctx = self.ctx.clone();
+        if let Some(name) = client.filter(|_| !self.explicit_agent) {
+            ctx.agent = Some(name);
         }
+        self.run(ctx, f).await
     }
 
     /// Runs `f` on the store off the async threads; a lore error becomes a tool error.
@@ -157,8 +154,17 @@ impl LoreServer {
             + Send
             + 'static,
     {
+        self.run(self.ctx.clone(), f).await
+    }
+
+    /// [`LoreServer::with`] under a given write context.
+    async fn run<F>(&self, ctx: WriteContext, f: F) -> ToolResult
+    where
+        F: FnOnce(&mut Lore, &WriteContext, Option<SharedEmbedder>) -> lore::Result<Out>
+            + Send
+            + 'static,
+    {
         let lore = Arc::clone(&self.lore);
-        let ctx = self.ctx.clone();
         let embedder = self.embedder.clone();
         let joined = tokio::task::spawn_blocking(move || {
             let mut guard = lore.lock().unwrap_or_else(|p| p.into_inner());

@@ -407,7 +407,7 @@ pub struct ContextVersion {
 pub struct Workspace<'s> {
     store: &'s Store,
     dir: PathBuf,
-    secret_policy: Option<SecretPolicy>,
+    secret_policy: std::cell::OnceCell<SecretPolicy>,
     secret_reports: std::cell::RefCell<Vec<SecretReport>>,
 }
 
@@ -417,15 +417,17 @@ impl<'s> Workspace<'s> {
         Workspace {
             dir: store.common_dir().join("lore").join("ctx"),
             store,
-            secret_policy: None,
+            secret_policy: std::cell::OnceCell::new(),
             secret_reports: Default::default(),
         }
     }
 
     /// Overrides the secret policy for this workspace's writes (else `git config lore.secrets`,
     /// else redact).
-    pub fn with_secret_policy(mut self, policy: Option<SecretPolicy>) -> Self {
-        self.secret_policy = policy;
+    pub fn with_secret_policy(self, policy: Option<SecretPolicy>) -> Self {
+        if let Some(p) = policy {
+            let _ = self.secret_policy.set(p);
+        }
         self
     }
 
@@ -452,9 +454,13 @@ impl<'s> Workspace<'s> {
     /// `text` as the secret policy lets it be stored (redacted, or refused under `block`); the
     /// scanner's report is kept for [`Workspace::take_secret_reports`].
     pub(crate) fn screened(&self, field: &str, text: &str) -> Result<String> {
-        let policy = match self.secret_policy {
-            Some(p) => p,
-            None => crate::secrets::configured_policy(self.store)?,
+        // Read from the repository's configuration once per workspace (one command or tool).
+        let policy = match self.secret_policy.get() {
+            Some(p) => *p,
+            None => {
+                let p = crate::secrets::configured_policy(self.store)?;
+                *self.secret_policy.get_or_init(|| p)
+            }
         };
         let mut text = text.to_string();
         if let Some(report) = crate::secrets::screen(&mut [(field, &mut text)], policy)? {
