@@ -20,7 +20,7 @@ pub(crate) mod hash;
 pub mod hooks;
 pub mod index;
 pub mod interop;
-pub mod linefile;
+pub mod localstate;
 pub mod model;
 pub mod novelty;
 pub mod progress;
@@ -37,6 +37,8 @@ pub use handle::{
     WriteContext, Written,
 };
 pub use index::{Hit, IndexNotice, ListFilter, SortBy};
+/// The JSON-lines files of local state, at their former path.
+pub use localstate::linefile;
 pub use model::{Citation, Key, LineRange, Memory, MemoryId, Namespace, Status};
 pub use store::purge::PurgeReport;
-pub use store::{Store, StoreKind};
+pub use store::{GitEnv, Store, StoreKind};

@@ -1,8 +1,9 @@
-//! Capture against a real store: tiers, the novelty check, the per-session cap, the review
-//! queue under concurrent reviewers, and detection that never panics on any text.
+//! Capture against a real store: tiers, the novelty check, the per-session cap, and detection
+//! that never panics on any text (the review queue under concurrent processes is in
+//! `local_state.rs`).
 
-use lore::capture::{Capture, Signal, Source, SuggestionEdit, detect};
-use lore::{Error, ListFilter, Lore, Store, WriteContext};
+use lore::capture::{Capture, Signal, Source, detect};
+use lore::{ListFilter, Lore, Store, WriteContext};
 use lore_testutils::TestRepo;
 use proptest::prelude::*;
 
@@ -78,50 +79,6 @@ fn tiers_novelty_and_the_session_cap() {
     let stored = lore.list(&ListFilter::default()).unwrap();
     assert_eq!(stored.len(), 2);
     assert!(stored.iter().all(|m| m.tags == ["captured"]));
-}
-
-#[test]
-fn concurrent_reviewers_accept_a_suggestion_once() {
-    let repo = TestRepo::new();
-    {
-        let mut lore = open(&repo);
-        let mut capture = Capture::new(&mut lore);
-        let report = capture
-            .capture(
-                &[signal("learnings", "The bench needs a quiet machine", 0.8)],
-                &ctx("s"),
-            )
-            .unwrap();
-        assert_eq!(report.queued.len(), 1);
-    }
-    let id = {
-        let mut lore = open(&repo);
-        Capture::new(&mut lore).pending().unwrap()[0].id.clone()
-    };
-    let results: Vec<_> = (0..4)
-        .map(|_| {
-            let path = repo.path();
-            let id = id.clone();
-            std::thread::spawn(move || {
-                let mut lore = Lore::new(Store::discover(&path).unwrap());
-                Capture::new(&mut lore)
-                    .accept(&id, &SuggestionEdit::default(), &ctx("r"))
-                    .map(|w| w.memory.id.to_string())
-            })
-        })
-        .map(|h| h.join().unwrap())
-        .collect();
-    let accepted = results.iter().filter(|r| r.is_ok()).count();
-    assert_eq!(accepted, 1, "{results:?}");
-    assert!(
-        results
-            .iter()
-            .filter_map(|r| r.as_ref().err())
-            .all(|e| matches!(e, Error::NotFound(_)))
-    );
-    let mut lore = open(&repo);
-    assert_eq!(lore.list(&ListFilter::default()).unwrap().len(), 1);
-    assert!(Capture::new(&mut lore).pending().unwrap().is_empty());
 }
 
 proptest! {

@@ -5,7 +5,11 @@
 //! queued suggestions, and a per-session cap bounds how many memories one session writes on its
 //! own. Local state lives under `<git common dir>/lore/capture/` (per clone, never pushed):
 //! `review.jsonl` (the queue, a [`LineFile`]) and `sessions/<session>.json` (what a session has
-//! written, and how far its transcript has been read).
+//! written, and how far its transcript has been read), both kept by the rule of
+//! [`crate::localstate`]: a suggestion is checked against the queue and appended under one lock,
+//! and a session's state is read, changed and written back under its lock. A session state that
+//! cannot be read is a warning on the store ([`crate::Store::take_warnings`]), and capture goes on
+//! from an empty state.
 
 pub mod signals;
 pub mod transcript;
@@ -17,7 +21,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::handle::{Lore, NewMemory, Novelty, WriteContext, Written};
-use crate::linefile::LineFile;
+use crate::localstate::linefile::LineFile;
+use crate::localstate::{JsonFile, Locked};
 use crate::model::MemoryId;
 use crate::secrets::SecretReport;
 pub use signals::{Signal, Source, Tier, detect};
@@ -136,32 +141,53 @@ impl<'a> Capture<'a> {
         LineFile::new(&self.dir, "review")
     }
 
-    fn session_path(&self, session: &str) -> PathBuf {
-        self.dir.join("sessions").join(session_file_name(session))
+    fn session_file(&self, session: &str) -> JsonFile<SessionState> {
+        JsonFile::new(self.dir.join("sessions").join(session_file_name(session)))
     }
 
-    /// A session's state (default when it has none yet).
+    /// A session's state (default when it has none yet). A state that cannot be read is
+    /// reported as a warning on the store and read as empty.
     pub fn session_state(&self, session: &str) -> SessionState {
-        std::fs::read(self.session_path(session))
-            .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok())
-            .unwrap_or_default()
+        let file = self.session_file(session);
+        match file.read() {
+            Ok(state) => state.unwrap_or_default(),
+            Err(e) => {
+                self.warn_unreadable(session, &e.to_string());
+                SessionState::default()
+            }
+        }
     }
 
-    /// Saves a session's state (written to a temporary file and renamed).
+    /// Replaces a session's state (under its lock, through a temporary file of its own).
     pub fn save_session_state(&self, session: &str, state: &SessionState) -> Result<()> {
-        let path = self.session_path(session);
-        let dir = path.parent().expect("session files live in a directory");
-        std::fs::create_dir_all(dir)
-            .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
-        let tmp = path.with_extension("json.tmp");
-        let text = serde_json::to_vec(state).map_err(|e| Error::Parse {
-            context: "writing capture state".into(),
-            message: e.to_string(),
-        })?;
-        std::fs::write(&tmp, text)
-            .and_then(|()| std::fs::rename(&tmp, &path))
-            .map_err(|e| Error::io(format!("writing {}", path.display()), e))
+        self.session_file(session).write(state.clone())
+    }
+
+    /// Changes a session's state under its lock: read, `change`, written back. Concurrent hooks
+    /// of one session each see the others' changes, so none is lost.
+    pub fn update_session_state<R>(
+        &self,
+        session: &str,
+        change: impl FnOnce(&mut SessionState) -> R,
+    ) -> Result<R> {
+        let mut locked = self.lock_session(session)?;
+        let value = change(&mut locked.value);
+        locked.save()?;
+        Ok(value)
+    }
+
+    fn lock_session(&self, session: &str) -> Result<Locked<SessionState>> {
+        let locked = self.session_file(session).lock()?;
+        if let Some(why) = &locked.damaged {
+            self.warn_unreadable(session, why);
+        }
+        Ok(locked)
+    }
+
+    fn warn_unreadable(&self, session: &str, why: &str) {
+        self.lore.store().warn(format!(
+            "capture state of session {session:?} could not be read ({why}); it starts afresh"
+        ));
     }
 
     /// Acts on signals: AUTO ones are written (novel ones, up to the session cap; past it they
@@ -169,7 +195,15 @@ impl<'a> Capture<'a> {
     pub fn capture(&mut self, found: &[Signal], ctx: &WriteContext) -> Result<CaptureReport> {
         let mut report = CaptureReport::default();
         let session = ctx.session.clone().unwrap_or_default();
-        let mut state = self.session_state(&session);
+        // The session's state stays locked while this capture runs, so two captures of one
+        // session count against one cap.
+        let mut state = if session.is_empty() {
+            None
+        } else {
+            Some(self.lock_session(&session)?)
+        };
+        let mut auto_written = state.as_ref().map_or(0, |s| s.value.auto_written);
+        // A signal waiting for review is not also written as a memory.
         let queued: Vec<Suggestion> = self.queue().read()?.items;
         let mut seen = std::collections::HashSet::new();
         for signal in found {
@@ -196,15 +230,15 @@ impl<'a> Capture<'a> {
             if queued
                 .iter()
                 .chain(&report.queued)
-                .any(|q| q.signal.namespace == signal.namespace && q.signal.body == signal.body)
+                .any(|q| same_signal(&q.signal, signal))
             {
                 report.skipped.push(skip("already queued".into()));
                 continue;
             }
-            if tier == Tier::Auto && state.auto_written < self.session_cap {
+            if tier == Tier::Auto && auto_written < self.session_cap {
                 match self.lore.remember_checked(&new, ctx, Novelty::Check) {
                     Ok(done) => {
-                        state.auto_written += 1;
+                        auto_written += 1;
                         report.written.push(done.written);
                     }
                     Err(Error::Duplicate { id, .. }) => {
@@ -225,7 +259,15 @@ impl<'a> Capture<'a> {
                 session: ctx.session.clone(),
                 signal: screened(self.lore, signal)?,
             };
-            self.queue().append(&suggestion)?;
+            // Checked and appended under the queue's lock: another process queueing the same
+            // signal at the same moment queues it once between them.
+            let appended = self.queue().append_unless(&suggestion, |q| {
+                same_signal(&q.signal, signal) || same_signal(&q.signal, &suggestion.signal)
+            })?;
+            if !appended {
+                report.skipped.push(skip("already queued".into()));
+                continue;
+            }
             if tier == Tier::Auto {
                 report.skipped.push(skip(
                     "session cap reached: queued for review instead".into(),
@@ -233,8 +275,17 @@ impl<'a> Capture<'a> {
             }
             report.queued.push(suggestion);
         }
-        if !session.is_empty() && !report.written.is_empty() {
-            self.save_session_state(&session, &state)?;
+        if let Some(state) = &mut state
+            && !report.written.is_empty()
+        {
+            state.value.auto_written = auto_written;
+            // The memories are written: a count that cannot be saved is a warning, not a
+            // failure of the capture.
+            if let Err(e) = state.save() {
+                self.lore.store().warn(format!(
+                    "capture state of session {session:?} could not be saved: {e}"
+                ));
+            }
         }
         Ok(report)
     }
@@ -300,6 +351,11 @@ fn screened(lore: &Lore, signal: &Signal) -> Result<Signal> {
         lore.secret_policy()?,
     )?;
     Ok(s)
+}
+
+/// Whether two signals are the same suggestion (same namespace and body).
+fn same_signal(a: &Signal, b: &Signal) -> bool {
+    a.namespace == b.namespace && a.body == b.body
 }
 
 fn apply_edit(signal: &mut Signal, edit: &SuggestionEdit) {

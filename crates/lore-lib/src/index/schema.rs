@@ -62,43 +62,51 @@ CREATE TABLE invalid (path TEXT PRIMARY KEY, blob TEXT NOT NULL, message TEXT NO
 CREATE TABLE namespaces (name TEXT PRIMARY KEY);
 "#;
 
-/// Sets connection options and makes sure the schema is there and current.
-pub fn prepare(conn: &Connection) -> std::result::Result<(), String> {
-    conn.busy_timeout(std::time::Duration::from_secs(30))
-        .map_err(|e| e.to_string())?;
-    conn.pragma_update(None, "journal_mode", "WAL")
-        .map_err(|e| e.to_string())?;
-    conn.pragma_update(None, "synchronous", "NORMAL")
-        .map_err(|e| e.to_string())?;
-    let version: i64 = conn
-        .pragma_query_value(None, "user_version", |r| r.get(0))
-        .map_err(|e| e.to_string())?;
+/// What [`prepare`] found in the database.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SchemaState {
+    /// The tables of this lore's schema version, readable.
+    Current,
+    /// Tables of another schema version (an older or newer lore wrote them).
+    Other(i64),
+}
+
+/// Sets connection options and creates the schema in an empty database. An error is SQLite's
+/// (a damaged file shows as `SQLITE_CORRUPT` or `SQLITE_NOTADB`).
+pub fn prepare(conn: &Connection) -> Result<SchemaState> {
+    conn.busy_timeout(std::time::Duration::from_secs(30))?;
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
     if version == SCHEMA_VERSION {
         // Cheap sanity check that the tables are readable.
-        conn.query_row("SELECT count(*) FROM meta", [], |r| r.get::<_, i64>(0))
-            .map_err(|e| format!("the index is damaged ({e})"))?;
-        return Ok(());
+        conn.query_row("SELECT count(*) FROM meta", [], |r| r.get::<_, i64>(0))?;
+        return Ok(SchemaState::Current);
     }
     if version != 0 {
-        return Err(format!(
-            "its schema is version {version}; this lore uses version {SCHEMA_VERSION}"
-        ));
+        return Ok(SchemaState::Other(version));
     }
-    conn.execute_batch("BEGIN IMMEDIATE")
-        .map_err(|e| e.to_string())?;
+    conn.execute_batch("BEGIN IMMEDIATE")?;
     let result = (|| {
         let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
         if version == 0 {
-            conn.execute_batch(CREATE)?;
-            conn.pragma_update(None, "user_version", SCHEMA_VERSION)?;
+            create(conn)?;
         }
         conn.execute_batch("COMMIT")
     })();
     if let Err(e) = result {
+        // The transaction failed: rolling back cannot make it worse, and the first error is
+        // the one to report.
         let _ = conn.execute_batch("ROLLBACK");
-        return Err(e.to_string());
+        return Err(e.into());
     }
-    Ok(())
+    Ok(SchemaState::Current)
+}
+
+/// Creates this version's tables in an empty database and stamps the version.
+pub fn create(conn: &Connection) -> rusqlite::Result<()> {
+    conn.execute_batch(CREATE)?;
+    conn.pragma_update(None, "user_version", SCHEMA_VERSION)
 }
 
 /// The memory tip recorded in the index.

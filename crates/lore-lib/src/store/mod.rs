@@ -6,7 +6,9 @@
 //! lock is held on the repository between attempts. Nothing here touches the user's branches,
 //! index or working tree.
 
+pub mod git_env;
 pub mod layout;
+mod open;
 pub mod purge;
 
 use std::path::{Path, PathBuf};
@@ -16,6 +18,7 @@ use git2::{ErrorCode, FileMode, ObjectType, Oid, Repository, Tree, TreeWalkMode,
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+pub use git_env::GitEnv;
 pub use layout::{LORE_REF_PREFIX, MEMORY_REF};
 
 /// The store format version written to `lore.yaml`.
@@ -47,19 +50,10 @@ pub struct StoreMeta {
 pub struct Store {
     repo: Repository,
     kind: StoreKind,
-    signature: std::sync::OnceLock<(String, String)>,
+    git_env: GitEnv,
+    identity: std::sync::OnceLock<git_env::Identity>,
+    warnings: std::sync::Mutex<open::Warnings>,
     before_ref_update: Option<Box<dyn Fn() + Send>>,
-}
-
-/// libgit2 re-checks that every object a new tree or commit names exists, and re-hashes every
-/// object it reads. lore builds trees only from entries it read or wrote itself, so both checks
-/// are redundant on the write path (they cost a third of a write); `git fsck` stays clean.
-fn relax_libgit2_checks() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        git2::opts::strict_object_creation(false);
-        git2::opts::strict_hash_verification(false);
-    });
 }
 
 /// One change to the memory tree.
@@ -250,43 +244,6 @@ pub struct FileVersion {
 }
 
 impl Store {
-    /// Opens the repository containing `start` (any worktree of it shares one store).
-    pub fn discover(start: &Path) -> Result<Store> {
-        match Repository::discover(start) {
-            Ok(repo) => {
-                relax_libgit2_checks();
-                Ok(Store {
-                    repo,
-                    kind: StoreKind::Repository,
-                    signature: std::sync::OnceLock::new(),
-                    before_ref_update: None,
-                })
-            }
-            Err(e) if e.code() == ErrorCode::NotFound => {
-                Err(Error::NotARepository(start.to_path_buf()))
-            }
-            Err(e) => Err(e.into()),
-        }
-    }
-
-    /// Opens (creating on first use) a personal store: a bare repository at `dir`.
-    pub fn open_personal(dir: &Path) -> Result<Store> {
-        let repo = if dir.join("HEAD").exists() {
-            Repository::open_bare(dir)?
-        } else {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
-            Repository::init_bare(dir)?
-        };
-        relax_libgit2_checks();
-        Ok(Store {
-            repo,
-            kind: StoreKind::Personal,
-            signature: std::sync::OnceLock::new(),
-            before_ref_update: None,
-        })
-    }
-
     /// The underlying repository.
     pub fn repo(&self) -> &Repository {
         &self.repo
@@ -554,40 +511,24 @@ impl Store {
         Ok(builder.create_updated(&self.repo, base)?)
     }
 
-    /// The repository's git identity (`user.name`, `user.email`), read once; `lore` if unset.
-    pub fn identity(&self) -> (&str, &str) {
-        let (name, email) = self.signature.get_or_init(|| match self.repo.signature() {
-            Ok(sig) => (
-                sig.name().unwrap_or("lore").to_string(),
-                sig.email().unwrap_or("lore@localhost").to_string(),
-            ),
-            Err(_) => ("lore".to_string(), "lore@localhost".to_string()),
-        });
-        (name, email)
-    }
-
-    /// A value from the repository's git configuration (`lore.secrets`, …), as git resolves it
-    /// (repository, then user and system files); `None` when unset or unreadable.
-    pub fn config_string(&self, name: &str) -> Option<String> {
-        self.repo.config().ok()?.get_string(name).ok()
-    }
-
-    fn signature(&self) -> Result<git2::Signature<'static>> {
-        let (name, email) = self.identity();
-        Ok(git2::Signature::now(name, email)?)
-    }
-
     fn make_commit(&self, message: &Message, tree: Oid, parents: &[Oid]) -> Result<Oid> {
-        let sig = self.signature()?;
+        let identity = self.resolved_identity();
+        let author = identity.author.signature()?;
+        let committer = identity.committer.signature()?;
         let tree = self.repo.find_tree(tree)?;
         let parent_commits = parents
             .iter()
             .map(|p| self.repo.find_commit(*p))
             .collect::<std::result::Result<Vec<_>, _>>()?;
         let parents: Vec<&git2::Commit<'_>> = parent_commits.iter().collect();
-        Ok(self
-            .repo
-            .commit(None, &sig, &sig, &message.render(), &tree, &parents)?)
+        Ok(self.repo.commit(
+            None,
+            &author,
+            &committer,
+            &message.render(),
+            &tree,
+            &parents,
+        )?)
     }
 
     /// Moves `refname` from `expected` to `new`, failing if it is no longer at `expected`.

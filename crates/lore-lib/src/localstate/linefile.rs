@@ -1,11 +1,12 @@
-//! Local append-only files of JSON lines under the git directory (the context journal of
-//! uncommitted steps, the capture review queue), appended under an exclusive file lock and synced
-//! before the call returns.
+//! Local files of JSON lines under the git directory (the context journal of uncommitted steps,
+//! the capture review queue), kept by the rule of [`crate::localstate`].
 //!
-//! Durability and concurrency: an append takes the lock, starts a fresh line if a crash left a
-//! torn one, writes the whole line with one `write`, and `fsync`s. Readers take a shared lock. A
-//! torn or unreadable line is skipped and counted, never fatal. Draining or rewriting holds the
-//! lock throughout, so an item appended meanwhile waits and is never lost.
+//! Every operation holds the lock of the companion `<name>.jsonl.lock` file, never a lock on the
+//! data file: appends, drains and rewrites hold it exclusively, reads shared. An append starts a
+//! fresh line if a crash left a torn one, writes the whole line with one `write`, and `fsync`s
+//! before the lock is let go. A drain empties the file in place; a rewrite writes the new content
+//! to a temporary file of its own and renames it over the old one. A torn or unreadable line is
+//! skipped and counted, never fatal.
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -14,6 +15,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use super::{FileLock, replace_contents};
 use crate::error::{Error, Result};
 
 /// A file of JSON lines, one `T` per line.
@@ -58,6 +60,7 @@ impl<T: Serialize + DeserializeOwned> LineFile<T> {
         &self.path
     }
 
+    /// Opens the data file for appending and reading (creating it). The caller holds the lock.
     fn open(&self) -> Result<File> {
         if let Some(parent) = self.path.parent() {
             std::fs::create_dir_all(parent)
@@ -71,8 +74,18 @@ impl<T: Serialize + DeserializeOwned> LineFile<T> {
             .map_err(io(format!("opening {}", self.path.display())))
     }
 
-    /// Appends an item; when this returns, it is on disk.
-    pub fn append(&self, item: &T) -> Result<()> {
+    /// Reads the data file, empty when there is none. The caller holds the lock.
+    fn read_locked(&self) -> Result<Contents<T>> {
+        let context = format!("reading {}", self.path.display());
+        match File::open(&self.path) {
+            Ok(mut file) => read_all(&mut file, &context),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Contents::default()),
+            Err(e) => Err(Error::io(context, e)),
+        }
+    }
+
+    /// Appends one line to the data file and syncs it. The caller holds the exclusive lock.
+    fn append_locked(&self, item: &T) -> Result<()> {
         let mut line = serde_json::to_string(item).map_err(|e| Error::Parse {
             context: format!("writing to {}", self.path.display()),
             message: e.to_string(),
@@ -80,7 +93,6 @@ impl<T: Serialize + DeserializeOwned> LineFile<T> {
         line.push('\n');
         let mut file = self.open()?;
         let context = format!("appending to {}", self.path.display());
-        file.lock().map_err(io(context.clone()))?;
         let len = file.metadata().map_err(io(context.clone()))?.len();
         if len > 0 {
             let mut last = [0u8; 1];
@@ -93,32 +105,52 @@ impl<T: Serialize + DeserializeOwned> LineFile<T> {
         }
         file.write_all(line.as_bytes())
             .map_err(io(context.clone()))?;
-        file.sync_data().map_err(io(context))?;
-        Ok(())
+        file.sync_data().map_err(io(context))
     }
 
-    /// Reads the file under a shared lock.
+    /// Appends an item; when this returns, it is on disk.
+    pub fn append(&self, item: &T) -> Result<()> {
+        let _lock = FileLock::exclusive(&self.path)?;
+        self.append_locked(item)
+    }
+
+    /// Appends an item unless an item already in the file matches `exists`; says whether it
+    /// appended. The check and the append happen under one lock, so two processes appending the
+    /// same item at once append it once.
+    pub fn append_unless(&self, item: &T, exists: impl Fn(&T) -> bool) -> Result<bool> {
+        let _lock = FileLock::exclusive(&self.path)?;
+        if self.read_locked()?.items.iter().any(exists) {
+            return Ok(false);
+        }
+        self.append_locked(item)?;
+        Ok(true)
+    }
+
+    /// Reads the file under the shared lock.
     pub fn read(&self) -> Result<Contents<T>> {
         if !self.path.exists() {
             return Ok(Contents::default());
         }
-        let mut file = self.open()?;
-        let context = format!("reading {}", self.path.display());
-        file.lock_shared().map_err(io(context.clone()))?;
-        read_all(&mut file, &context)
+        let _lock = FileLock::shared(&self.path)?;
+        self.read_locked()
     }
 
     /// Runs `commit` with the items under the exclusive lock; when it succeeds the file is
     /// emptied. Appenders wait meanwhile, so no item is lost or taken twice.
     pub fn drain<R>(&self, commit: impl FnOnce(&Contents<T>) -> Result<R>) -> Result<R> {
-        let mut file = self.open()?;
-        let context = format!("committing {}", self.path.display());
-        file.lock().map_err(io(context.clone()))?;
-        let contents = read_all(&mut file, &context)?;
+        let _lock = FileLock::exclusive(&self.path)?;
+        let contents = self.read_locked()?;
         let value = commit(&contents)?;
-        if file.metadata().map_err(io(context.clone()))?.len() > 0 {
-            file.set_len(0).map_err(io(context.clone()))?;
-            file.sync_all().map_err(io(context))?;
+        let context = format!("committing {}", self.path.display());
+        match OpenOptions::new().write(true).open(&self.path) {
+            Ok(file) => {
+                if file.metadata().map_err(io(context.clone()))?.len() > 0 {
+                    file.set_len(0).map_err(io(context.clone()))?;
+                    file.sync_all().map_err(io(context))?;
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(Error::io(context, e)),
         }
         Ok(value)
     }
@@ -126,30 +158,24 @@ impl<T: Serialize + DeserializeOwned> LineFile<T> {
     /// Lets `edit` change the items under the exclusive lock, then writes them back (through a
     /// temporary file renamed over the old one, so a crash leaves either version whole).
     pub fn rewrite<R>(&self, edit: impl FnOnce(&mut Vec<T>) -> Result<R>) -> Result<R> {
-        let mut file = self.open()?;
-        let context = format!("rewriting {}", self.path.display());
-        file.lock().map_err(io(context.clone()))?;
-        let mut contents = read_all(&mut file, &context)?;
+        let _lock = FileLock::exclusive(&self.path)?;
+        let mut contents = self.read_locked()?;
         let value = edit(&mut contents.items)?;
         let mut text = String::new();
         for item in &contents.items {
             text.push_str(&serde_json::to_string(item).map_err(|e| Error::Parse {
-                context: context.clone(),
+                context: format!("rewriting {}", self.path.display()),
                 message: e.to_string(),
             })?);
             text.push('\n');
         }
-        let tmp = self.path.with_extension("jsonl.tmp");
-        std::fs::write(&tmp, text).map_err(io(context.clone()))?;
-        File::open(&tmp)
-            .and_then(|f| f.sync_all())
-            .map_err(io(context.clone()))?;
-        std::fs::rename(&tmp, &self.path).map_err(io(context))?;
+        replace_contents(&self.path, text.as_bytes())?;
         Ok(value)
     }
 
-    /// Deletes the file.
+    /// Deletes the file (its lock file stays: another process may be waiting on it).
     pub fn remove(&self) -> Result<()> {
+        let _lock = FileLock::exclusive(&self.path)?;
         match std::fs::remove_file(&self.path) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),

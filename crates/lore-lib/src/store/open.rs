@@ -1,0 +1,147 @@
+//! Opening a store (a project's repository or the personal store) with git's configuration and
+//! identity composed from a [`GitEnv`], and the warnings a store collects for its front end.
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use git2::{ErrorCode, Repository};
+
+use super::git_env::{self, GitEnv, Identity};
+use super::{Store, StoreKind};
+use crate::error::{Error, Result};
+
+/// Warnings not yet taken by the front end, and every warning given so far (each is given once).
+#[derive(Debug, Default)]
+pub(super) struct Warnings {
+    pending: Vec<String>,
+    given: HashSet<String>,
+}
+
+/// libgit2 re-checks that every object a new tree or commit names exists. lore builds trees
+/// only from entries it read or wrote itself, so the check is redundant on the write path (it
+/// costs a sizeable share of a write); `git fsck` stays clean. Objects read are still verified
+/// against their ids.
+fn relax_object_creation_check() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| git2::opts::strict_object_creation(false));
+}
+
+impl Store {
+    /// Opens the repository containing `start` (any worktree of it shares one store), reading
+    /// only the repository's own configuration (see [`GitEnv::repository_only`]).
+    pub fn discover(start: &Path) -> Result<Store> {
+        Self::discover_with(start, &GitEnv::repository_only())
+    }
+
+    /// Opens the repository containing `start`, with the configuration files and identity git
+    /// would use under `env`.
+    pub fn discover_with(start: &Path, env: &GitEnv) -> Result<Store> {
+        match Repository::discover(start) {
+            Ok(repo) => Self::wrap(repo, StoreKind::Repository, env),
+            Err(e) if e.code() == ErrorCode::NotFound => {
+                Err(Error::NotARepository(start.to_path_buf()))
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Opens (creating on first use) a personal store: a bare repository at `dir`, reading only
+    /// its own configuration.
+    pub fn open_personal(dir: &Path) -> Result<Store> {
+        Self::open_personal_with(dir, &GitEnv::repository_only())
+    }
+
+    /// Opens (creating on first use) a personal store at `dir` under `env`.
+    pub fn open_personal_with(dir: &Path, env: &GitEnv) -> Result<Store> {
+        let repo = if dir.join("HEAD").exists() {
+            Repository::open_bare(dir)?
+        } else {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
+            Repository::init_bare(dir)?
+        };
+        Self::wrap(repo, StoreKind::Personal, env)
+    }
+
+    fn wrap(repo: Repository, kind: StoreKind, env: &GitEnv) -> Result<Store> {
+        relax_object_creation_check();
+        let conditional = git_env::configure(&repo, env)?;
+        let store = Store {
+            repo,
+            kind,
+            git_env: env.clone(),
+            identity: std::sync::OnceLock::new(),
+            warnings: std::sync::Mutex::new(Warnings::default()),
+            before_ref_update: None,
+        };
+        if !conditional.is_empty() {
+            store.warn(format!(
+                "git config has conditional includes ({}), which lore does not evaluate: a value \
+                 set only in an included file (user.name, user.email, lore.secrets) is not seen",
+                conditional.join(", ")
+            ));
+        }
+        Ok(store)
+    }
+
+    /// The environment this store was opened under.
+    pub fn git_env(&self) -> &GitEnv {
+        &self.git_env
+    }
+
+    /// The author and committer of lore's commits, resolved once (warning once when a part of
+    /// the identity is a placeholder).
+    pub(super) fn resolved_identity(&self) -> &Identity {
+        self.identity.get_or_init(|| {
+            let identity = git_env::resolve(&self.repo, &self.git_env);
+            for warning in &identity.warnings {
+                self.warn(warning.clone());
+            }
+            identity
+        })
+    }
+
+    /// The author of lore's commits (`GIT_AUTHOR_*`, else `author.*`, else `user.*` from git's
+    /// configuration), read once; the placeholder `lore <lore@localhost>` when unset, with a
+    /// warning (see [`Store::take_warnings`]).
+    pub fn identity(&self) -> (&str, &str) {
+        let author = &self.resolved_identity().author;
+        (&author.name, &author.email)
+    }
+
+    /// A value from git's configuration (`lore.secrets`, …), as git resolves it (worktree,
+    /// repository, user and system files); `None` when unset. A configuration that cannot be
+    /// read is reported as a warning and read as unset.
+    pub fn config_string(&self, name: &str) -> Option<String> {
+        let read = self.repo.config().and_then(|c| c.get_string(name));
+        match read {
+            Ok(value) => Some(value),
+            Err(e) if e.code() == ErrorCode::NotFound => None,
+            Err(e) => {
+                self.warn(format!("reading git config {name}: {}", e.message()));
+                None
+            }
+        }
+    }
+
+    /// Records a warning for the front end; the same warning is recorded once per store.
+    pub fn warn(&self, message: String) {
+        let mut warnings = self
+            .warnings
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if warnings.given.insert(message.clone()) {
+            warnings.pending.push(message);
+        }
+    }
+
+    /// The warnings recorded since the last call (a placeholder identity, conditional includes
+    /// that are not evaluated, local state that could not be read): front ends show them.
+    pub fn take_warnings(&self) -> Vec<String> {
+        let mut warnings = self
+            .warnings
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        std::mem::take(&mut warnings.pending)
+    }
+}
