@@ -1,10 +1,12 @@
 //! Finding the store: `--repo`, the repository around the working directory, or the personal
-//! store under the XDG data directory. The only place the CLI reads `$HOME` and `XDG_*`.
+//! store under the XDG data directory, opened with git's own environment (identity and
+//! configuration variables, see [`git_env`]). The only place the CLI reads `$HOME`, `XDG_*` and
+//! `GIT_*`.
 
 use std::path::{Path, PathBuf};
 
 use lore::embed::{self, SharedEmbedder};
-use lore::{Error, Lore, Store};
+use lore::{Error, GitEnv, Lore, Store};
 
 use crate::cli::GlobalArgs;
 use crate::error::{CmdResult, CommandError};
@@ -30,6 +32,44 @@ pub fn personal_store_dir() -> CmdResult<PathBuf> {
     Ok(data.join("lore").join("personal.git"))
 }
 
+/// A variable's value, `None` when unset or empty (as git treats an empty `GIT_CONFIG_GLOBAL`).
+fn var(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+fn var_path(name: &str) -> Option<PathBuf> {
+    std::env::var_os(name)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+}
+
+/// What git takes from the environment: `GIT_AUTHOR_*`, `GIT_COMMITTER_*`, `EMAIL`,
+/// `GIT_CONFIG_GLOBAL`, `GIT_CONFIG_SYSTEM`, `GIT_CONFIG_NOSYSTEM`, and the `HOME` and
+/// `XDG_CONFIG_HOME` the user-level files are found from.
+pub fn git_env() -> GitEnv {
+    GitEnv {
+        author_name: var("GIT_AUTHOR_NAME"),
+        author_email: var("GIT_AUTHOR_EMAIL"),
+        author_date: var("GIT_AUTHOR_DATE"),
+        committer_name: var("GIT_COMMITTER_NAME"),
+        committer_email: var("GIT_COMMITTER_EMAIL"),
+        committer_date: var("GIT_COMMITTER_DATE"),
+        email: var("EMAIL"),
+        config_global: var_path("GIT_CONFIG_GLOBAL"),
+        config_system: var_path("GIT_CONFIG_SYSTEM"),
+        config_nosystem: var("GIT_CONFIG_NOSYSTEM").is_some_and(|v| git_bool(&v)),
+        home: var_path("HOME"),
+        xdg_config_home: var_path("XDG_CONFIG_HOME"),
+    }
+}
+
+/// A boolean as git reads one from the environment (`1`, `true`, `yes`, `on`; any other
+/// number but 0).
+fn git_bool(value: &str) -> bool {
+    let v = value.trim().to_ascii_lowercase();
+    matches!(v.as_str(), "true" | "yes" | "on") || v.parse::<i64>().is_ok_and(|n| n != 0)
+}
+
 /// The current directory, as the user sees it.
 pub fn current_dir() -> CmdResult<PathBuf> {
     std::env::current_dir()
@@ -52,8 +92,9 @@ pub fn home_dir() -> CmdResult<PathBuf> {
 /// Opens the store the global options point at, looking for the repository from `start` (an
 /// agent's working directory) instead of the current directory when given.
 pub fn open_from(global: &GlobalArgs, start: Option<&Path>) -> CmdResult<Lore> {
+    let git = git_env();
     let store = if global.personal {
-        Store::open_personal(&personal_store_dir()?)?
+        Store::open_personal_with(&personal_store_dir()?, &git)?
     } else if let Some(repo) = &global.repo {
         if !repo.exists() {
             return Err(CommandError::usage(format!(
@@ -61,15 +102,17 @@ pub fn open_from(global: &GlobalArgs, start: Option<&Path>) -> CmdResult<Lore> {
                 repo.display()
             )));
         }
-        Store::discover(repo)?
+        Store::discover_with(repo, &git)?
     } else {
         let cwd = match start.filter(|p| p.is_dir()) {
             Some(p) => p.to_path_buf(),
             None => current_dir()?,
         };
-        match Store::discover(&cwd) {
+        match Store::discover_with(&cwd, &git) {
             Ok(store) => store,
-            Err(Error::NotARepository(_)) => Store::open_personal(&personal_store_dir()?)?,
+            Err(Error::NotARepository(_)) => {
+                Store::open_personal_with(&personal_store_dir()?, &git)?
+            }
             Err(e) => return Err(e.into()),
         }
     };

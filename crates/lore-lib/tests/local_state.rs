@@ -250,6 +250,63 @@ fn session_state_saved_by_many_processes_at_once_stays_whole() {
 }
 
 #[test]
+fn session_state_changed_by_many_processes_at_once_loses_no_change() {
+    if let Some(n) = worker_number() {
+        let mut lore = open(&shared_dir().join("work"));
+        let capture = Capture::new(&mut lore);
+        wait_at_gate();
+        for i in 0..SESSION_ROUNDS {
+            capture
+                .update_session_state("shared", |s| {
+                    s.injected.push(format!("memory-{n}-{i}"));
+                    s.transcript_lines += 1;
+                })
+                .unwrap();
+        }
+        return;
+    }
+    let repo = TestRepo::new();
+    run_workers(
+        "session_state_changed_by_many_processes_at_once_loses_no_change",
+        SESSION_WORKERS,
+        repo.path().parent().unwrap(),
+    );
+    let mut lore = open(&repo.path());
+    let state = Capture::new(&mut lore).session_state("shared");
+    assert_eq!(state.transcript_lines, SESSION_WORKERS * SESSION_ROUNDS);
+    let mut injected = state.injected;
+    injected.sort();
+    injected.dedup();
+    assert_eq!(injected.len(), SESSION_WORKERS * SESSION_ROUNDS);
+    assert!(lore.store().take_warnings().is_empty());
+}
+
+#[test]
+fn an_unreadable_session_state_is_a_warning_and_capture_goes_on() {
+    let repo = TestRepo::new();
+    let mut lore = open(&repo.path());
+    let sessions = lore.store().common_dir().join("lore/capture/sessions");
+    std::fs::create_dir_all(&sessions).unwrap();
+    std::fs::write(sessions.join("s.json"), b"{\"auto_written\": tru").unwrap();
+    let mut capture = Capture::new(&mut lore);
+    assert_eq!(capture.session_state("s").auto_written, 0);
+    let report = capture
+        .capture(
+            &[Signal {
+                confidence: 0.99,
+                ..suggestion("Use WAL mode for the index database")
+            }],
+            &ctx("s"),
+        )
+        .unwrap();
+    assert_eq!(report.written.len(), 1);
+    assert_eq!(capture.session_state("s").auto_written, 1, "saved afresh");
+    let warnings = lore.store().take_warnings();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].contains("could not be read"), "{warnings:?}");
+}
+
+#[test]
 fn concurrent_reviewers_accept_a_suggestion_once() {
     if worker_number().is_some() {
         let id = std::fs::read_to_string(shared_dir().join("id")).unwrap();

@@ -3,7 +3,33 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// Environment that keeps git away from the machine's and user's configuration.
+/// The identity of every hermetic git and lore process.
+pub const TEST_NAME: &str = "Test Author";
+/// The email of that identity.
+pub const TEST_EMAIL: &str = "author@example.com";
+
+/// Writes (if needed) the user-level git configuration of the hermetic environment rooted at
+/// `home`: the fixed identity and nothing else. It lives apart from `home/.gitconfig`, so a
+/// test may put a hostile file there and show that nothing reads it.
+pub fn hermetic_gitconfig(home: &Path) -> PathBuf {
+    let dir = home.join(".hermetic");
+    let path = dir.join("gitconfig");
+    if !path.exists() {
+        std::fs::create_dir_all(&dir).expect("creating the hermetic config directory");
+        let text = format!("[user]\n\tname = {TEST_NAME}\n\temail = {TEST_EMAIL}\n");
+        // Written under a name of its own and renamed, so parallel tests never read half.
+        static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let tmp = dir.join(format!("gitconfig.{}-{n}.tmp", std::process::id()));
+        std::fs::write(&tmp, text).expect("writing the hermetic config");
+        std::fs::rename(&tmp, &path).expect("placing the hermetic config");
+    }
+    path
+}
+
+/// Environment that keeps git and lore away from the machine's and the user's configuration:
+/// no system file, the user-level file [`hermetic_gitconfig`] (a fixed identity), `HOME` and the
+/// XDG directories inside `home`, and no identity variables (so the configuration decides).
 pub fn hermetic_env(home: &Path) -> Vec<(&'static str, String)> {
     vec![
         ("HOME", home.display().to_string()),
@@ -16,12 +42,41 @@ pub fn hermetic_env(home: &Path) -> Vec<(&'static str, String)> {
             home.join(".local/share").display().to_string(),
         ),
         ("GIT_CONFIG_NOSYSTEM", "1".into()),
-        ("GIT_CONFIG_GLOBAL", "/dev/null".into()),
-        ("GIT_AUTHOR_NAME", "Test Author".into()),
-        ("GIT_AUTHOR_EMAIL", "author@example.com".into()),
-        ("GIT_COMMITTER_NAME", "Test Author".into()),
-        ("GIT_COMMITTER_EMAIL", "author@example.com".into()),
+        (
+            "GIT_CONFIG_GLOBAL",
+            hermetic_gitconfig(home).display().to_string(),
+        ),
     ]
+}
+
+/// Variables of the caller's environment that would change what git or lore do; hermetic
+/// commands remove them.
+pub const FOREIGN_GIT_VARIABLES: &[&str] = &[
+    "GIT_AUTHOR_NAME",
+    "GIT_AUTHOR_EMAIL",
+    "GIT_AUTHOR_DATE",
+    "GIT_COMMITTER_NAME",
+    "GIT_COMMITTER_EMAIL",
+    "GIT_COMMITTER_DATE",
+    "EMAIL",
+    "GIT_CONFIG_SYSTEM",
+    "GIT_CONFIG_COUNT",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_COMMON_DIR",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_CEILING_DIRECTORIES",
+];
+
+/// Makes `cmd` hermetic: removes [`FOREIGN_GIT_VARIABLES`] and sets [`hermetic_env`].
+pub fn make_hermetic(cmd: &mut Command, home: &Path) {
+    for name in FOREIGN_GIT_VARIABLES {
+        cmd.env_remove(name);
+    }
+    cmd.envs(hermetic_env(home));
 }
 
 /// A git repository in a temporary directory, with a fixed identity and one commit on main.
@@ -37,8 +92,9 @@ impl TestRepo {
         std::fs::create_dir_all(dir.path().join("work")).expect("creating work");
         let repo = TestRepo { dir };
         repo.git(&["init", "-q", "-b", "main"]);
-        repo.git(&["config", "user.name", "Test Author"]);
-        repo.git(&["config", "user.email", "author@example.com"]);
+        // In the repository too: a store opened by the library alone reads no user-level file.
+        repo.git(&["config", "user.name", TEST_NAME]);
+        repo.git(&["config", "user.email", TEST_EMAIL]);
         repo.write("README.md", "# test project\n");
         repo.git(&["add", "README.md"]);
         repo.git(&["commit", "-q", "-m", "initial"]);
@@ -50,7 +106,7 @@ impl TestRepo {
         self.dir.path().join("work")
     }
 
-    /// A home directory for processes run against this repository.
+    /// A home directory for processes run against this repository (see [`hermetic_env`]).
     pub fn home(&self) -> PathBuf {
         self.dir.path().join("home")
     }
@@ -68,9 +124,7 @@ impl TestRepo {
     pub fn git_command(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new("git");
         cmd.args(args).current_dir(self.path());
-        for (k, v) in hermetic_env(&self.home()) {
-            cmd.env(k, v);
-        }
+        make_hermetic(&mut cmd, &self.home());
         cmd
     }
 

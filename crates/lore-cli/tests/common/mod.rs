@@ -6,7 +6,7 @@ use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-use lore_testutils::{TestRepo, hermetic_env};
+use lore_testutils::{TestRepo, make_hermetic};
 
 /// The binary under test.
 pub fn lore_bin() -> &'static str {
@@ -23,9 +23,7 @@ pub fn lore_command(dir: &Path, home: &Path, args: &[&str]) -> Command {
         .env_remove("LORE_HOME")
         .env_remove("LORE_EMBEDDER")
         .env_remove("LORE_MINILM_DIR");
-    for (k, v) in hermetic_env(home) {
-        cmd.env(k, v);
-    }
+    make_hermetic(&mut cmd, home);
     cmd
 }
 

@@ -124,6 +124,16 @@ fn connect(path: &Path) -> Result<Connection> {
 /// write transaction (SQLite's backup API copies every page and bumps the schema cookie, so other
 /// connections re-read the schema). No file is removed or renamed.
 fn rebuild_in_place(conn: &mut Connection) -> Result<()> {
+    // A damaged file may claim more pages than it has, which SQLite refuses to start a write
+    // transaction on unless the schema is writable; the copy replaces every page anyway.
+    conn.pragma_update(None, "writable_schema", true)?;
+    let copied = copy_empty_database_over(conn);
+    let restored = conn.pragma_update(None, "writable_schema", false);
+    copied?;
+    Ok(restored?)
+}
+
+fn copy_empty_database_over(conn: &mut Connection) -> Result<()> {
     let page_size: i64 = conn.pragma_query_value(None, "page_size", |r| r.get(0))?;
     let fresh = Connection::open_in_memory()?;
     // A WAL database takes a copy of its own page size only.
