@@ -1,11 +1,13 @@
-//! Many agent processes writing at once lose nothing: 8 processes × 250 `lore remember`.
+//! Many agent processes writing at once lose nothing: 8 processes × 250 `lore remember`, and
+//! `lore ctx log` from six processes with a `ctx commit` landing while they append.
 
 mod common;
 
 use std::collections::HashSet;
 use std::process::Stdio;
+use std::sync::Barrier;
 
-use common::{json, lore_command, stdout_of};
+use common::{json, lore_command, ok, stdout_of};
 use lore_testutils::TestRepo;
 
 const WRITERS: usize = 8;
@@ -111,4 +113,63 @@ fn eight_processes_times_250_remembers_make_exactly_2000_memories() {
     json(&repo, &["reindex"]);
     assert_eq!(json(&repo, &["status"])["total"], WRITERS * EACH);
     repo.git(&["fsck", "--strict"]);
+}
+
+const LOGGERS: usize = 6;
+const STEPS: usize = 16;
+
+fn step_text(writer: usize, step: usize) -> String {
+    format!("writer {writer} step {step} {}", "x".repeat(3000))
+}
+
+#[test]
+fn a_commit_among_concurrent_logs_from_many_processes_loses_and_repeats_no_step() {
+    let repo = TestRepo::new();
+    ok(&repo, &["ctx", "init", "--goal", "stress the journal"]);
+    // Every writer logs half its steps, then all wait here with the commit: the commit starts
+    // with at least half the steps in the journal while the writers append the rest.
+    let halfway = Barrier::new(LOGGERS + 1);
+    let committed = std::thread::scope(|scope| {
+        for w in 0..LOGGERS {
+            let (repo, halfway) = (&repo, &halfway);
+            scope.spawn(move || {
+                for s in 0..STEPS {
+                    if s == STEPS / 2 {
+                        halfway.wait();
+                    }
+                    ok(
+                        repo,
+                        &["ctx", "log", &step_text(w, s), "--entity", &format!("w{w}")],
+                    );
+                }
+            });
+        }
+        halfway.wait();
+        json(&repo, &["ctx", "commit", "halfway"])
+    });
+    let in_commit = committed["entry"]["steps"].as_u64().unwrap() as usize;
+    assert!(
+        (LOGGERS * STEPS / 2..=LOGGERS * STEPS).contains(&in_commit),
+        "the commit took {in_commit} steps"
+    );
+    let status = json(&repo, &["ctx", "status"]);
+    assert_eq!(status["damaged"], 0);
+    assert_eq!(
+        status["uncommitted"].as_array().unwrap().len(),
+        LOGGERS * STEPS - in_commit,
+        "steps logged after the commit wait in the journal"
+    );
+    let log = json(&repo, &["ctx", "show", "--log", "-k", "1000"]);
+    let steps = log["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), LOGGERS * STEPS);
+    let texts: HashSet<String> = steps
+        .iter()
+        .map(|s| s[1]["step"]["text"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(texts.len(), LOGGERS * STEPS, "a step was duplicated");
+    for w in 0..LOGGERS {
+        for s in 0..STEPS {
+            assert!(texts.contains(&step_text(w, s)), "lost writer {w} step {s}");
+        }
+    }
 }

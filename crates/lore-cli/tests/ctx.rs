@@ -4,7 +4,6 @@
 
 mod common;
 
-use std::collections::HashSet;
 use std::path::Path;
 
 use common::{json, ok, redact, run};
@@ -199,47 +198,6 @@ fn uncommitted_steps_show_in_status_and_join_the_next_commit() {
     let status = json(&repo, &["ctx", "status"]);
     assert!(status["uncommitted"].as_array().unwrap().is_empty());
     assert_eq!(status["committed_steps"], 4);
-}
-
-#[test]
-fn concurrent_log_from_many_processes_loses_nothing() {
-    let repo = TestRepo::new();
-    ok(&repo, &["ctx", "init", "--goal", "stress the journal"]);
-    const WRITERS: usize = 6;
-    const STEPS: usize = 15;
-    std::thread::scope(|scope| {
-        for w in 0..WRITERS {
-            let repo = &repo;
-            scope.spawn(move || {
-                for s in 0..STEPS {
-                    let text = format!("writer {w} step {s} {}", "x".repeat(3000));
-                    ok(repo, &["ctx", "log", &text, "--entity", &format!("w{w}")]);
-                }
-            });
-        }
-        // A commit lands in the middle of the appends.
-        let repo = &repo;
-        scope.spawn(move || {
-            std::thread::sleep(std::time::Duration::from_millis(150));
-            ok(repo, &["ctx", "commit", "halfway"]);
-        });
-    });
-    let log = json(&repo, &["ctx", "show", "--log", "-k", "1000"]);
-    let steps = log["steps"].as_array().unwrap();
-    assert_eq!(steps.len(), WRITERS * STEPS);
-    let texts: HashSet<String> = steps
-        .iter()
-        .map(|s| s[1]["step"]["text"].as_str().unwrap().to_string())
-        .collect();
-    assert_eq!(texts.len(), WRITERS * STEPS, "a step was duplicated");
-    for w in 0..WRITERS {
-        for s in 0..STEPS {
-            let text = format!("writer {w} step {s} {}", "x".repeat(3000));
-            assert!(texts.contains(&text), "lost writer {w} step {s}");
-        }
-    }
-    let status = json(&repo, &["ctx", "status"]);
-    assert_eq!(status["damaged"], 0);
 }
 
 #[test]
