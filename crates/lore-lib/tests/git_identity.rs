@@ -81,7 +81,7 @@ fn identity_variables_sign_as_git_signs() {
     remember(&lore, "signed by the environment");
     assert!(lore.store().take_warnings().is_empty());
     let format = "%an|%ae|%at %ad|%cn|%ce|%ct %cd";
-    let lore_signed = last_commit(&repo, &format!("{format}"));
+    let lore_signed = last_commit(&repo, format);
     // Stock git under the same variables.
     let out = repo
         .git_command(&["commit", "-q", "--allow-empty", "-m", "by git"])
@@ -124,6 +124,10 @@ fn git_config_get(
         .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
+/// An environment for the library, the same as variables for git, and whether
+/// `GIT_CONFIG_NOSYSTEM` is set.
+type Case<'a> = (GitEnv, Vec<(&'a str, &'a Path)>, bool);
+
 #[test]
 fn configuration_files_are_read_at_the_levels_git_reads_them() {
     let repo = TestRepo::new();
@@ -140,7 +144,7 @@ fn configuration_files_are_read_at_the_levels_git_reads_them() {
     );
     let xdg = home.join("xdg");
     write(&xdg.join("git/config"), "[x]\n\th = xdg\n\tx = xdg\n");
-    let cases: Vec<(GitEnv, Vec<(&str, &Path)>, bool)> = vec![
+    let cases: Vec<Case> = vec![
         (
             GitEnv {
                 config_system: Some(system.clone()),
@@ -236,16 +240,20 @@ fn a_hostile_home_changes_nothing_the_library_does() {
         &hostile.join(".config/git/config"),
         "[user]\n\tname = Hostile XDG\n",
     );
-    let status = Command::new(std::env::current_exe().unwrap())
+    let out = Command::new(std::env::current_exe().unwrap())
         .args(["a_hostile_home_changes_nothing_the_library_does", "--exact"])
         .env(WORKER, repo.path())
         .env("HOME", &hostile)
         .env("XDG_CONFIG_HOME", hostile.join(".config"))
         .env_remove("GIT_CONFIG_GLOBAL")
         .env_remove("GIT_CONFIG_NOSYSTEM")
-        .status()
+        .output()
         .unwrap();
-    assert!(status.success(), "the write failed under the hostile home");
+    assert!(
+        out.status.success(),
+        "the write failed under the hostile home: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
     assert_eq!(
         last_commit(&repo, "%an <%ae>|%cn <%ce>"),
         format!("{TEST_NAME} <{TEST_EMAIL}>|{TEST_NAME} <{TEST_EMAIL}>")
