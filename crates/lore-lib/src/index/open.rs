@@ -1,0 +1,226 @@
+//! Opening the index file, creating it, and rebuilding it without pulling files from under a
+//! reader.
+//!
+//! Other lore processes may have the index open at any time, so lore never deletes `index.sqlite3`, `-wal` or `-shm`. A missing file
+//! is created; an index of another schema version, a damaged one (`SQLITE_CORRUPT`) and a reset
+//! (`reindex`, after a purge) are rebuilt *inside* the database: a fresh empty database of this
+//! version is copied over it page by page with SQLite's backup API, in one write transaction, so
+//! a reader sees the old index or the new empty one (which it then catches up), never a mix. A
+//! file that is not a database at all (`SQLITE_NOTADB`: no process can be reading it) is replaced
+//! under the `index.sqlite3.lock` file lock (see [`crate::localstate`]): a fresh database built
+//! under a name of its own is renamed over it, after removing the `-wal`/`-shm` left beside it,
+//! which belong to no readable database. Every other error opening or using the index (I/O,
+//! busy, cannot open) is returned as it is: it says nothing about the index's content.
+
+use std::cell::OnceCell;
+use std::path::{Path, PathBuf};
+
+use rusqlite::Connection;
+
+use super::schema::{self, SchemaState};
+use super::{Index, IndexNotice, vectors_cache_path};
+use crate::error::{Error, Result};
+use crate::localstate::FileLock;
+
+/// How an index file is damaged, when it is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Damage {
+    /// A database whose pages or rows are not what this lore wrote: rebuilt in place.
+    Corrupt,
+    /// Not a database at all: replaced.
+    NotADatabase,
+}
+
+fn damage(error: &Error) -> Option<Damage> {
+    match error {
+        Error::Index(rusqlite::Error::SqliteFailure(e, _)) => match e.code {
+            rusqlite::ErrorCode::DatabaseCorrupt => Some(Damage::Corrupt),
+            rusqlite::ErrorCode::NotADatabase => Some(Damage::NotADatabase),
+            _ => None,
+        },
+        Error::Index(rusqlite::Error::InvalidColumnType(..))
+        | Error::Index(rusqlite::Error::FromSqlConversionFailure(..)) => Some(Damage::Corrupt),
+        _ => None,
+    }
+}
+
+/// Opens a connection to the index file (creating an empty one). Errors are returned as they
+/// are.
+fn connect(path: &Path) -> Result<Connection> {
+    Ok(Connection::open(path)?)
+}
+
+/// Replaces the whole database behind `conn` with an empty one of this schema version, in one
+/// write transaction (SQLite's backup API copies every page and bumps the schema cookie, so other
+/// connections re-read the schema). No file is removed or renamed.
+fn rebuild_in_place(conn: &mut Connection) -> Result<()> {
+    // A damaged file may claim more pages than it has, which SQLite refuses to start a write
+    // transaction on unless the schema is writable; the copy replaces every page anyway.
+    conn.pragma_update(None, "writable_schema", true)?;
+    let copied = copy_empty_database_over(conn);
+    let restored = conn.pragma_update(None, "writable_schema", false);
+    copied?;
+    Ok(restored?)
+}
+
+fn copy_empty_database_over(conn: &mut Connection) -> Result<()> {
+    let page_size: i64 = conn.pragma_query_value(None, "page_size", |r| r.get(0))?;
+    let fresh = Connection::open_in_memory()?;
+    // A WAL database takes a copy of its own page size only.
+    fresh.pragma_update(None, "page_size", page_size)?;
+    schema::create(&fresh)?;
+    let backup = rusqlite::backup::Backup::new(&fresh, conn)?;
+    loop {
+        match backup.step(-1)? {
+            rusqlite::backup::StepResult::Done => return Ok(()),
+            rusqlite::backup::StepResult::More => {}
+            // The busy handler already waited its time out: the index is held by another
+            // process.
+            _ => {
+                return Err(Error::Index(rusqlite::Error::SqliteFailure(
+                    rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_BUSY),
+                    Some("the index is locked by another process".into()),
+                )));
+            }
+        }
+    }
+}
+
+/// Replaces an index file that is not a database, under the index's lock file. Another process
+/// may have replaced it while this one waited for the lock; it is checked again first.
+fn replace_non_database(path: &Path) -> Result<Connection> {
+    let _lock = FileLock::exclusive(path)?;
+    let mut conn = connect(path)?;
+    match schema::prepare(&conn) {
+        Ok(SchemaState::Current) => return Ok(conn),
+        Ok(SchemaState::Other(_)) => {
+            rebuild_in_place(&mut conn)?;
+            return Ok(conn);
+        }
+        Err(e) => match damage(&e) {
+            Some(Damage::NotADatabase) => {}
+            Some(Damage::Corrupt) => {
+                rebuild_in_place(&mut conn)?;
+                return Ok(conn);
+            }
+            None => return Err(e),
+        },
+    }
+    drop(conn);
+    let tmp = crate::localstate::unique_temp_path(path)?;
+    let built = connect(&tmp).and_then(|fresh| Ok(schema::create(&fresh)?));
+    if let Err(e) = built {
+        // The temporary file is this process's alone.
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
+    }
+    // Files beside a file that is not a database belong to no database: a new one must not
+    // replay them.
+    for suffix in ["-wal", "-shm", "-journal"] {
+        remove_if_present(&sibling(path, suffix))?;
+    }
+    std::fs::rename(&tmp, path)
+        .map_err(|e| Error::io(format!("replacing {}", path.display()), e))?;
+    let conn = connect(path)?;
+    schema::prepare(&conn)?;
+    Ok(conn)
+}
+
+fn sibling(path: &Path, suffix: &str) -> PathBuf {
+    let mut p = path.as_os_str().to_owned();
+    p.push(suffix);
+    PathBuf::from(p)
+}
+
+fn remove_if_present(path: &Path) -> Result<()> {
+    match std::fs::remove_file(path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(Error::io(format!("removing {}", path.display()), e)),
+    }
+}
+
+impl Index {
+    /// Opens the index at `path`, creating the file or rebuilding the index (see the module's
+    /// documentation) if needed. The returned notice says whether that happened; the caller
+    /// then catches up from the store.
+    pub fn open(path: &Path) -> Result<(Index, Option<IndexNotice>)> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
+        }
+        let existed = path.exists();
+        let mut conn = connect(path)?;
+        let reason = match schema::prepare(&conn) {
+            Ok(SchemaState::Current) => {
+                let notice = (!existed).then_some(IndexNotice::Created);
+                return Ok((Self::with_connection(conn, path), notice));
+            }
+            Ok(SchemaState::Other(version)) => format!(
+                "its schema is version {version}; this lore uses version {}",
+                schema::SCHEMA_VERSION
+            ),
+            Err(e) => match damage(&e) {
+                Some(Damage::Corrupt) => format!("the index is damaged ({e})"),
+                Some(Damage::NotADatabase) => {
+                    drop(conn);
+                    let conn = replace_non_database(path)?;
+                    let reason = format!("it is not a database ({e})");
+                    return Ok((
+                        Self::with_connection(conn, path),
+                        Some(IndexNotice::Rebuilt { reason }),
+                    ));
+                }
+                None => return Err(e),
+            },
+        };
+        rebuild_in_place(&mut conn)?;
+        schema::prepare(&conn)?;
+        Ok((
+            Self::with_connection(conn, path),
+            Some(IndexNotice::Rebuilt { reason }),
+        ))
+    }
+
+    fn with_connection(conn: Connection, path: &Path) -> Index {
+        Index {
+            conn,
+            path: path.to_path_buf(),
+            embedder: None,
+            vectors: OnceCell::new(),
+        }
+    }
+
+    /// Empties the index (used after a purge and by `reindex`): rebuilt in place, so other
+    /// processes reading it keep their files (see the module's documentation).
+    pub fn reset(mut self) -> Result<Index> {
+        match rebuild_in_place(&mut self.conn) {
+            Ok(()) => {
+                schema::prepare(&self.conn)?;
+            }
+            Err(e) if damage(&e) == Some(Damage::NotADatabase) => {
+                let path = self.path.clone();
+                let embedder = self.embedder.take();
+                drop(self);
+                let (mut fresh, _) = Index::open(&path)?;
+                rebuild_in_place(&mut fresh.conn)?;
+                schema::prepare(&fresh.conn)?;
+                fresh.embedder = embedder;
+                self = fresh;
+            }
+            Err(e) => return Err(e),
+        }
+        self.vectors = OnceCell::new();
+        // The cache is read whole and replaced by rename, so removing it takes nothing from a
+        // reader.
+        remove_if_present(&vectors_cache_path(&self.path))?;
+        Ok(self)
+    }
+}
+
+/// Whether an error means the index's content is damaged (`SQLITE_CORRUPT`, `SQLITE_NOTADB`, or
+/// rows that do not decode), so it should be rebuilt. I/O, busy and open errors are not: they say
+/// nothing about the content, and rebuilding would not help.
+pub fn is_corruption(error: &Error) -> bool {
+    damage(error).is_some()
+}
