@@ -144,6 +144,7 @@ fn configuration_files_are_read_at_the_levels_git_reads_them() {
     );
     let xdg = home.join("xdg");
     write(&xdg.join("git/config"), "[x]\n\th = xdg\n\tx = xdg\n");
+    let dev_null = PathBuf::from("/dev/null");
     let cases: Vec<Case> = vec![
         (
             GitEnv {
@@ -181,6 +182,16 @@ fn configuration_files_are_read_at_the_levels_git_reads_them() {
                 ..GitEnv::default()
             },
             vec![("GIT_CONFIG_SYSTEM", &system), ("HOME", &home)],
+            true,
+        ),
+        (
+            GitEnv {
+                config_global: Some(dev_null.clone()),
+                config_nosystem: true,
+                home: Some(home.clone()),
+                ..GitEnv::default()
+            },
+            vec![("GIT_CONFIG_GLOBAL", &dev_null), ("HOME", &home)],
             true,
         ),
     ];

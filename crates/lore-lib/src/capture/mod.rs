@@ -31,7 +31,7 @@ pub use signals::{Signal, Source, Tier, detect};
 pub const DEFAULT_SESSION_CAP: usize = 20;
 
 /// A suggestion waiting in the review queue.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Suggestion {
     /// Its id in the queue (a memory-style id).
     pub id: String,
@@ -49,7 +49,7 @@ pub struct Suggestion {
 }
 
 /// A signal capture did not act on, and why.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct Skipped {
     /// The signal's summary.
     pub summary: String,
@@ -78,7 +78,7 @@ impl CaptureReport {
 }
 
 /// Per-session capture state.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SessionState {
     /// Memories this session has written automatically.
     pub auto_written: usize,

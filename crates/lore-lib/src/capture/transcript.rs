@@ -7,7 +7,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 /// Who said it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     /// The person.
@@ -17,7 +17,7 @@ pub enum Role {
 }
 
 /// One turn's prose.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Turn {
     /// Who said it.
     pub role: Role,
@@ -28,7 +28,7 @@ pub struct Turn {
 }
 
 /// A transcript as read.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, schemars::JsonSchema)]
 pub struct Transcript {
     /// The turns with prose, in order.
     pub turns: Vec<Turn>,
