@@ -162,7 +162,7 @@ fn claude_code_session_lifecycle() {
             .contains("VERSION")
     );
 
-    let decisions = json(&repo, &["list", "-n", "decisions"]);
+    let decisions = json(&repo, &["list", "-n", "decisions"])["memories"].clone();
     let summaries: Vec<&str> = decisions
         .as_array()
         .unwrap()
@@ -178,7 +178,7 @@ fn claude_code_session_lifecycle() {
         !summaries.iter().any(|s| s.contains("file content")),
         "{summaries:?}"
     );
-    let learnings = json(&repo, &["list", "-n", "learnings"]);
+    let learnings = json(&repo, &["list", "-n", "learnings"])["memories"].clone();
     assert_eq!(learnings.as_array().unwrap().len(), 1, "{learnings}");
     // The pattern-level finding waits for review.
     let queue = json(&repo, &["review"]);
@@ -266,7 +266,7 @@ fn codex_gemini_and_cursor_payloads() {
     assert_eq!(v["hookSpecificOutput"]["hookEventName"], "SessionStart");
     let v = answer_to(&repo, "codex", "Stop", "codex-stop.json", &t);
     assert_eq!(v["systemMessage"], "lore: saved 1 memory");
-    let d = json(&repo, &["list", "-n", "decisions"]);
+    let d = json(&repo, &["list", "-n", "decisions"])["memories"].clone();
     assert!(
         d.as_array().unwrap().iter().any(|m| m["agent"] == "codex"),
         "{d}"
@@ -278,7 +278,7 @@ fn codex_gemini_and_cursor_payloads() {
         Some(br#"{"session_id":"g","prompt":"[decision] Pin the toolchain to 1.95 for reproducible builds"}"#),
     );
     assert!(out.status.success());
-    let d = json(&repo, &["list", "-n", "decisions"]);
+    let d = json(&repo, &["list", "-n", "decisions"])["memories"].clone();
     assert!(
         d.as_array().unwrap().iter().any(|m| m["agent"] == "my-bot"),
         "{d}"
@@ -339,7 +339,7 @@ fn codex_gemini_and_cursor_payloads() {
         none,
     );
     assert_eq!(v, serde_json::json!({"continue": true}));
-    let l = json(&repo, &["list", "-n", "learnings"]);
+    let l = json(&repo, &["list", "-n", "learnings"])["memories"].clone();
     assert_eq!(
         l.as_array().unwrap().len(),
         1,
@@ -520,14 +520,14 @@ fn secrets_are_redacted_blocked_or_reported_on_every_cli_write() {
         "in.jsonl",
         r#"{"namespace":"learnings","summary":"stripe sk_live_4eC39HqLyjWDarjtT1zdp7dc"}"#,
     );
-    let before = json(&repo, &["list"]).as_array().unwrap().len();
+    let before = json(&repo, &["list"])["memories"].as_array().unwrap().len();
     let out = run(&repo, &["import", "jsonl", "in.jsonl"], None);
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("stripe-key"),
         "{out:?}"
     );
-    assert_eq!(json(&repo, &["list"]).as_array().unwrap().len(), before);
+    assert_eq!(json(&repo, &["list"])["memories"].as_array().unwrap().len(), before);
     repo.git(&["config", "lore.secrets", "nonsense"]);
     let out = run(
         &repo,

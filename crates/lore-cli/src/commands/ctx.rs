@@ -405,6 +405,17 @@ pub fn run(ui: &mut Ui, session: &mut Session, args: &CtxArgs) -> CmdResult {
             });
         }
         CtxCommand::Merge(a) => {
+            if !ui.json() {
+                // GCC's MERGE shows the merged branch's context first, whatever the merge does.
+                let shown = session.run(
+                    ui,
+                    ops::CtxShow {
+                        branch: Some(a.branch.clone()),
+                        ..ops::CtxShow::default()
+                    },
+                )?;
+                ui.text(&format!("{}\n", shown.text));
+            }
             let out = session.run(
                 ui,
                 ops::CtxMerge {
@@ -415,7 +426,6 @@ pub fn run(ui: &mut Ui, session: &mut Session, args: &CtxArgs) -> CmdResult {
                 },
             )?;
             report(ui, &out.secrets);
-            ui.text(&format!("{}\n", out.context.render()));
             let m = &out.merge;
             ui.emit(&out, |s| match &m.commit {
                 Some(c) => {

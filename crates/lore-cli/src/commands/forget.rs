@@ -36,7 +36,7 @@ pub fn run(ui: &mut Ui, session: &mut Session, args: &ForgetArgs) -> CmdResult {
         if out.purged {
             s.push_str(&format!(
                 "Purged {}: {} version(s) removed, {} commit(s) rewritten.\nNext:\n",
-                out.id,
+                out.memory.id,
                 out.versions_removed.unwrap_or(0),
                 out.commits_rewritten.unwrap_or(0)
             ));
@@ -46,11 +46,11 @@ pub fn run(ui: &mut Ui, session: &mut Session, args: &ForgetArgs) -> CmdResult {
         } else {
             s.push_str(&format!(
                 "Forgot {} ({}) at {}; `lore history {}` still shows it, `lore forget --purge {}` removes it from history\n",
-                out.id,
+                out.memory.id,
                 out.path,
                 out.commit.as_deref().map(|c| &c[..c.len().min(12)]).unwrap_or(""),
-                out.id,
-                out.id
+                out.memory.id,
+                out.memory.id
             ));
         }
     });

@@ -437,6 +437,7 @@ pub struct CtxShow {
 #[derive(Clone, Debug, Serialize)]
 pub struct CtxShown {
     /// The view.
+    #[serde(flatten)]
     pub view: View,
     /// The view rendered as markdown.
     pub text: String,

@@ -460,8 +460,8 @@ pub struct Forget {
 /// What forgetting did.
 #[derive(Clone, Debug, Serialize)]
 pub struct Forgotten {
-    /// The memory's id.
-    pub id: String,
+    /// The memory as it was when forgotten.
+    pub memory: Memory,
     /// Its path in the memory tree.
     pub path: String,
     /// The deletion commit (plain forget).
@@ -497,7 +497,7 @@ impl Operation for Forget {
             let (memory, report, versions) = env.lore.purge(&self.memory)?;
             return Ok(Forgotten {
                 path: crate::store::layout::path_of(&memory),
-                id: memory.id.to_string(),
+                memory,
                 commit: None,
                 purged: true,
                 versions_removed: Some(versions),
@@ -515,17 +515,17 @@ impl Operation for Forget {
         }
         let written = env.lore.forget(&self.memory, &env.write.clone())?;
         Ok(Forgotten {
-            id: written.memory.id.to_string(),
+            next_steps: vec![format!(
+                "its history stays in git; forget {} with purge to erase it",
+                written.memory.id
+            )],
+            memory: written.memory,
             path: written.path,
             commit: Some(written.commit),
             purged: false,
             versions_removed: None,
             commits_rewritten: None,
             refs_rewritten: Vec::new(),
-            next_steps: vec![format!(
-                "its history stays in git; purge it ({} with purge) to erase it",
-                written.memory.id
-            )],
         })
     }
 }

@@ -163,7 +163,7 @@ impl Operation for Scan {
             clean: memories.is_empty(),
             history: self.history,
             next_step: (!memories.is_empty()).then(|| {
-                "rotate each secret, then forget each memory listed with purge".to_string()
+                "rotate each secret, then forget each memory listed with purge (forget --purge ID)".to_string()
             }),
             memories,
         })
