@@ -149,14 +149,8 @@ fn list_and_recall_text() {
 #[test]
 fn recall_json_with_filters() {
     let repo = seeded();
-    json_snapshot!(json(
-        &repo,
-        &["recall", "API jitter deploy", "--limit", "5"]
-    )["hits"]);
-    json_snapshot!(json(
-        &repo,
-        &["recall", "API jitter deploy", "-n", "blockers"]
-    )["hits"]);
+    json_snapshot!(json(&repo, &["recall", "API jitter deploy", "--limit", "5"])["hits"]);
+    json_snapshot!(json(&repo, &["recall", "API jitter deploy", "-n", "blockers"])["hits"]);
 }
 
 #[test]

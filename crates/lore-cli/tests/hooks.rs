@@ -527,7 +527,10 @@ fn secrets_are_redacted_blocked_or_reported_on_every_cli_write() {
         String::from_utf8_lossy(&out.stderr).contains("stripe-key"),
         "{out:?}"
     );
-    assert_eq!(json(&repo, &["list"])["memories"].as_array().unwrap().len(), before);
+    assert_eq!(
+        json(&repo, &["list"])["memories"].as_array().unwrap().len(),
+        before
+    );
     repo.git(&["config", "lore.secrets", "nonsense"]);
     let out = run(
         &repo,

@@ -1,7 +1,6 @@
 //! `lore mcp` driven by real clients: the official Python SDK (both protocol eras, stdio and
 //! HTTP) and the MCP Inspector CLI (stdio and HTTP), installed by scripts/setup-clients.sh.
-//! Without them the tests say so and pass, unless LORE_REQUIRE_MCP_CLIENTS=1 (set by
-//! scripts/test, so CI always runs them).
+//! Without them the tests fail and say how to install them: they never pass by skipping.
 
 mod common;
 
@@ -14,26 +13,9 @@ use common::{lore_bin, lore_command};
 use lore_testutils::TestRepo;
 use serde_json::Value;
 
-fn tools_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.tools")
-}
-
-/// The client's path, or None (with a note) when it is not installed and not required.
+/// The client's path; a missing client fails the test (scripts/setup-clients.sh installs it).
 fn client(rel: &str) -> Option<PathBuf> {
-    let path = tools_dir().join(rel);
-    if path.exists() {
-        return Some(path);
-    }
-    assert!(
-        std::env::var("LORE_REQUIRE_MCP_CLIENTS").as_deref() != Ok("1"),
-        "{} is missing: run scripts/setup-clients.sh",
-        path.display()
-    );
-    eprintln!(
-        "skipping: {} not installed (scripts/setup-clients.sh)",
-        path.display()
-    );
-    None
+    Some(common::mcp_client(rel))
 }
 
 fn python_script() -> PathBuf {
@@ -204,13 +186,13 @@ fn python_sdk_over_http_with_token_origin_and_host_checks() {
 }
 
 fn inspector(repo: &TestRepo, target: &[&str], args: &[&str]) -> Value {
-    let node_bin = tools_dir().join("npm/node_modules/node/bin");
+    let node_bin = common::tools_dir().join("npm/node_modules/node/bin");
     let path = format!(
         "{}:{}",
         node_bin.display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    let out = Command::new(tools_dir().join("npm/node_modules/.bin/mcp-inspector"))
+    let out = Command::new(common::tools_dir().join("npm/node_modules/.bin/mcp-inspector"))
         .arg("--cli")
         .args(target)
         .args(args)

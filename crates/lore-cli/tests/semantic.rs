@@ -116,7 +116,10 @@ fn repeats_are_refused_but_different_numbers_are_not() {
             "The API server listens on port 8080",
         ],
     );
-    assert_eq!(json(&repo, &["list"])["memories"].as_array().unwrap().len(), 4);
+    assert_eq!(
+        json(&repo, &["list"])["memories"].as_array().unwrap().len(),
+        4
+    );
 
     // --force keeps both; --upsert supersedes the existing one.
     ok(

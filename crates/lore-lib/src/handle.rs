@@ -1178,6 +1178,8 @@ impl Lore {
 
     /// Where the store is, what it holds, and the index's state.
     pub fn status(&mut self) -> Result<StoreStatus> {
+        // Freshness as this call found it (a long-lived handle caught up long ago).
+        self.last_catch_up = None;
         self.index()?;
         let caught = self.last_catch_up.clone().unwrap_or_default();
         let was_current = !caught.moved;

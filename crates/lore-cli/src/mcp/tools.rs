@@ -93,6 +93,7 @@ catalog!(
     memory::Update,
     memory::Supersede,
     memory::Forget,
+    store::Init,
     store::Status,
     store::Verify,
     store::Scan,
