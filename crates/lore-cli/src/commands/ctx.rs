@@ -566,7 +566,7 @@ pub fn run(ui: &mut Ui, session: &mut Session, args: &CtxArgs) -> CmdResult {
             let out = session.run(
                 ui,
                 ops::CtxSnapshot {
-                    version: a.version.clone(),
+                    version: ops::Version::Text(a.version.clone()),
                     branch: a.branch.branch.clone(),
                 },
             )?;

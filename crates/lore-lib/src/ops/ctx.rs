@@ -654,12 +654,37 @@ impl Operation for CtxHistory {
     }
 }
 
+/// A version: a number, or a commit id (or a number given as text).
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Version {
+    /// A version number.
+    Number(u64),
+    /// A commit id, or a version number as text.
+    Text(String),
+}
+
+impl Default for Version {
+    fn default() -> Self {
+        Version::Number(1)
+    }
+}
+
+impl Version {
+    fn as_text(&self) -> String {
+        match self {
+            Version::Number(n) => n.to_string(),
+            Version::Text(t) => t.clone(),
+        }
+    }
+}
+
 /// The document at one version.
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CtxSnapshot {
     /// A version number (from ctx_history) or a commit id.
-    pub version: String,
+    pub version: Version,
     /// The branch (default: the current one).
     #[serde(default)]
     pub branch: Option<String>,
@@ -684,7 +709,7 @@ impl Operation for CtxSnapshot {
 
     fn run(self, env: &mut Env<'_>) -> Result<ContextSnapshot> {
         let ((version, content), _) = in_workspace(env, |ws, _| {
-            ws.context_snapshot(self.branch.as_deref(), &self.version)
+            ws.context_snapshot(self.branch.as_deref(), &self.version.as_text())
         })?;
         Ok(ContextSnapshot { version, content })
     }
