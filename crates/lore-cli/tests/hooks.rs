@@ -381,15 +381,23 @@ fn setup_merges_without_clobbering_and_removes_only_lore() {
     let repo = TestRepo::new();
     repo.write(".claude/settings.json", r#"{"permissions":{"allow":["Bash(ls)"]},"hooks":{"Stop":[{"hooks":[{"type":"command","command":"notify-send done"}]}]}}"#);
     repo.write(".codex/config.toml", "# my codex\nmodel = \"gpt-5.4\"\n");
+    let first = json(&repo, &["setup", "claude", "--command", "lore"]);
+    let actions: Vec<&str> = first["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["action"].as_str().unwrap())
+        .collect();
+    assert_eq!(actions, ["updated", "created"], "{first}");
     for agent in ["claude", "codex", "gemini", "cursor"] {
-        ok(&repo, &["setup", agent]);
-        let again = json(&repo, &["setup", agent]);
+        ok(&repo, &["setup", agent, "--command", "lore"]);
+        let again = json(&repo, &["setup", agent, "--command", "lore"]);
         assert!(
-            again
+            again["files"]
                 .as_array()
                 .unwrap()
                 .iter()
-                .all(|c| c["changed"] == false),
+                .all(|c| c["changed"] == false && c["action"] == "unchanged"),
             "{agent}: {again}"
         );
     }
@@ -436,7 +444,7 @@ fn setup_merges_without_clobbering_and_removes_only_lore() {
     assert_eq!(gemini["mcpServers"]["lore"]["command"], "lore");
     assert_eq!(gemini["hooksConfig"]["enabled"], true);
 
-    ok(&repo, &["setup", "claude", "--remove"]);
+    ok(&repo, &["setup", "claude", "--remove", "--command", "lore"]);
     let settings: Value = serde_json::from_str(
         &std::fs::read_to_string(repo.path().join(".claude/settings.json")).unwrap(),
     )
@@ -450,6 +458,18 @@ fn setup_merges_without_clobbering_and_removes_only_lore() {
         ["Stop"]
     );
     assert_eq!(settings["permissions"]["allow"][0], "Bash(ls)");
+
+    // By default agents run this very binary, by its absolute path: lore need not be on PATH.
+    let other = TestRepo::new();
+    ok(&other, &["setup", "claude"]);
+    let mcp: Value =
+        serde_json::from_str(&std::fs::read_to_string(other.path().join(".mcp.json")).unwrap())
+            .unwrap();
+    let command = mcp["mcpServers"]["lore"]["command"].as_str().unwrap();
+    assert_eq!(
+        Path::new(command),
+        Path::new(common::lore_bin()).canonicalize().unwrap()
+    );
 
     // A config lore cannot read is left alone.
     repo.write(".cursor/mcp.json", "{ oops");

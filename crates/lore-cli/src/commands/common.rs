@@ -26,9 +26,11 @@ pub struct Session {
 
 impl Session {
     /// Opens the store the global options point at.
-    pub fn open(ui: &Ui, global: &GlobalArgs) -> CmdResult<Session> {
+    pub fn open(ui: &mut Ui, global: &GlobalArgs) -> CmdResult<Session> {
+        let lore = location::open(global)?;
+        say_which_store(ui, global, &lore);
         Ok(Session {
-            lore: location::open(global)?,
+            lore,
             write: write_context(global),
             progress: crate::progress_bar::for_terminal(ui.json()),
         })
@@ -44,6 +46,17 @@ impl Session {
         }
         show_notices(ui, &mut self.lore);
         Ok(out?)
+    }
+}
+
+/// Outside any repository lore answers from the personal store: say so, so nobody mistakes it
+/// for the project's memory.
+pub fn say_which_store(ui: &mut Ui, global: &GlobalArgs, lore: &Lore) {
+    if matches!(lore.store().kind(), lore::StoreKind::Personal) && !global.personal {
+        ui.warn(&format!(
+            "not inside a git repository: using the personal store at {}",
+            lore.store().common_dir().display()
+        ));
     }
 }
 

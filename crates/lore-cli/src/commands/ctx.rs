@@ -627,9 +627,9 @@ pub fn run(ui: &mut Ui, session: &mut Session, args: &CtxArgs) -> CmdResult {
             )?;
             ui.emit(&report, |s| {
                 s.push_str(&format!(
-                    "imported {} ({} steps): {}\n",
+                    "imported {} ({}): {}\n",
                     common::count(report.branches.len(), "branch", "branches"),
-                    report.steps,
+                    common::count(report.steps, "step", "steps"),
                     report.branches.join(", ")
                 ))
             });

@@ -3,7 +3,7 @@
 use clap::Args;
 use lore::ops::memory as ops;
 
-use super::common::Session;
+use super::common::{self, Session};
 
 use crate::error::CmdResult;
 use crate::ui::Ui;
@@ -35,10 +35,10 @@ pub fn run(ui: &mut Ui, session: &mut Session, args: &ForgetArgs) -> CmdResult {
     ui.emit(&out, |s| {
         if out.purged {
             s.push_str(&format!(
-                "Purged {}: {} version(s) removed, {} commit(s) rewritten.\nNext:\n",
+                "Purged {}: {} removed, {} rewritten.\nNext:\n",
                 out.memory.id,
-                out.versions_removed.unwrap_or(0),
-                out.commits_rewritten.unwrap_or(0)
+                common::count(out.versions_removed.unwrap_or(0), "version", "versions"),
+                common::count(out.commits_rewritten.unwrap_or(0), "commit", "commits")
             ));
             for step in &out.next_steps {
                 s.push_str(&format!("  - {step}\n"));

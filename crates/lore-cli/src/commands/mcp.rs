@@ -60,6 +60,7 @@ fn parse_addr(given: &str) -> Option<SocketAddr> {
 
 pub fn run(global: &GlobalArgs, args: &McpArgs) -> CmdResult {
     let lore = location::open(global)?;
+    common::say_which_store(&mut crate::ui::Ui::new(false), global, &lore);
     let server = LoreServer::new(lore, common::write_context(global));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

@@ -268,7 +268,6 @@ pub fn regex_lite(pattern: &str) -> regex::Regex {
     regex::Regex::new(pattern).expect("a valid pattern")
 }
 
-
 /// [`masked`] for text output.
 pub fn masked_text(text: &str, repo: &Path) -> String {
     let seconds = regex_lite(r"\d+\.\d+s\b");
