@@ -116,6 +116,24 @@ async def exercise(client):
     if "runbooks" not in [n["name"] for n in json.loads(await call("namespaces", {}))["namespaces"]]:
         fail("namespace not registered")
     await call("reindex", {})
+    # A call that asks for progress gets notifications: in order, ending complete.
+    seen = []
+
+    async def on_progress(progress, total, message):
+        seen.append((progress, total, message))
+
+    reindexed = await client.call_tool("reindex", {}, progress_callback=on_progress)
+    if reindexed.is_error:
+        fail(f"reindex with progress failed: {text(reindexed)}")
+    if not seen:
+        fail("no progress notifications for reindex")
+    if any(b[0] < a[0] for a, b in zip(seen, seen[1:])):
+        fail(f"progress went backwards: {seen}")
+    if seen[-1][1] is None or seen[-1][0] != seen[-1][1]:
+        fail(f"progress did not end complete: {seen}")
+    if not any(m and "indexing" in m for _, _, m in seen):
+        fail(f"progress lacks the phase: {seen}")
+    report["progress_notifications"] = len(seen)
     ctx_text = await call("context", {"query": "trigram", "budget": 800})
     if "trigram" not in ctx_text:
         fail(f"context lacks the new memory: {ctx_text}")
