@@ -68,7 +68,7 @@ fn a_batch_retried_on_a_new_tip_finds_ids_written_meanwhile() {
         assert_eq!(done.written, 1);
     });
     let report = lore
-        .write_batch(&[imported.clone()], "import", false, &ctx())
+        .write_batch(std::slice::from_ref(&imported), "import", false, &ctx())
         .unwrap();
     lore.store_mut().set_before_ref_update(None);
     assert_eq!(report.written, 0, "{report:?}");
