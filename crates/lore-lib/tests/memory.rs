@@ -261,6 +261,52 @@ fn repeats_are_refused_whatever_their_case_spacing_or_added_body() {
 }
 
 #[test]
+fn with_an_embedder_the_same_summary_over_another_plain_body_is_a_repeat() {
+    let repo = TestRepo::new();
+    let mut lore = open(&repo);
+    lore.set_embedder(lore::embed::load(lore::embed::Tier::Static, None).unwrap());
+    let check = |lore: &mut Lore, m: NewMemory| lore.remember_checked(&m, &ctx(), Novelty::Check);
+    check(
+        &mut lore,
+        new(
+            "decisions",
+            "Cache sessions in Redis",
+            "It is fast and simple.",
+        ),
+    )
+    .unwrap();
+    check(
+        &mut lore,
+        new("decisions", "Keep build logs for a week", "Disk is cheap."),
+    )
+    .unwrap();
+    match check(
+        &mut lore,
+        new(
+            "decisions",
+            "cache sessions in  redis",
+            "Because the team knows it well.",
+        ),
+    ) {
+        Err(Error::Duplicate { how, .. }) => assert!(how.contains("same summary"), "{how}"),
+        other => panic!("not refused: {other:?}"),
+    }
+    match check(&mut lore, new("decisions", "Cache sessions in Redis", "")) {
+        Err(Error::Duplicate { .. }) => {}
+        other => panic!("not refused: {other:?}"),
+    }
+    check(
+        &mut lore,
+        new(
+            "decisions",
+            "Cache sessions in Redis",
+            "Version 7.2, port 6380.",
+        ),
+    )
+    .unwrap();
+}
+
+#[test]
 fn a_superseded_memory_is_no_repeat() {
     let repo = TestRepo::new();
     let mut lore = open(&repo);

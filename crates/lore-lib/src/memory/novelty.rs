@@ -58,7 +58,8 @@ pub struct Remembered {
 /// to count as duplicates.
 const STRICT_NOVELTY: &[(&str, f32)] = &[("progress", 0.97), ("reviews", 0.95)];
 
-/// How many of the namespace's best BM25 matches for the summary are compared with it.
+/// How many of the namespace's best BM25 matches for a bodiless memory's summary are compared
+/// with it (without an embedder).
 const SUMMARY_CANDIDATES: usize = 20;
 
 /// How many of the namespace's memories nearest by vector are compared with the text.
@@ -71,6 +72,12 @@ impl Lore {
     /// calibrated near-duplicate threshold, stricter for status-like namespaces) *with the same
     /// specifics* — numbers, names and identifiers (see [`crate::novelty`]). Superseded
     /// memories do not count.
+    ///
+    /// The check never scans the namespace: the same text, or the same summary without a body,
+    /// is an indexed lookup; other bodies under the same summary are found among the memories
+    /// the vector check compares (the namespace's 20 best BM25 matches for the text's rarest
+    /// words), and without an embedder, for a new memory without a body, among the 20 best
+    /// matches for its summary.
     pub fn find_duplicate(&mut self, new: &NewMemory) -> Result<Option<DuplicateOf>> {
         Ok(self.duplicate_in_index(new)?.0)
     }
@@ -83,36 +90,41 @@ impl Lore {
     ) -> Result<(Option<DuplicateOf>, Option<Oid>)> {
         let check = RepeatCheck::new(new, self.embedder.clone());
         let ns = new.namespace.as_str();
-        let (tip, exact) = self.read(|i| {
-            Ok((
-                i.indexed_tip()?,
-                i.same_content(ns, &new.summary, &new.body)?,
-            ))
+        let (tip, same) = self.read(|i| {
+            let tip = i.indexed_tip()?;
+            let mut same = i.same_content(ns, &new.summary, &new.body)?;
+            if !check.body.is_empty() {
+                same.extend(i.same_content(ns, &new.summary, "")?);
+            }
+            Ok((tip, same))
         })?;
-        if let Some(d) = exact.iter().find_map(|m| check.same_text(m)) {
-            return Ok((Some(d), tip));
-        }
-        let filter = ListFilter {
-            namespace: Some(ns.to_string()),
-            limit: Some(SUMMARY_CANDIDATES),
-            ..ListFilter::default()
-        };
-        let by_summary = self.read(|i| i.recall(&new.summary, &filter))?;
-        if let Some(d) = by_summary
-            .iter()
-            .find_map(|hit| check.same_text(&hit.memory))
-        {
+        if let Some(d) = same.iter().find_map(|m| check.same_text(m)) {
             return Ok((Some(d), tip));
         }
         if self.embedder.is_none() {
-            return Ok((None, tip));
+            if !check.body.is_empty() {
+                return Ok((None, tip));
+            }
+            let filter = ListFilter {
+                namespace: Some(ns.to_string()),
+                limit: Some(SUMMARY_CANDIDATES),
+                ..ListFilter::default()
+            };
+            let hits = self.read(|i| i.recall(&new.summary, &filter))?;
+            let found = hits.iter().find_map(|hit| check.same_text(&hit.memory));
+            return Ok((found, tip));
         }
         let embedded = vectors::text_of(&new.summary, &new.tags, &new.body);
         let similar = self.read(|i| i.similar(ns, &embedded, SIMILAR_CANDIDATES))?;
-        let near = similar
-            .into_iter()
-            .find_map(|(m, cos)| check.near_duplicate(&m, cos));
-        Ok((near, tip))
+        let found = similar
+            .iter()
+            .find_map(|(m, _)| check.same_text(m))
+            .or_else(|| {
+                similar
+                    .iter()
+                    .find_map(|(m, cos)| check.near_duplicate(m, *cos))
+            });
+        Ok((found, tip))
     }
 
     /// Remembers with the novelty check: a repeat of an existing memory is refused
