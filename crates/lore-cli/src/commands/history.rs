@@ -26,10 +26,13 @@ pub fn run(ui: &mut Ui, session: &mut Session, args: &HistoryArgs) -> CmdResult 
     ui.emit(&out, |s| {
         s.push_str(&format!("{}  {}\n", out.memory.id, out.memory.summary));
         for v in &out.versions {
-            let state = match &v.memory {
+            let mut state = match &v.memory {
                 Some(m) => format!("{:<10} {}", m.status, m.summary),
                 None => "(deleted)".to_string(),
             };
+            if v.id != out.memory.id.as_str() {
+                state.push_str(&format!("  (of {})", v.id));
+            }
             s.push_str(&format!(
                 "  {}  {}  {}  {}\n",
                 &v.commit[..v.commit.len().min(12)],

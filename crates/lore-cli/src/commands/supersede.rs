@@ -10,7 +10,8 @@ use crate::ui::Ui;
 /// Replace a memory with a new one, linking both.
 ///
 /// The old one is marked superseded (and points to the new); the new one records what it
-/// supersedes. A keyed memory's key passes to the new memory.
+/// supersedes. A keyed memory's key passes to the new memory. What is not given (body, tags,
+/// citations, confidence) is carried over from the old memory.
 #[derive(Args, Debug)]
 pub struct SupersedeArgs {
     /// The memory to replace: id, id prefix, `namespace/key` or key.
