@@ -15,14 +15,14 @@ pub mod ctx;
 pub mod embed;
 pub mod error;
 pub mod eval;
-pub(crate) mod handle;
 pub(crate) mod hash;
 pub mod hooks;
 pub mod index;
 pub mod interop;
 pub mod localstate;
+pub(crate) mod memory;
 pub mod model;
-pub mod novelty;
+pub mod ops;
 pub mod progress;
 pub mod record;
 pub mod secrets;
@@ -30,15 +30,20 @@ pub mod setup;
 pub mod store;
 pub mod trajectory;
 
+/// The handle's former module path, still used inside the crate.
+pub(crate) use memory as handle;
+/// The specifics guard of the novelty check (numbers, names, identifiers).
+pub use memory::specifics as novelty;
+
 pub use error::{Error, ErrorClass, Result};
-pub use handle::{
-    BatchReport, DuplicateOf, FileContent, FileLimits, IndexStatus, Lore, MemoryVersion,
-    NamespaceCount, NewMemory, Novelty, Patch, Remembered, StoreStatus, StoredSecret, Superseded,
-    WriteContext, Written,
-};
 pub use index::{Hit, IndexNotice, ListFilter, SortBy};
 /// The JSON-lines files of local state, at their former path.
 pub use localstate::linefile;
+pub use memory::{
+    BatchReport, DuplicateOf, FileContent, FileLimits, IndexStatus, Lore, MemoryVersion,
+    NamespaceCount, NewMemory, Novelty, Patch, Remembered, StaleMemory, StoreStatus, StoredSecret,
+    Superseded, VerifyReport, WriteContext, Written,
+};
 pub use model::{Citation, Key, LineRange, Memory, MemoryId, Namespace, Status};
 pub use store::purge::PurgeReport;
 pub use store::{GitEnv, Store, StoreKind};
