@@ -71,7 +71,10 @@ fn identity_variables_sign_lores_commits_as_they_sign_gits() {
         .output()
         .unwrap();
     let listed: serde_json::Value = serde_json::from_str(&stdout_of(out, "lore list")).unwrap();
-    assert_eq!(listed[0]["author"], "Session Agent <agent@example.com>");
+    assert_eq!(
+        listed["memories"][0]["author"],
+        "Session Agent <agent@example.com>"
+    );
 }
 
 #[test]

@@ -141,15 +141,14 @@ pub fn mcp_client(rel: &str) -> std::path::PathBuf {
 /// The names of the tools `lore mcp` offers, sorted, as the Python SDK lists them.
 pub fn mcp_tool_names(repo: &TestRepo) -> Vec<String> {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/parity_client.py");
-    let out = Command::new(mcp_client("venv/bin/python"))
-        .arg(script)
+    let mut cmd = Command::new(mcp_client("venv/bin/python"));
+    cmd.arg(script)
         .arg(lore_bin())
         .arg(repo.path())
         .arg("--list")
-        .current_dir(repo.path())
-        .envs(hermetic_env(&repo.home()))
-        .output()
-        .expect("running the Python MCP client");
+        .current_dir(repo.path());
+    make_hermetic(&mut cmd, &repo.home());
+    let out = cmd.output().expect("running the Python MCP client");
     assert!(
         out.status.success(),
         "listing tools failed: {}",
