@@ -14,6 +14,8 @@ use crate::handle::Lore;
 use crate::index::{Hit, ListFilter, SortBy};
 use crate::model::{Memory, Status};
 
+pub use crate::tokens::estimate_tokens;
+
 /// Output format.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ContextFormat {
@@ -94,11 +96,6 @@ pub struct Context {
     /// The rendered context.
     #[serde(skip)]
     pub text: String,
-}
-
-/// Estimated tokens of a text: characters / 4, rounded up.
-pub fn estimate_tokens(text: &str) -> usize {
-    text.chars().count().div_ceil(4)
 }
 
 /// The budget the store's size calls for (about 500/1000/2000/3500 tokens for fewer than 10,

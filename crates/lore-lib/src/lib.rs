@@ -27,7 +27,9 @@ pub mod progress;
 pub mod record;
 pub mod secrets;
 pub mod setup;
+pub mod steps;
 pub mod store;
+pub mod tokens;
 pub mod trajectory;
 
 pub use error::{Error, ErrorClass, Result};

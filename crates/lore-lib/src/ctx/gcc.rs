@@ -9,10 +9,12 @@ use std::path::Path;
 use jiff::Timestamp;
 use serde::Serialize;
 
+use super::commit::BranchFiles;
+use super::files::{read_meta, read_segments, text_of, to_yaml};
+use super::metadata::parse_metadata;
 use super::step::{parse_log, render_log};
 use super::{
-    BRANCH_FILE, BranchFiles, BranchMeta, COMMIT_FILE, METADATA_FILE, ROADMAP_FILE, Workspace,
-    check_branch_name, read_meta, read_segments, text_of,
+    BRANCH_FILE, BranchMeta, COMMIT_FILE, METADATA_FILE, ROADMAP_FILE, Workspace, check_branch_name,
 };
 use crate::WriteContext;
 use crate::error::{Error, Result};
@@ -103,10 +105,7 @@ impl Workspace<'_> {
                 &bdir.join(METADATA_FILE),
                 text_of(&snap, METADATA_FILE)?.as_bytes(),
             )?;
-            write(
-                &bdir.join(BRANCH_FILE),
-                &super::to_yaml(&meta, BRANCH_FILE)?,
-            )?;
+            write(&bdir.join(BRANCH_FILE), &to_yaml(&meta, BRANCH_FILE)?)?;
             // The top-level main.md is the current branch's roadmap (what GCC readers expect);
             // each branch also keeps its own beside its files.
             let roadmap = text_of(&snap, ROADMAP_FILE)?;
@@ -162,7 +161,7 @@ impl Workspace<'_> {
                 self.screen_step(&mut step.text, &mut step.arguments, &mut step.result)?;
             }
             let metadata = read(&bdir.join(METADATA_FILE))?.unwrap_or_else(|| "{}\n".into());
-            super::parse_metadata(&metadata)?;
+            parse_metadata(&metadata)?;
             let meta = match read(&bdir.join(BRANCH_FILE))? {
                 Some(text) => {
                     let meta: BranchMeta =

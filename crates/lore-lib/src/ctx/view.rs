@@ -5,11 +5,9 @@ use git2::Oid;
 use jiff::Timestamp;
 use serde::Serialize;
 
+use super::files::{parse_segment, read_meta, text_of};
 use super::step::Step;
-use super::{
-    BranchMeta, Entry, EntryKind, METADATA_FILE, ROADMAP_FILE, TrajectoryStep, Workspace,
-    parse_segment, read_meta, text_of,
-};
+use super::{BranchMeta, Entry, EntryKind, METADATA_FILE, ROADMAP_FILE, TrajectoryStep, Workspace};
 use crate::error::{Error, Result};
 
 /// A branch in the overview.

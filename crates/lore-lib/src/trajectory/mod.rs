@@ -19,10 +19,10 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use crate::context::estimate_tokens;
-use crate::ctx::TrajectoryStep;
 use crate::embed::SharedEmbedder;
 use crate::error::{Error, Result};
+use crate::steps::TrajectoryStep;
+use crate::tokens::estimate_tokens;
 
 /// Retrieval strategies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
