@@ -16,7 +16,7 @@ pub mod embed;
 pub mod error;
 pub mod eval;
 pub(crate) mod handle;
-pub(crate) mod hash;
+pub mod hash;
 pub mod hooks;
 pub mod index;
 pub mod interop;

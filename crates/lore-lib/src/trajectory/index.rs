@@ -2,10 +2,11 @@
 //! files, tool, subgoal, a similarity unit), the lexical postings and the implicit summary tree.
 
 use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
 
 use super::Params;
 use super::units::{Unit, View};
-use crate::embed::SharedEmbedder;
+use crate::embed::{SharedEmbedder, StaticEmbedder};
 use crate::error::Result;
 use crate::steps::TrajectoryStep;
 use crate::tokens::estimate_tokens;
@@ -31,6 +32,25 @@ pub(super) fn words(text: &str) -> impl Iterator<Item = String> + '_ {
         .map(|w| w.to_lowercase())
 }
 
+/// The embedder trajectory retrieval uses when none is given: the static model compiled into
+/// lore, opened once per process.
+///
+/// Retrieval cannot do without vectors: unit centroids, the similarity view, the novelty penalty
+/// and dropping near-duplicates are all cosines, so a lexical-only path would be another
+/// algorithm, not the same one with less. The static model is always present (no download, no
+/// load pause), so `--embedder none`, which asks for lexical recall of memories, still gets real
+/// trajectory retrieval.
+pub fn builtin_embedder() -> SharedEmbedder {
+    static BUILTIN: OnceLock<SharedEmbedder> = OnceLock::new();
+    BUILTIN
+        .get_or_init(|| {
+            // The table is compiled in and checked by the static model's tests; it cannot be
+            // missing or damaged at run time.
+            Arc::new(StaticEmbedder::builtin().expect("the compiled-in static model opens"))
+        })
+        .clone()
+}
+
 /// Steps, their units and the summary tree, built incrementally.
 pub struct TrajectoryIndex {
     pub(super) embedder: SharedEmbedder,
@@ -47,10 +67,10 @@ pub struct TrajectoryIndex {
 }
 
 impl TrajectoryIndex {
-    /// An empty index. Without an embedder the vectors are hashed bags of words.
+    /// An empty index. Without an embedder, the static model compiled into lore makes the
+    /// vectors ([`builtin_embedder`]).
     pub fn new(embedder: Option<SharedEmbedder>, params: Params) -> TrajectoryIndex {
-        let embedder: SharedEmbedder =
-            embedder.unwrap_or_else(|| std::sync::Arc::new(crate::embed::FakeEmbedder::new(256)));
+        let embedder = embedder.unwrap_or_else(builtin_embedder);
         TrajectoryIndex {
             embedder,
             params,

@@ -27,7 +27,7 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 
-pub use index::TrajectoryIndex;
+pub use index::{TrajectoryIndex, builtin_embedder};
 pub use packing::{Packed, Recalled};
 pub use units::View;
 
