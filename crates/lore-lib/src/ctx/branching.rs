@@ -173,7 +173,7 @@ impl Workspace<'_> {
         self.resolve(Some(name))?;
         self.set_current(name)?;
         match previous {
-            Some(p) if p != name => Ok(self.journal(&p).read()?.items.len()),
+            Some(p) if p != name => Ok(self.uncommitted(&p)?.items.len()),
             _ => Ok(0),
         }
     }

@@ -29,9 +29,20 @@ impl Workspace<'_> {
         Ok((branch, step))
     }
 
-    /// Uncommitted steps of a branch.
+    /// Uncommitted steps of a branch (lines that could not be read are counted, and a warning).
     pub fn uncommitted(&self, branch: &str) -> Result<Contents<Step>> {
-        self.journal(branch).read()
+        let contents = self.journal(branch).read()?;
+        self.warn_damaged(branch, contents.damaged, "skipped");
+        Ok(contents)
+    }
+
+    fn warn_damaged(&self, branch: &str, damaged: usize, what_happened: &str) {
+        if damaged > 0 {
+            self.warn(format!(
+                "{damaged} line(s) of branch {branch}'s journal of uncommitted steps could not \
+                 be read and were {what_happened}"
+            ));
+        }
     }
 
     /// `ctx status`.
@@ -79,7 +90,7 @@ impl Workspace<'_> {
         let branch = self.resolve(branch)?;
         let now = Self::now(ctx);
         let refname = branch_ref(&branch);
-        self.journal(&branch).drain(|journal| {
+        let (outcome, damaged) = self.journal(&branch).drain(|journal| {
             let (entry, commit) = self.store.transact_ref(&refname, |snap| {
                 let mut meta = read_meta(snap)?.ok_or_else(|| self.unknown_branch(&branch))?;
                 // A crash between a commit and the journal's truncation leaves steps that are
@@ -146,12 +157,17 @@ impl Workspace<'_> {
                 );
                 Ok((RefWrite::on_tip(edits, message), entry))
             })?;
-            Ok(CommitOutcome {
+            let outcome = CommitOutcome {
                 branch: branch.clone(),
-                commit: commit.map(|c| c.to_string()).unwrap_or_default(),
+                commit: commit
+                    .ok_or_else(|| Error::ContextNotFound("commit wrote nothing".into()))?
+                    .to_string(),
                 entry,
-            })
-        })
+            };
+            Ok((outcome, journal.damaged))
+        })?;
+        self.warn_damaged(&branch, damaged, "dropped by the commit");
+        Ok(outcome)
     }
 
     /// Writes a branch wholesale (import): roadmap, commit entries, metadata, record and steps.

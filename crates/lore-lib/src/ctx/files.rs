@@ -15,17 +15,24 @@ pub(super) fn yaml_error(context: &str) -> impl FnOnce(serde_norway::Error) -> E
     }
 }
 
-pub(super) fn to_yaml<T: Serialize>(value: &T, context: &str) -> Result<Vec<u8>> {
-    Ok(serde_norway::to_string(value)
-        .map_err(yaml_error(context))?
-        .into_bytes())
+pub(super) fn to_yaml_text<T: Serialize>(value: &T, context: &str) -> Result<String> {
+    serde_norway::to_string(value).map_err(yaml_error(context))
 }
 
+pub(super) fn to_yaml<T: Serialize>(value: &T, context: &str) -> Result<Vec<u8>> {
+    Ok(to_yaml_text(value, context)?.into_bytes())
+}
+
+/// A text file of a context commit (empty when absent). lore writes these files as UTF-8, so
+/// other bytes are damage: an error, not text read with replacement characters and written back.
 pub(super) fn text_of(snap: &Snapshot<'_>, path: &str) -> Result<String> {
-    Ok(snap
-        .read(path)?
-        .map(|b| String::from_utf8_lossy(&b).into_owned())
-        .unwrap_or_default())
+    match snap.read(path)? {
+        Some(bytes) => String::from_utf8(bytes).map_err(|e| Error::Parse {
+            context: path.to_string(),
+            message: format!("not UTF-8 text: {}", e.utf8_error()),
+        }),
+        None => Ok(String::new()),
+    }
 }
 
 /// Reads `branch.yaml` of a context commit.

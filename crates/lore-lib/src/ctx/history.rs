@@ -95,14 +95,13 @@ impl Workspace<'_> {
                 versions.push(ContextVersion {
                     version: versions.len() + 1,
                     commit: c.to_string(),
-                    time: Timestamp::from_second(commit.time().seconds())
-                        .unwrap_or(Timestamp::UNIX_EPOCH),
-                    message: commit
-                        .summary()
-                        .ok()
-                        .flatten()
-                        .unwrap_or_default()
-                        .to_string(),
+                    time: Timestamp::from_second(commit.time().seconds()).map_err(|e| {
+                        Error::Parse {
+                            context: format!("the time of context commit {c}"),
+                            message: e.to_string(),
+                        }
+                    })?,
+                    message: commit.summary()?.unwrap_or_default().to_string(),
                 });
                 last_blob = blob;
             }

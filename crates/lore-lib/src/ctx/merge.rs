@@ -2,8 +2,11 @@
 //! and whose metadata is merged segment by segment; conflicts refuse the merge unless a
 //! resolution is given.
 
+use git2::Oid;
+
 use super::files::{
-    normalize_doc, read_meta, read_segments, segment_bytes, segment_path, text_of, to_yaml, upsert,
+    normalize_doc, read_meta, read_segments, segment_bytes, segment_path, text_of, to_yaml,
+    to_yaml_text, upsert,
 };
 use super::metadata::parse_metadata;
 use super::step::Step;
@@ -63,7 +66,14 @@ impl Workspace<'_> {
                 if tip == source_tip || repo.graph_descendant_of(tip, source_tip)? {
                     return Ok((RefWrite::default(), (None, 0, Vec::new())));
                 }
-                let base = repo.merge_base(tip, source_tip).ok();
+                let base = merge_base(repo, tip, source_tip)?;
+                if base.is_none() {
+                    self.warn(format!(
+                        "{source} and {target} share no history (an imported branch?): merged \
+                         against an empty base, so roadmap lines and metadata segments that \
+                         differ conflict"
+                    ));
+                }
                 let base_snap = self.store.snapshot(base)?;
                 let mut meta = read_meta(snap)?.ok_or_else(|| self.unknown_branch(&target))?;
                 let mut conflicts = Vec::new();
@@ -316,7 +326,10 @@ fn merge_metadata(
             }
             continue;
         }
-        let name = key.as_str().unwrap_or("?").to_string();
+        let name = match key.as_str() {
+            Some(name) => name.to_string(),
+            None => yaml_inline(key)?,
+        };
         match resolution {
             Resolution::Theirs => {
                 match t {
@@ -338,20 +351,62 @@ fn merge_metadata(
             }
             _ => {
                 let show = |v: Option<&serde_norway::Value>| match v {
-                    Some(v) => serde_norway::to_string(v)
-                        .unwrap_or_default()
-                        .trim()
-                        .to_string(),
-                    None => "(removed)".into(),
+                    Some(v) => yaml_inline(v),
+                    None => Ok("(removed)".into()),
                 };
                 conflicts.push(format!(
                     "{METADATA_FILE} segment {name}: current has {}, merged has {}",
-                    show(o),
-                    show(t)
+                    show(o)?,
+                    show(t)?
                 ));
             }
         }
     }
-    to_yaml(&serde_norway::Value::Mapping(out), METADATA_FILE)
-        .map(|b| String::from_utf8_lossy(&b).into_owned())
+    to_yaml_text(&serde_norway::Value::Mapping(out), METADATA_FILE)
+}
+
+/// A metadata value (or key) as YAML text, for a conflict message.
+fn yaml_inline(value: &serde_norway::Value) -> Result<String> {
+    Ok(to_yaml_text(value, METADATA_FILE)?.trim().to_string())
+}
+
+/// The merge base of two context commits: `None` when they share no history (an imported
+/// branch meets the others only in merges). Any other failure is an error: a merge against the
+/// wrong base would take back or duplicate edits.
+pub(super) fn merge_base(repo: &git2::Repository, a: Oid, b: Oid) -> Result<Option<Oid>> {
+    match repo.merge_base(a, b) {
+        Ok(base) => Ok(Some(base)),
+        Err(e) if e.code() == git2::ErrorCode::NotFound && e.class() == git2::ErrorClass::Merge => {
+            Ok(None)
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metadata_conflicts_name_segments_whatever_their_keys() {
+        let (mut conflicts, mut resolved) = (Vec::new(), Vec::new());
+        let merged = merge_metadata(
+            "7: base\nname: base\n",
+            "7: ours\nname: ours\n",
+            "7: theirs\nname: theirs\n",
+            &Resolution::Refuse,
+            &mut conflicts,
+            &mut resolved,
+        )
+        .unwrap();
+        assert!(merged.contains("ours"));
+        assert_eq!(
+            conflicts,
+            vec![
+                "metadata.yaml segment 7: current has ours, merged has theirs".to_string(),
+                "metadata.yaml segment name: current has ours, merged has theirs".to_string(),
+            ]
+        );
+        assert!(resolved.is_empty());
+    }
 }

@@ -267,16 +267,4 @@ pub struct ContextVersion {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn branch_names_are_checked() {
-        for ok in ["main", "fix-db", "v1.2_x"] {
-            check_branch_name(ok).unwrap();
-        }
-        for bad in ["", "-x", "a/b", "a..b", "x.lock", "a b", &"x".repeat(65)] {
-            assert!(check_branch_name(bad).is_err(), "{bad}");
-        }
-    }
-}
+mod tests;

@@ -1,6 +1,7 @@
 //! The workspace: where a repository's context branches live, which one is current, and what
 //! every operation shares (secret screening, warnings, commit messages, entries).
 
+use std::cell::{OnceCell, RefCell};
 use std::path::PathBuf;
 
 use git2::Oid;
@@ -25,8 +26,9 @@ pub(super) type Journal = LineFile<Step>;
 pub struct Workspace<'s> {
     pub(super) store: &'s Store,
     dir: PathBuf,
-    secret_policy: std::cell::OnceCell<SecretPolicy>,
-    secret_reports: std::cell::RefCell<Vec<SecretReport>>,
+    secret_policy: OnceCell<SecretPolicy>,
+    secret_reports: RefCell<Vec<SecretReport>>,
+    warnings: RefCell<Vec<String>>,
 }
 
 impl<'s> Workspace<'s> {
@@ -35,16 +37,18 @@ impl<'s> Workspace<'s> {
         Workspace {
             dir: store.common_dir().join("lore").join("ctx"),
             store,
-            secret_policy: std::cell::OnceCell::new(),
-            secret_reports: Default::default(),
+            secret_policy: OnceCell::new(),
+            secret_reports: RefCell::default(),
+            warnings: RefCell::default(),
         }
     }
 
     /// Overrides the secret policy for this workspace's writes (else `git config lore.secrets`,
     /// else redact).
-    pub fn with_secret_policy(self, policy: Option<SecretPolicy>) -> Self {
+    pub fn with_secret_policy(mut self, policy: Option<SecretPolicy>) -> Self {
         if let Some(p) = policy {
-            let _ = self.secret_policy.set(p);
+            // Replaces a policy already read from the configuration by an earlier write.
+            self.secret_policy = OnceCell::from(p);
         }
         self
     }
@@ -52,6 +56,22 @@ impl<'s> Workspace<'s> {
     /// What the secret scanner found and did in this workspace's writes so far (and forgets it).
     pub fn take_secret_reports(&self) -> Vec<SecretReport> {
         std::mem::take(&mut *self.secret_reports.borrow_mut())
+    }
+
+    /// What went wrong without stopping an operation since the last call (and forgets it): a
+    /// current branch that no longer exists, journal lines that could not be read, a merge of
+    /// branches that share no history, refs that are not context branches, imported files with
+    /// invalid bytes. Front ends show them.
+    pub fn take_warnings(&self) -> Vec<String> {
+        std::mem::take(&mut *self.warnings.borrow_mut())
+    }
+
+    /// Records a warning (once: an operation that meets the same thing twice says it once).
+    pub(super) fn warn(&self, message: String) {
+        let mut warnings = self.warnings.borrow_mut();
+        if !warnings.contains(&message) {
+            warnings.push(message);
+        }
     }
 
     /// A step's free-text fields (its text, the tool's arguments and result), screened in place.
@@ -100,14 +120,26 @@ impl<'s> Workspace<'s> {
         self.dir.join("HEAD")
     }
 
-    /// The current branch, if one is set and still exists.
+    /// The current branch, if one is set and still exists (a set one that does not is a
+    /// warning: operations fall back to `main`).
     pub fn current(&self) -> Result<Option<String>> {
         let name = match std::fs::read_to_string(self.head_path()) {
             Ok(text) => text.trim().to_string(),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(Error::io("reading the current context branch", e)),
         };
-        if check_branch_name(&name).is_err() || self.tip(&name)?.is_none() {
+        if check_branch_name(&name).is_err() {
+            self.warn(format!(
+                "{} names no valid context branch ({name:?}); ignored",
+                self.head_path().display()
+            ));
+            return Ok(None);
+        }
+        if self.tip(&name)?.is_none() {
+            self.warn(format!(
+                "the current context branch {name:?} no longer exists; `lore ctx switch` to \
+                 another"
+            ));
             return Ok(None);
         }
         Ok(Some(name))
@@ -134,7 +166,13 @@ impl<'s> Workspace<'s> {
     }
 
     pub(super) fn unknown_branch(&self, name: &str) -> Error {
-        let known = self.branches().unwrap_or_default();
+        let known = match self.branches() {
+            Ok(known) => known,
+            Err(e) => {
+                self.warn(format!("could not list the context branches: {e}"));
+                Vec::new()
+            }
+        };
         Error::ContextNotFound(if known.is_empty() {
             format!(
                 "no context branch {name:?}: there is no context workspace yet; run `lore ctx init`"
@@ -170,10 +208,14 @@ impl<'s> Workspace<'s> {
             .references_glob(&format!("{CTX_REF_PREFIX}*"))?
         {
             let r = r?;
-            if let Some(name) = r.name().ok().and_then(|n| n.strip_prefix(CTX_REF_PREFIX))
-                && check_branch_name(name).is_ok()
-            {
-                out.push(name.to_string());
+            let refname = String::from_utf8_lossy(r.name_bytes()).into_owned();
+            match refname.strip_prefix(CTX_REF_PREFIX) {
+                Some(name) if r.name().is_ok() && check_branch_name(name).is_ok() => {
+                    out.push(name.to_string())
+                }
+                _ => self.warn(format!(
+                    "{refname} is not a context branch (not a valid branch name); ignored"
+                )),
             }
         }
         out.sort();
