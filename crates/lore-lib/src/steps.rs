@@ -4,6 +4,7 @@
 //! ([`crate::trajectory`]) reads them; both import this module, neither imports the other for it.
 
 use jiff::Timestamp;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
@@ -17,7 +18,7 @@ pub const MAX_RESULT_CHARS: usize = 2_000;
 pub const MAX_LIST_ITEMS: usize = 32;
 
 /// What a step is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum StepKind {
     /// Something seen (a tool's output, a file's content).
@@ -54,7 +55,7 @@ impl StepKind {
 }
 
 /// One step of a trajectory.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Step {
     /// A random id (twelve base32 characters); merges and commits deduplicate by it.
     pub id: String,
@@ -286,7 +287,7 @@ impl Step {
 }
 
 /// A step of a trajectory as retrieval sees it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
 pub struct TrajectoryStep {
     /// The step.
     pub step: Step,

@@ -7,6 +7,7 @@
 use std::path::Path;
 
 use jiff::Timestamp;
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::commit::BranchFiles;
@@ -21,7 +22,7 @@ use crate::error::{Error, Result};
 use crate::model::to_millis;
 
 /// What an export or import covered.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, JsonSchema)]
 pub struct GccReport {
     /// Branches written.
     pub branches: Vec<String>,

@@ -36,6 +36,7 @@ pub mod view;
 mod workspace;
 
 use jiff::Timestamp;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
@@ -65,7 +66,7 @@ pub const SUMMARY_MAX_CHARS: usize = 600;
 pub const MAIN_BRANCH: &str = "main";
 
 /// What made a context commit.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum EntryKind {
     /// `ctx init`.
@@ -101,7 +102,7 @@ impl EntryKind {
 
 /// The record of one context commit, kept in `branch.yaml` as `last` (older ones are in the
 /// branch's history).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Entry {
     /// What made it.
     pub kind: EntryKind,
@@ -134,7 +135,7 @@ pub struct Entry {
 }
 
 /// `branch.yaml`: a branch's identity and state.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct BranchMeta {
     /// The branch's name.
     pub name: String,
@@ -191,7 +192,7 @@ pub fn branch_ref(name: &str) -> String {
 }
 
 /// The state `ctx status` reports.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct Status {
     /// The branch.
     pub branch: String,
@@ -224,7 +225,7 @@ pub enum Resolution {
 }
 
 /// What a merge did.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct MergeOutcome {
     /// The branch merged into.
     pub into: String,
@@ -243,7 +244,7 @@ pub struct MergeOutcome {
 }
 
 /// What a commit did.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct CommitOutcome {
     /// The branch.
     pub branch: String,
@@ -254,7 +255,7 @@ pub struct CommitOutcome {
 }
 
 /// One version of the roadmap (the blog's context document).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct ContextVersion {
     /// 1 for the oldest.
     pub version: usize,

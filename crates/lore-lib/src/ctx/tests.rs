@@ -347,3 +347,27 @@ fn a_secret_policy_given_after_a_write_still_applies() {
         .unwrap_err();
     assert!(err.to_string().contains("aws-access-key-id"), "{err}");
 }
+
+#[test]
+fn schemas_name_every_field_that_is_serialized() {
+    let repo = TestRepo::new();
+    let store = store(&repo);
+    let ws = Workspace::new(&store);
+    init(&ws);
+    ws.log(None, text_step("read the grammar")).unwrap();
+    let keys = |value: serde_json::Value| -> Vec<String> {
+        value.as_object().unwrap().keys().cloned().collect()
+    };
+    let properties =
+        |schema: schemars::Schema| -> Vec<String> { keys(schema.as_value()["properties"].clone()) };
+    let status = serde_json::to_value(ws.status(None).unwrap()).unwrap();
+    let described = properties(schemars::schema_for!(Status));
+    for key in keys(status.clone()) {
+        assert!(described.contains(&key), "{key} not in {described:?}");
+    }
+    let step = status["uncommitted"][0].clone();
+    let described = properties(schemars::schema_for!(Step));
+    for key in keys(step) {
+        assert!(described.contains(&key), "{key} not in {described:?}");
+    }
+}

@@ -23,6 +23,7 @@ mod packing;
 mod strategies;
 mod units;
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
@@ -32,7 +33,7 @@ pub use packing::{Packed, Recalled};
 pub use units::View;
 
 /// Retrieval strategies.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Strategy {
     /// OSU when the likely evidence shares an entity or tool, else flat.
@@ -86,7 +87,7 @@ impl Strategy {
 }
 
 /// Retrieval parameters. The defaults are the documented ones (README, "Trajectory recall").
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct Params {
     /// Units taken from the centroid ranking (K).
     pub top_units: usize,

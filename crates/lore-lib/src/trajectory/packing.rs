@@ -1,6 +1,7 @@
 //! Filling the token budget: greedy packing with a novelty penalty and a coverage bonus
 //! (duplicates dropped), packing in order for recency, and what a query returns.
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::Strategy;
@@ -9,7 +10,7 @@ use crate::embed::dot;
 use crate::steps::TrajectoryStep;
 
 /// A step chosen for the context.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct Packed {
     /// Position in the trajectory (1 = oldest).
     pub position: usize,
@@ -26,7 +27,7 @@ pub struct Packed {
 }
 
 /// What a trajectory query returned.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct Recalled {
     /// The strategy asked for.
     pub strategy: Strategy,

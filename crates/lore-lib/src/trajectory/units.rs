@@ -1,12 +1,13 @@
 //! The views that group steps (entity, tool, subgoal, similarity) and their units: each unit
 //! keeps the sum of its members' vectors, so its centroid is current without a rebuild.
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::embed::dot;
 
 /// The views that group steps.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum View {
     /// Steps naming one entity (or file).
