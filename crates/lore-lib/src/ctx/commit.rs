@@ -124,17 +124,9 @@ impl Workspace<'_> {
                     None => compose_summary(&meta.summary, contribution),
                 };
                 let entry = Entry {
-                    kind: EntryKind::Commit,
-                    seq: meta.commits,
-                    time: now,
-                    code_head: self.code_head(),
-                    purpose: meta.purpose.clone(),
-                    previous_summary: meta.summary.clone(),
-                    contribution: contribution.to_string(),
-                    summary: new_summary.clone(),
                     steps: steps.len(),
                     segment,
-                    merged: None,
+                    ..self.entry(&meta, EntryKind::Commit, contribution, &new_summary, now)
                 };
                 let mut commit_md = text_of(snap, COMMIT_FILE)?;
                 commit_md.push_str(&commit_md_entry(&branch, Some(&commit_md), &entry));

@@ -39,7 +39,7 @@ impl Workspace<'_> {
             if text_of(snap, ROADMAP_FILE)? == new {
                 return Ok((RefWrite::default(), false));
             }
-            meta.last = Some(self.side_entry(&meta, EntryKind::Update, message, now));
+            meta.last = Some(self.entry(&meta, EntryKind::Update, message, &meta.summary, now));
             let edits = vec![
                 upsert(ROADMAP_FILE, new.clone().into_bytes()),
                 upsert(BRANCH_FILE, to_yaml(&meta, BRANCH_FILE)?),

@@ -137,17 +137,10 @@ impl Workspace<'_> {
                 meta.commits += 1;
                 let new_summary = compose_summary(&meta.summary, &contribution);
                 let entry = Entry {
-                    kind: EntryKind::Merge,
-                    seq: meta.commits,
-                    time: now,
-                    code_head: self.code_head(),
-                    purpose: meta.purpose.clone(),
-                    previous_summary: meta.summary.clone(),
-                    contribution: contribution.clone(),
-                    summary: new_summary.clone(),
                     steps: incoming.len(),
                     segment,
                     merged: Some(source.clone()),
+                    ..self.entry(&meta, EntryKind::Merge, &contribution, &new_summary, now)
                 };
                 let mut commit_md = text_of(snap, COMMIT_FILE)?;
                 commit_md.push_str(&commit_md_entry(&target, Some(&commit_md), &entry));

@@ -92,7 +92,13 @@ impl Workspace<'_> {
                     format!("Removed metadata segment {segment}.")
                 }
             };
-            meta.last = Some(self.side_entry(&meta, EntryKind::Metadata, &contribution, now));
+            meta.last = Some(self.entry(
+                &meta,
+                EntryKind::Metadata,
+                &contribution,
+                &meta.summary,
+                now,
+            ));
             let edits = vec![
                 upsert(METADATA_FILE, to_yaml(&doc, METADATA_FILE)?),
                 upsert(BRANCH_FILE, to_yaml(&meta, BRANCH_FILE)?),

@@ -271,12 +271,14 @@ impl<'s> Workspace<'s> {
         to_millis(ctx.now.unwrap_or_else(Timestamp::now))
     }
 
-    /// The record of a commit that changes neither the log nor the summary (metadata, update).
-    pub(super) fn side_entry(
+    /// The record of a commit on a branch whose record is `meta` (numbered `meta.commits`),
+    /// taking the summary from `meta.summary` to `summary`; it adds no steps.
+    pub(super) fn entry(
         &self,
         meta: &BranchMeta,
         kind: EntryKind,
         contribution: &str,
+        summary: &str,
         now: Timestamp,
     ) -> Entry {
         Entry {
@@ -287,7 +289,7 @@ impl<'s> Workspace<'s> {
             purpose: meta.purpose.clone(),
             previous_summary: meta.summary.clone(),
             contribution: contribution.to_string(),
-            summary: meta.summary.clone(),
+            summary: summary.to_string(),
             steps: 0,
             segment: None,
             merged: None,
