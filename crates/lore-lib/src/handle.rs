@@ -1165,14 +1165,21 @@ impl Lore {
 
     /// Deletes and rebuilds the index from the refs.
     pub fn reindex(&mut self) -> Result<CatchUp> {
+        self.reindex_with(&crate::progress::Silent)
+    }
+
+    /// [`Lore::reindex`], reporting progress to `progress`.
+    pub fn reindex_with(&mut self, progress: &dyn crate::progress::Progress) -> Result<CatchUp> {
         self.open_index()?;
         let index = self.index.take().ok_or_else(missing_index)?.reset()?;
         let index = self.index.insert(index);
-        index.catch_up(&self.store)
+        index.catch_up_with(&self.store, progress)
     }
 
     /// Where the store is, what it holds, and the index's state.
     pub fn status(&mut self) -> Result<StoreStatus> {
+        // Freshness as this call found it (a long-lived handle caught up long ago).
+        self.last_catch_up = None;
         self.index()?;
         let caught = self.last_catch_up.clone().unwrap_or_default();
         let was_current = !caught.moved;

@@ -23,6 +23,7 @@ pub mod interop;
 pub mod linefile;
 pub mod model;
 pub mod novelty;
+pub mod ops;
 pub mod progress;
 pub mod record;
 pub mod secrets;

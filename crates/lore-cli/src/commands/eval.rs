@@ -5,7 +5,7 @@ use std::io::{IsTerminal, Read, Write};
 
 use clap::{Args, Subcommand};
 
-use super::recall::RankArgs;
+use super::common::RankArgs;
 use crate::cli::GlobalArgs;
 use crate::error::{CmdResult, CommandError};
 use crate::location;

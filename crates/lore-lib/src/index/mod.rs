@@ -19,6 +19,7 @@ use rusqlite::{Connection, TransactionBehavior, params};
 use crate::embed::{Embedder, SharedEmbedder};
 use crate::error::{Error, Result};
 use crate::model::Memory;
+use crate::progress::{Progress, Silent, Throttle};
 use crate::record;
 use crate::store::layout::{self, PathKind};
 use crate::store::{FileChange, Store};
@@ -157,6 +158,12 @@ impl Index {
 
     /// Brings the index up to the store's current tip.
     pub fn catch_up(&mut self, store: &Store) -> Result<CatchUp> {
+        self.catch_up_with(store, &Silent)
+    }
+
+    /// [`Index::catch_up`], reporting progress (files applied, memories embedded) to
+    /// `progress`.
+    pub fn catch_up_with(&mut self, store: &Store, progress: &dyn Progress) -> Result<CatchUp> {
         let tip = store.tip()?;
         let wanted = self.embedder_name();
         let embedder_matches = |conn: &Connection| -> Result<bool> {
@@ -213,7 +220,10 @@ impl Index {
         };
         let delta = {
             let mut writer = schema::Writer::new(&tx)?;
-            for change in &changes {
+            let mut shown =
+                Throttle::new(progress, "indexing memory files", changes.len() as u64, 100);
+            for (done, change) in changes.iter().enumerate() {
+                shown.advance(done as u64 + 1);
                 match layout::classify(&change.path) {
                     PathKind::Memory => {
                         if change.old.is_some() {
@@ -255,7 +265,7 @@ impl Index {
         if let Some(e) = &embedder {
             pending.flush(&tx, e.as_ref())?;
             if reembed {
-                report.reembedded = embed_all(&tx, e.as_ref())?;
+                report.reembedded = embed_all(&tx, e.as_ref(), progress)?;
             }
         }
         schema::write_meta(&tx, "embedder", &wanted)?;
@@ -614,13 +624,15 @@ impl Index {
 }
 
 /// Embeds every indexed memory (after an embedder change or a full rebuild).
-fn embed_all(conn: &Connection, embedder: &dyn Embedder) -> Result<usize> {
+fn embed_all(conn: &Connection, embedder: &dyn Embedder, progress: &dyn Progress) -> Result<usize> {
     let rows: Vec<(i64, String)> = conn
         .prepare("SELECT rowid, record FROM memories ORDER BY rowid")?
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
         .collect::<std::result::Result<_, _>>()?;
     let mut pending = Pending::default();
-    for (rowid, record) in &rows {
+    let mut shown = Throttle::new(progress, "embedding memories", rows.len() as u64, 100);
+    for (done, (rowid, record)) in rows.iter().enumerate() {
+        shown.advance(done as u64 + 1);
         let memory = query::decode_record(record)?;
         pending.push(conn, embedder, *rowid, &vectors::embedding_text(&memory))?;
     }

@@ -119,6 +119,7 @@ struct BenchOutput {
 fn internal(message: String) -> CommandError {
     CommandError {
         class: lore::ErrorClass::Internal,
+        code: None,
         message,
         hints: Vec::new(),
     }

@@ -1,0 +1,857 @@
+//! Operations of the context controller: the workspace's branches, commits and merges, the step
+//! log, metadata, the CONTEXT views, the four context-document tools, trajectory recall, and
+//! the `.GCC/` directory layout.
+
+use std::path::Path;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{Effect, Env, Operation, one_of};
+use crate::ctx::gcc::GccReport;
+use crate::ctx::step::{NewStep, Step, StepKind};
+use crate::ctx::view::{BranchView, MetadataView, ShowRequest, View};
+use crate::ctx::{CommitOutcome, ContextVersion, MergeOutcome, Resolution, Workspace};
+use crate::error::{Error, Result};
+use crate::handle::WriteContext;
+use crate::secrets::SecretReport;
+use crate::trajectory::{self, Strategy};
+
+/// Runs `f` on the context workspace under the handle's secret policy; returns what it gave and
+/// what the secret scanner did. A policy that cannot be read is an error (a typo in
+/// `lore.secrets` never weakens protection).
+fn in_workspace<T>(
+    env: &mut Env<'_>,
+    f: impl FnOnce(&Workspace<'_>, &WriteContext) -> Result<T>,
+) -> Result<(T, Vec<SecretReport>)> {
+    let policy = env.lore.secret_policy()?;
+    let write = env.write.clone();
+    let ws = Workspace::new(env.lore.store()).with_secret_policy(Some(policy));
+    let out = f(&ws, &write);
+    let reports = ws.take_secret_reports();
+    Ok((out?, reports))
+}
+
+/// A context write that made (or did not need) one commit.
+#[derive(Clone, Debug, Serialize)]
+pub struct CtxCommitted {
+    /// The branch written.
+    pub branch: String,
+    /// The commit (none: nothing changed).
+    pub commit: Option<String>,
+    /// What the secret scanner found and did.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub secrets: Vec<SecretReport>,
+}
+
+/// Read the context document.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CtxRead {
+    /// The branch (default: the current one).
+    #[serde(default)]
+    pub branch: Option<String>,
+}
+
+/// Start the context workspace.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CtxInit {
+    /// The overall goal (the roadmap's first section).
+    pub goal: String,
+    /// To-do items.
+    #[serde(default)]
+    pub todo: Vec<String>,
+}
+
+impl Operation for CtxInit {
+    const NAME: &'static str = "ctx_init";
+    const TITLE: &'static str = "Context: init";
+    const DESCRIPTION: &'static str = "Start the context workspace (GCC): branch main with a \
+        roadmap (main.md) holding the goal and to-do items. Needed once per repository before \
+        the other ctx operations.";
+    const EFFECT: Effect = Effect::Write { idempotent: false };
+    type Output = CtxCommitted;
+
+    fn run(self, env: &mut Env<'_>) -> Result<CtxCommitted> {
+        let (commit, secrets) = in_workspace(env, |ws, w| ws.init(&self.goal, &self.todo, w))?;
+        Ok(CtxCommitted {
+            branch: "main".into(),
+            commit: Some(commit.to_string()),
+            secrets,
+        })
+    }
+}
+
+/// Start a branch.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CtxBranch {
+    /// The new branch's name.
+    pub name: String,
+    /// What the branch is for.
+    pub purpose: String,
+    /// Branch from this one (default: the current one).
+    #[serde(default)]
+    pub from: Option<String>,
+    /// Stay on the current branch (default: switch to the new one).
+    #[serde(default)]
+    pub no_switch: bool,
+}
+
+impl Operation for CtxBranch {
+    const NAME: &'static str = "ctx_branch";
+    const TITLE: &'static str = "Context: branch";
+    const DESCRIPTION: &'static str = "BRANCH: start a context branch for a line of work (with \
+        its purpose), carrying over the roadmap and metadata with a fresh log; it becomes \
+        current unless no_switch.";
+    const EFFECT: Effect = Effect::Write { idempotent: false };
+    type Output = CtxCommitted;
+
+    fn run(self, env: &mut Env<'_>) -> Result<CtxCommitted> {
+        let (commit, secrets) = in_workspace(env, |ws, w| {
+            ws.branch(
+                &self.name,
+                &self.purpose,
+                self.from.as_deref(),
+                !self.no_switch,
+                w,
+            )
+        })?;
+        Ok(CtxCommitted {
+            branch: self.name,
+            commit: Some(commit.to_string()),
+            secrets,
+        })
+    }
+}
+
+/// Make another branch current.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CtxSwitch {
+    /// The branch.
+    pub name: String,
+}
+
+/// The branch switched to.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct Switched {
+    /// Now current.
+    pub branch: String,
+    /// Uncommitted steps on the branch left behind (kept in its journal).
+    pub uncommitted_left: usize,
+}
+
+impl Operation for CtxSwitch {
+    const NAME: &'static str = "ctx_switch";
+    const TITLE: &'static str = "Context: switch";
+    const DESCRIPTION: &'static str = "Make another context branch current (uncommitted steps \
+        stay with their branch).";
+    const EFFECT: Effect = Effect::Write { idempotent: true };
+    type Output = Switched;
+
+    fn run(self, env: &mut Env<'_>) -> Result<Switched> {
+        let (left, _) = in_workspace(env, |ws, _| ws.switch(&self.name))?;
+        Ok(Switched {
+            branch: self.name,
+            uncommitted_left: left,
+        })
+    }
+}
+
+/// Log one step.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CtxLog {
+    /// What happened, in words.
+    #[serde(default)]
+    pub text: Option<String>,
+    /// observation, thought or action.
+    #[serde(default)]
+    pub kind: Option<String>,
+    /// The tool used.
+    #[serde(default)]
+    pub tool: Option<String>,
+    /// The tool's arguments.
+    #[serde(default)]
+    pub args: Option<String>,
+    /// What it returned (cut at 2,000 characters).
+    #[serde(default)]
+    pub result: Option<String>,
+    /// Entities involved (names, ids).
+    #[serde(default)]
+    pub entities: Vec<String>,
+    /// The subgoal it serves.
+    #[serde(default)]
+    pub subgoal: Option<String>,
+    /// Files touched or read.
+    #[serde(default)]
+    pub files: Vec<String>,
+    /// The branch (default: the current one).
+    #[serde(default)]
+    pub branch: Option<String>,
+}
+
+/// A logged step.
+#[derive(Clone, Debug, Serialize)]
+pub struct Logged {
+    /// The branch it was logged on.
+    pub branch: String,
+    /// The step as stored.
+    pub step: Step,
+    /// What the secret scanner found and did.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub secrets: Vec<SecretReport>,
+}
+
+impl Operation for CtxLog {
+    const NAME: &'static str = "ctx_log";
+    const TITLE: &'static str = "Context: log step";
+    const DESCRIPTION: &'static str = "Log one step (observation, thought or action) to a \
+        context branch: appended at once, durable, committed with the next ctx_commit. Give \
+        text and/or the tool, its args and result, entities, subgoal and files (these feed \
+        trajectory recall).";
+    const EFFECT: Effect = Effect::Write { idempotent: false };
+    type Output = Logged;
+
+    fn run(self, env: &mut Env<'_>) -> Result<Logged> {
+        let kind = self.kind.as_deref().map(StepKind::parse).transpose()?;
+        let ((branch, step), secrets) = in_workspace(env, |ws, w| {
+            ws.log(
+                self.branch.as_deref(),
+                NewStep {
+                    kind,
+                    tool: self.tool,
+                    arguments: self.args,
+                    result: self.result,
+                    entities: self.entities,
+                    subgoal: self.subgoal,
+                    files: self.files,
+                    text: self.text,
+                    agent: w.agent.clone(),
+                    session: w.session.clone(),
+                    now: w.now,
+                },
+            )
+        })?;
+        Ok(Logged {
+            branch,
+            step,
+            secrets,
+        })
+    }
+}
+
+/// A branch's state: summary and uncommitted steps.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CtxStatus {
+    /// The branch (default: the current one).
+    #[serde(default)]
+    pub branch: Option<String>,
+}
+
+impl Operation for CtxStatus {
+    const NAME: &'static str = "ctx_status";
+    const TITLE: &'static str = "Context: status";
+    const DESCRIPTION: &'static str = "A context branch's state: purpose, summary, commit and \
+        step counts, and the steps not committed yet.";
+    const EFFECT: Effect = Effect::ReadOnly;
+    type Output = crate::ctx::Status;
+
+    fn run(self, env: &mut Env<'_>) -> Result<crate::ctx::Status> {
+        let (status, _) = in_workspace(env, |ws, _| ws.status(self.branch.as_deref()))?;
+        if status.damaged > 0 {
+            env.warn(format!(
+                "{} unreadable line(s) in the journal of {} were skipped",
+                status.damaged, status.branch
+            ));
+        }
+        Ok(status)
+    }
+}
+
+/// Commit the logged steps.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CtxCommit {
+    /// What this commit contributes (its third block in commit.md).
+    pub contribution: String,
+    /// The branch's progress summary so far (default: composed from the previous summary and
+    /// the contribution, at most 600 characters).
+    #[serde(default)]
+    pub summary: Option<String>,
+    /// A new roadmap (main.md) to commit with it.
+    #[serde(default)]
+    pub roadmap: Option<String>,
+    /// The branch (default: the current one).
+    #[serde(default)]
+    pub branch: Option<String>,
+}
+
+/// A context commit.
+#[derive(Clone, Debug, Serialize)]
+pub struct CtxCommitDone {
+    /// The commit and its entry.
+    #[serde(flatten)]
+    pub outcome: CommitOutcome,
+    /// What the secret scanner found and did.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub secrets: Vec<SecretReport>,
+}
+
+impl Operation for CtxCommit {
+    const NAME: &'static str = "ctx_commit";
+    const TITLE: &'static str = "Context: commit";
+    const DESCRIPTION: &'static str = "COMMIT: record progress on a context branch — its logged \
+        steps, this contribution, an updated summary and optionally a new roadmap — as one git \
+        commit.";
+    const EFFECT: Effect = Effect::Write { idempotent: false };
+    type Output = CtxCommitDone;
+
+    fn run(self, env: &mut Env<'_>) -> Result<CtxCommitDone> {
+        let (outcome, secrets) = in_workspace(env, |ws, w| {
+            ws.commit(
+                self.branch.as_deref(),
+                &self.contribution,
+                self.summary.as_deref(),
+                self.roadmap.as_deref(),
+                w,
+            )
+        })?;
+        Ok(CtxCommitDone { outcome, secrets })
+    }
+}
+
+/// Merge a branch.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CtxMerge {
+    /// The branch to merge (its context is shown first).
+    pub branch: String,
+    /// Merge into this branch (default: the current one).
+    #[serde(default)]
+    pub into: Option<String>,
+    /// Settle conflicting roadmap/metadata edits: ours or theirs (default: refuse and list
+    /// them).
+    #[serde(default)]
+    pub prefer: Option<String>,
+    /// The merged roadmap, when the roadmaps conflict.
+    #[serde(default)]
+    pub roadmap: Option<String>,
+}
+
+/// A merge, with the merged branch's context as it was before.
+#[derive(Clone, Debug, Serialize)]
+pub struct CtxMerged {
+    /// The merged branch's latest commit entry (shown first, as GCC's MERGE does).
+    pub context: BranchView,
+    /// What the merge did.
+    pub merge: MergeOutcome,
+    /// What the secret scanner found and did.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub secrets: Vec<SecretReport>,
+}
+
+impl Operation for CtxMerge {
+    const NAME: &'static str = "ctx_merge";
+    const TITLE: &'static str = "Context: merge";
+    const DESCRIPTION: &'static str = "MERGE: merge a context branch into the current one (or \
+        `into`): roadmap three-way, metadata by segment, steps with their origin, summaries \
+        combined; a two-parent commit. Conflicts refuse the merge and are listed, unless \
+        prefer (ours|theirs) or roadmap settles them. The result starts with the merged \
+        branch's context.";
+    const EFFECT: Effect = Effect::Write { idempotent: true };
+    type Output = CtxMerged;
+
+    fn run(self, env: &mut Env<'_>) -> Result<CtxMerged> {
+        let resolution = match (self.prefer.as_deref(), self.roadmap) {
+            (Some(_), Some(_)) => {
+                return Err(Error::Invalid {
+                    what: "prefer",
+                    value: String::new(),
+                    reason: "give prefer or roadmap, not both".into(),
+                });
+            }
+            (None, Some(r)) => Resolution::Roadmap(r),
+            (Some(side), None) => {
+                if one_of("prefer", side, &[("ours", true), ("theirs", false)])? {
+                    Resolution::Ours
+                } else {
+                    Resolution::Theirs
+                }
+            }
+            (None, None) => Resolution::Refuse,
+        };
+        let ((context, merge), secrets) = in_workspace(env, |ws, w| {
+            // Read before merging: the merged branch's context as the merge found it.
+            let context = ws.branch_view(Some(&self.branch), 1, 0)?;
+            let merge = ws.merge(&self.branch, self.into.as_deref(), &resolution, w)?;
+            Ok((context, merge))
+        })?;
+        if merge.uncommitted_left > 0 {
+            env.warn(format!(
+                "{} has {} uncommitted steps that were not merged; commit them on it first",
+                merge.from, merge.uncommitted_left
+            ));
+        }
+        Ok(CtxMerged {
+            context,
+            merge,
+            secrets,
+        })
+    }
+
+    fn agent_text(out: &CtxMerged) -> Option<String> {
+        let merge = serde_json::to_string_pretty(&out.merge).unwrap_or_default();
+        Some(format!("{}\n---\nmerge:\n{merge}\n", out.context.render()))
+    }
+}
+
+/// A CONTEXT view.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CtxShow {
+    /// A branch's commit entries (a window, newest first; default window 1).
+    #[serde(default)]
+    pub branch: Option<String>,
+    /// One commit in full.
+    #[serde(default)]
+    pub commit: Option<String>,
+    /// The step log instead (default window 20).
+    #[serde(default)]
+    pub log: bool,
+    /// Metadata: a segment name (`a.b`), or "" for all segments.
+    #[serde(default)]
+    pub metadata: Option<String>,
+    /// Window size (entries or steps).
+    #[serde(default)]
+    pub window: Option<usize>,
+    /// Skip this many newer entries (scrolling).
+    #[serde(default)]
+    pub offset: usize,
+}
+
+/// A view, as data and as markdown.
+#[derive(Clone, Debug, Serialize)]
+pub struct CtxShown {
+    /// The view.
+    #[serde(flatten)]
+    pub view: View,
+    /// The view rendered as markdown.
+    pub text: String,
+}
+
+impl Operation for CtxShow {
+    const NAME: &'static str = "ctx_show";
+    const TITLE: &'static str = "Context: show";
+    const DESCRIPTION: &'static str = "CONTEXT: the workspace's state. No arguments: the \
+        roadmap and every branch with its latest summary. branch (+window, offset): a \
+        scrolling window of its commit entries (K=1 by default); commit: one commit in full; \
+        log: the step log (window 20); metadata: a segment (a.b) or \"\" for all.";
+    const EFFECT: Effect = Effect::ReadOnly;
+    type Output = CtxShown;
+
+    fn run(self, env: &mut Env<'_>) -> Result<CtxShown> {
+        if self.commit.is_some() && (self.log || self.metadata.is_some()) {
+            return Err(Error::Invalid {
+                what: "view",
+                value: String::new(),
+                reason: "ask for one view: a commit, the log, or metadata".into(),
+            });
+        }
+        let (view, _) = in_workspace(env, |ws, _| {
+            ws.show(&ShowRequest {
+                branch: self.branch,
+                commit: self.commit,
+                log: self.log,
+                metadata: self.metadata,
+                window: self.window,
+                offset: self.offset,
+            })
+        })?;
+        let text = view.render();
+        Ok(CtxShown { view, text })
+    }
+
+    fn agent_text(out: &CtxShown) -> Option<String> {
+        Some(out.text.clone())
+    }
+}
+
+/// Read metadata.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CtxMetadataGet {
+    /// The segment (`a.b` reaches into nested mappings); none: all of it.
+    #[serde(default)]
+    pub segment: Option<String>,
+    /// The branch (default: the current one).
+    #[serde(default)]
+    pub branch: Option<String>,
+}
+
+impl Operation for CtxMetadataGet {
+    const NAME: &'static str = "ctx_metadata_get";
+    const TITLE: &'static str = "Context: read metadata";
+    const DESCRIPTION: &'static str = "A context branch's metadata (file structure, \
+        environment, dependencies, interfaces): one segment or all, as YAML.";
+    const EFFECT: Effect = Effect::ReadOnly;
+    type Output = MetadataView;
+
+    fn run(self, env: &mut Env<'_>) -> Result<MetadataView> {
+        let segment = self.segment.filter(|s| !s.is_empty());
+        Ok(in_workspace(env, |ws, _| {
+            ws.metadata_view(self.branch.as_deref(), segment.as_deref())
+        })?
+        .0)
+    }
+}
+
+/// Set or remove a metadata segment.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CtxMetadataSet {
+    /// The segment (letters, digits, '_' or '-'; `a.b` reaches into nested mappings).
+    pub segment: String,
+    /// The value as YAML (or plain text with `text`); none removes the segment.
+    #[serde(default)]
+    pub value: Option<String>,
+    /// Store the value as text, not YAML.
+    #[serde(default)]
+    pub text: bool,
+    /// The branch (default: the current one).
+    #[serde(default)]
+    pub branch: Option<String>,
+}
+
+impl Operation for CtxMetadataSet {
+    const NAME: &'static str = "ctx_metadata_set";
+    const TITLE: &'static str = "Context: set metadata";
+    const DESCRIPTION: &'static str = "Set a metadata segment of a context branch to a YAML \
+        value (or text), or remove it when no value is given; one commit.";
+    const EFFECT: Effect = Effect::Write { idempotent: true };
+    type Output = CtxCommitted;
+
+    fn run(self, env: &mut Env<'_>) -> Result<CtxCommitted> {
+        let value = self
+            .value
+            .as_deref()
+            .map(|v| crate::ctx::metadata_value(v, self.text))
+            .transpose()?;
+        let ((branch, commit), secrets) = in_workspace(env, |ws, w| {
+            let commit = ws.metadata_set(self.branch.as_deref(), &self.segment, value, w)?;
+            Ok((ws.resolve(self.branch.as_deref())?, commit))
+        })?;
+        Ok(CtxCommitted {
+            branch,
+            commit: Some(commit.to_string()),
+            secrets,
+        })
+    }
+}
+
+/// The context document.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct ContextDocument {
+    /// The branch.
+    pub branch: String,
+    /// The document (the branch's main.md).
+    pub content: String,
+}
+
+impl Operation for CtxRead {
+    const NAME: &'static str = "ctx_read";
+    const TITLE: &'static str = "Context: read";
+    const DESCRIPTION: &'static str = "read_context: the current context document (the \
+        branch's main.md).";
+    const EFFECT: Effect = Effect::ReadOnly;
+    type Output = ContextDocument;
+
+    fn run(self, env: &mut Env<'_>) -> Result<ContextDocument> {
+        let ((branch, content), _) = in_workspace(env, |ws, _| {
+            let branch = ws.resolve(self.branch.as_deref())?;
+            let content = ws.read_context(Some(&branch))?;
+            Ok((branch, content))
+        })?;
+        Ok(ContextDocument { branch, content })
+    }
+
+    fn agent_text(out: &ContextDocument) -> Option<String> {
+        Some(out.content.clone())
+    }
+}
+
+/// Replace the context document.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CtxUpdate {
+    /// The new context document (the branch's main.md), whole.
+    pub content: String,
+    /// What changed and why (the commit message).
+    pub message: String,
+    /// The branch (default: the current one).
+    #[serde(default)]
+    pub branch: Option<String>,
+}
+
+impl Operation for CtxUpdate {
+    const NAME: &'static str = "ctx_update";
+    const TITLE: &'static str = "Context: update";
+    const DESCRIPTION: &'static str = "update_context(new, message): replace the context \
+        document (main.md) with `content`, committed with `message`. No change, no commit.";
+    const EFFECT: Effect = Effect::Write { idempotent: true };
+    type Output = CtxCommitted;
+
+    fn run(self, env: &mut Env<'_>) -> Result<CtxCommitted> {
+        let ((branch, commit), secrets) = in_workspace(env, |ws, w| {
+            let commit =
+                ws.update_context(self.branch.as_deref(), &self.content, &self.message, w)?;
+            Ok((ws.resolve(self.branch.as_deref())?, commit))
+        })?;
+        Ok(CtxCommitted {
+            branch,
+            commit: commit.map(|c| c.to_string()),
+            secrets,
+        })
+    }
+}
+
+/// Every version of the context document.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CtxHistory {
+    /// The branch (default: the current one).
+    #[serde(default)]
+    pub branch: Option<String>,
+}
+
+/// The document's versions.
+#[derive(Clone, Debug, Serialize)]
+pub struct ContextHistory {
+    /// The branch.
+    pub branch: String,
+    /// Versions, newest first.
+    pub versions: Vec<ContextVersion>,
+}
+
+impl Operation for CtxHistory {
+    const NAME: &'static str = "ctx_history";
+    const TITLE: &'static str = "Context: history";
+    const DESCRIPTION: &'static str = "get_context_history: every version of the context \
+        document, newest first (version number, commit, time, message).";
+    const EFFECT: Effect = Effect::ReadOnly;
+    type Output = ContextHistory;
+
+    fn run(self, env: &mut Env<'_>) -> Result<ContextHistory> {
+        let ((branch, versions), _) = in_workspace(env, |ws, _| {
+            let branch = ws.resolve(self.branch.as_deref())?;
+            let versions = ws.context_history(Some(&branch))?;
+            Ok((branch, versions))
+        })?;
+        Ok(ContextHistory { branch, versions })
+    }
+}
+
+/// A version: a number, or a commit id (or a number given as text).
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Version {
+    /// A version number.
+    Number(u64),
+    /// A commit id, or a version number as text.
+    Text(String),
+}
+
+impl Default for Version {
+    fn default() -> Self {
+        Version::Number(1)
+    }
+}
+
+impl Version {
+    fn as_text(&self) -> String {
+        match self {
+            Version::Number(n) => n.to_string(),
+            Version::Text(t) => t.clone(),
+        }
+    }
+}
+
+/// The document at one version.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CtxSnapshot {
+    /// A version number (from ctx_history) or a commit id.
+    pub version: Version,
+    /// The branch (default: the current one).
+    #[serde(default)]
+    pub branch: Option<String>,
+}
+
+/// A version of the document.
+#[derive(Clone, Debug, Serialize)]
+pub struct ContextSnapshot {
+    /// Which version.
+    pub version: ContextVersion,
+    /// The document then.
+    pub content: String,
+}
+
+impl Operation for CtxSnapshot {
+    const NAME: &'static str = "ctx_snapshot";
+    const TITLE: &'static str = "Context: snapshot";
+    const DESCRIPTION: &'static str = "get_snapshot(version): the context document as it was \
+        at a version number (from ctx_history) or a commit.";
+    const EFFECT: Effect = Effect::ReadOnly;
+    type Output = ContextSnapshot;
+
+    fn run(self, env: &mut Env<'_>) -> Result<ContextSnapshot> {
+        let ((version, content), _) = in_workspace(env, |ws, _| {
+            ws.context_snapshot(self.branch.as_deref(), &self.version.as_text())
+        })?;
+        Ok(ContextSnapshot { version, content })
+    }
+
+    fn agent_text(out: &ContextSnapshot) -> Option<String> {
+        Some(out.content.clone())
+    }
+}
+
+/// Find logged steps for a query.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CtxRecall {
+    /// What to find in the logged steps.
+    pub query: String,
+    /// Token budget of the packed steps (default 1000).
+    #[serde(default)]
+    pub budget: Option<usize>,
+    /// auto (default), osu, flat, recency, disjoint or tree.
+    #[serde(default)]
+    pub strategy: Option<String>,
+    /// The branch (default: the current one).
+    #[serde(default)]
+    pub branch: Option<String>,
+    /// Search the steps of every branch (each step once).
+    #[serde(default)]
+    pub all_branches: bool,
+}
+
+/// Steps recalled.
+#[derive(Clone, Debug, Serialize)]
+pub struct CtxRecalled {
+    /// Steps searched.
+    pub searched: usize,
+    /// What was packed.
+    #[serde(flatten)]
+    pub recalled: trajectory::Recalled,
+    /// The packed steps as markdown, in trajectory order.
+    pub text: String,
+}
+
+/// Default budget of trajectory recall, in tokens.
+pub const DEFAULT_STEP_BUDGET: usize = 1000;
+
+impl Operation for CtxRecall {
+    const NAME: &'static str = "ctx_recall";
+    const TITLE: &'static str = "Context: recall steps";
+    const DESCRIPTION: &'static str = "Trajectory recall: find the logged steps relevant to a \
+        query and pack them into a token budget. Strategy auto picks per query between osu \
+        (overlapping units by entity, tool, subgoal and similarity: best when evidence shares \
+        tools or entities) and flat similarity; recency, disjoint and tree are baselines.";
+    const EFFECT: Effect = Effect::ReadOnly;
+    type Output = CtxRecalled;
+
+    fn run(self, env: &mut Env<'_>) -> Result<CtxRecalled> {
+        if self.branch.is_some() && self.all_branches {
+            return Err(Error::Invalid {
+                what: "branch",
+                value: self.branch.unwrap_or_default(),
+                reason: "give a branch or all_branches, not both".into(),
+            });
+        }
+        let strategy = Strategy::parse(self.strategy.as_deref().unwrap_or("auto"))?;
+        let embedder = env.lore.embedder().cloned();
+        let ((recalled, searched), _) = in_workspace(env, |ws, _| {
+            ws.recall(
+                &self.query,
+                self.budget.unwrap_or(DEFAULT_STEP_BUDGET),
+                strategy,
+                self.branch.as_deref(),
+                self.all_branches,
+                embedder,
+            )
+        })?;
+        let text = recalled.render();
+        Ok(CtxRecalled {
+            searched,
+            recalled,
+            text,
+        })
+    }
+
+    fn agent_text(out: &CtxRecalled) -> Option<String> {
+        Some(format!(
+            "{} of {} steps, {} of {} tokens, strategy {}\n{}",
+            out.recalled.steps.len(),
+            out.searched,
+            out.recalled.tokens,
+            out.recalled.budget,
+            out.recalled.used.as_str(),
+            out.text
+        ))
+    }
+}
+
+/// Write the workspace as a `.GCC/` directory.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CtxExport {
+    /// The directory (e.g. .GCC).
+    pub dir: String,
+}
+
+impl Operation for CtxExport {
+    const NAME: &'static str = "ctx_export";
+    const TITLE: &'static str = "Context: export .GCC";
+    const DESCRIPTION: &'static str = "Write the context workspace in the .GCC/ layout \
+        (main.md, branches/NAME/{commit.md, log.md, metadata.yaml}).";
+    const EFFECT: Effect = Effect::Write { idempotent: true };
+    type Output = GccReport;
+
+    fn run(self, env: &mut Env<'_>) -> Result<GccReport> {
+        Ok(in_workspace(env, |ws, _| ws.export_gcc(Path::new(&self.dir)))?.0)
+    }
+}
+
+/// Read a `.GCC/` directory into context branches.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CtxImport {
+    /// The directory (e.g. .GCC).
+    pub dir: String,
+    /// Replace branches that exist.
+    #[serde(default)]
+    pub force: bool,
+}
+
+impl Operation for CtxImport {
+    const NAME: &'static str = "ctx_import";
+    const TITLE: &'static str = "Context: import .GCC";
+    const DESCRIPTION: &'static str = "Read a .GCC/ directory into context branches (one \
+        commit per branch); existing branches are refused unless force.";
+    const EFFECT: Effect = Effect::Write { idempotent: false };
+    type Output = GccReport;
+
+    fn run(self, env: &mut Env<'_>) -> Result<GccReport> {
+        let (report, secrets) = in_workspace(env, |ws, w| {
+            ws.import_gcc(Path::new(&self.dir), self.force, w)
+        })?;
+        for s in secrets {
+            env.warn(format!("secret scanner: {}", s.describe()));
+        }
+        Ok(report)
+    }
+}

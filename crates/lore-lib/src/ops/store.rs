@@ -1,0 +1,251 @@
+//! Operations on the store as a whole: init, status, verify, reindex, the secret scan and
+//! namespaces.
+
+use std::time::Instant;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{Effect, Env, Operation};
+use crate::error::Result;
+use crate::handle::{StoreStatus, StoredSecret, VerifyReport};
+
+/// Create lore's store in this repository.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Init {}
+
+/// What init found or made.
+#[derive(Clone, Debug, Serialize)]
+pub struct Initialized {
+    /// Whether this call created the store (false: it was there).
+    pub created: bool,
+    /// The git directory holding lore's refs.
+    pub git_dir: String,
+    /// The memory ref.
+    pub memory_ref: String,
+    /// The project identity recorded in the store.
+    pub project: Option<String>,
+}
+
+impl Operation for Init {
+    const NAME: &'static str = "init";
+    const TITLE: &'static str = "Create the store";
+    const DESCRIPTION: &'static str = "Create lore's store in this repository: refs/lore/memory \
+        with lore.yaml (format, project identity). The first write does the same, so this is \
+        never required.";
+    const EFFECT: Effect = Effect::Write { idempotent: true };
+    type Output = Initialized;
+
+    fn run(self, env: &mut Env<'_>) -> Result<Initialized> {
+        let store = env.lore.store();
+        let created = store.init()?;
+        let tip = store.tip()?;
+        Ok(Initialized {
+            created,
+            git_dir: store.common_dir().display().to_string(),
+            memory_ref: crate::store::MEMORY_REF.to_string(),
+            project: store.meta(tip)?.and_then(|m| m.project),
+        })
+    }
+}
+
+/// Where memory is stored and what it holds.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Status {}
+
+impl Operation for Status {
+    const NAME: &'static str = "status";
+    const TITLE: &'static str = "Store status";
+    const DESCRIPTION: &'static str = "Where memory is stored (repository or personal store), \
+        counts per namespace and status, unreadable memory files, and the index's freshness \
+        and embedder.";
+    const EFFECT: Effect = Effect::ReadOnly;
+    type Output = StoreStatus;
+
+    fn run(self, env: &mut Env<'_>) -> Result<StoreStatus> {
+        env.lore.status()
+    }
+}
+
+/// Check citations against the current files.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Verify {}
+
+impl Operation for Verify {
+    const NAME: &'static str = "verify";
+    const TITLE: &'static str = "Verify citations";
+    const DESCRIPTION: &'static str = "Check every memory's citations against the current \
+        files (work tree, else HEAD); a memory whose cited lines are gone or changed is stale, \
+        and recall and context say so.";
+    const EFFECT: Effect = Effect::ReadOnly;
+    type Output = VerifyReport;
+
+    fn run(self, env: &mut Env<'_>) -> Result<VerifyReport> {
+        env.lore.verify()
+    }
+}
+
+/// Rebuild the index.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Reindex {}
+
+/// What a reindex did.
+#[derive(Clone, Debug, Serialize)]
+pub struct Reindexed {
+    /// Memory files indexed.
+    pub files: usize,
+    /// How long it took.
+    pub seconds: f64,
+    /// The index file.
+    pub index: String,
+}
+
+impl Operation for Reindex {
+    const NAME: &'static str = "reindex";
+    const TITLE: &'static str = "Rebuild the index";
+    const DESCRIPTION: &'static str = "Rebuild the index from refs/lore/memory (derived data: \
+        safe to delete at any time).";
+    const EFFECT: Effect = Effect::Write { idempotent: true };
+    type Output = Reindexed;
+
+    fn run(self, env: &mut Env<'_>) -> Result<Reindexed> {
+        let started = Instant::now();
+        let done = env.lore.reindex_with(env.progress.as_ref())?;
+        Ok(Reindexed {
+            files: done.upserted,
+            seconds: started.elapsed().as_secs_f64(),
+            index: crate::index::index_path(env.lore.store())
+                .display()
+                .to_string(),
+        })
+    }
+}
+
+/// Audit stored memories for secrets.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Scan {
+    /// Also scan earlier versions and forgotten memories in lore's history.
+    #[serde(default)]
+    pub history: bool,
+}
+
+/// What the scan found.
+#[derive(Clone, Debug, Serialize)]
+pub struct Scanned {
+    /// Nothing found.
+    pub clean: bool,
+    /// Whether earlier versions were scanned too.
+    pub history: bool,
+    /// The memory versions holding secrets.
+    pub memories: Vec<StoredSecret>,
+    /// What to do about them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_step: Option<String>,
+}
+
+impl Operation for Scan {
+    const NAME: &'static str = "scan";
+    const TITLE: &'static str = "Scan for secrets";
+    const DESCRIPTION: &'static str = "Audit stored memories for secrets (keys, tokens, \
+        private keys, passwords, <private> spans): every memory as it is now, and with \
+        history=true every earlier version and forgotten memory in lore's history.";
+    const EFFECT: Effect = Effect::ReadOnly;
+    type Output = Scanned;
+
+    fn run(self, env: &mut Env<'_>) -> Result<Scanned> {
+        let memories = env.lore.scan_secrets(self.history)?;
+        Ok(Scanned {
+            clean: memories.is_empty(),
+            history: self.history,
+            next_step: (!memories.is_empty()).then(|| {
+                "rotate each secret, then forget each memory listed with purge (forget --purge ID)".to_string()
+            }),
+            memories,
+        })
+    }
+}
+
+/// List namespaces.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Namespaces {}
+
+/// One namespace.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct NamespaceEntry {
+    /// Its name.
+    pub name: String,
+    /// Built in (true) or registered.
+    pub builtin: bool,
+}
+
+/// The namespaces.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct NamespaceList {
+    /// Built-in ones first, then registered ones.
+    pub namespaces: Vec<NamespaceEntry>,
+}
+
+impl Operation for Namespaces {
+    const NAME: &'static str = "namespaces";
+    const TITLE: &'static str = "Namespaces";
+    const DESCRIPTION: &'static str = "The namespaces memories can go in: built-in ones and \
+        those registered in this store.";
+    const EFFECT: Effect = Effect::ReadOnly;
+    type Output = NamespaceList;
+
+    fn run(self, env: &mut Env<'_>) -> Result<NamespaceList> {
+        Ok(NamespaceList {
+            namespaces: env
+                .lore
+                .namespaces()?
+                .into_iter()
+                .map(|(name, builtin)| NamespaceEntry { name, builtin })
+                .collect(),
+        })
+    }
+}
+
+/// Register a namespace.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NamespaceAdd {
+    /// The name (lower-case letters, digits, '-' and '_').
+    pub name: String,
+    /// What belongs in it.
+    #[serde(default)]
+    pub description: String,
+}
+
+/// Whether a namespace was registered.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct NamespaceAdded {
+    /// The name.
+    pub name: String,
+    /// False when it existed already.
+    pub added: bool,
+}
+
+impl Operation for NamespaceAdd {
+    const NAME: &'static str = "namespace_add";
+    const TITLE: &'static str = "Register a namespace";
+    const DESCRIPTION: &'static str = "Register a namespace of this store's own (one commit); \
+        registering one that exists changes nothing.";
+    const EFFECT: Effect = Effect::Write { idempotent: true };
+    type Output = NamespaceAdded;
+
+    fn run(self, env: &mut Env<'_>) -> Result<NamespaceAdded> {
+        let added = env
+            .lore
+            .add_namespace(&self.name, &self.description, &env.write.clone())?;
+        Ok(NamespaceAdded {
+            name: self.name,
+            added,
+        })
+    }
+}
