@@ -13,7 +13,7 @@ use crate::ctx::step::{NewStep, Step, StepKind};
 use crate::ctx::view::{BranchView, MetadataView, ShowRequest, View};
 use crate::ctx::{CommitOutcome, ContextVersion, MergeOutcome, Resolution, Workspace};
 use crate::error::{Error, Result};
-use crate::handle::WriteContext;
+use crate::memory::WriteContext;
 use crate::secrets::SecretReport;
 use crate::trajectory::{self, Strategy};
 
@@ -29,11 +29,16 @@ fn in_workspace<T>(
     let ws = Workspace::new(env.lore.store()).with_secret_policy(Some(policy));
     let out = f(&ws, &write);
     let reports = ws.take_secret_reports();
+    let warnings = ws.take_warnings();
+    drop(ws);
+    for w in warnings {
+        env.warn(w);
+    }
     Ok((out?, reports))
 }
 
 /// A context write that made (or did not need) one commit.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct CtxCommitted {
     /// The branch written.
     pub branch: String,
@@ -194,7 +199,7 @@ pub struct CtxLog {
 }
 
 /// A logged step.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct Logged {
     /// The branch it was logged on.
     pub branch: String,
@@ -291,7 +296,7 @@ pub struct CtxCommit {
 }
 
 /// A context commit.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct CtxCommitDone {
     /// The commit and its entry.
     #[serde(flatten)]
@@ -343,7 +348,7 @@ pub struct CtxMerge {
 }
 
 /// A merge, with the merged branch's context as it was before.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct CtxMerged {
     /// The merged branch's latest commit entry (shown first, as GCC's MERGE does).
     pub context: BranchView,
@@ -434,7 +439,7 @@ pub struct CtxShow {
 }
 
 /// A view, as data and as markdown.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct CtxShown {
     /// The view.
     #[serde(flatten)]
@@ -628,7 +633,7 @@ pub struct CtxHistory {
 }
 
 /// The document's versions.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct ContextHistory {
     /// The branch.
     pub branch: String,
@@ -691,7 +696,7 @@ pub struct CtxSnapshot {
 }
 
 /// A version of the document.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct ContextSnapshot {
     /// Which version.
     pub version: ContextVersion,
@@ -740,7 +745,7 @@ pub struct CtxRecall {
 }
 
 /// Steps recalled.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct CtxRecalled {
     /// Steps searched.
     pub searched: usize,
