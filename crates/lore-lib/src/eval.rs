@@ -11,8 +11,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::embed::SharedEmbedder;
 use crate::error::{Error, Result};
-use crate::handle::{Lore, NewMemory, WriteContext};
 use crate::index::{ListFilter, RankOptions};
+use crate::memory::{Lore, NewMemory, WriteContext};
 use crate::store::Store;
 
 /// One LongMemEval question (the fields retrieval needs).

@@ -15,7 +15,7 @@ pub mod ctx;
 pub mod embed;
 pub mod error;
 pub mod eval;
-pub(crate) mod hash;
+pub mod hash;
 pub mod hooks;
 pub mod index;
 pub mod interop;
@@ -27,11 +27,11 @@ pub mod progress;
 pub mod record;
 pub mod secrets;
 pub mod setup;
+pub mod steps;
 pub mod store;
+pub mod tokens;
 pub mod trajectory;
 
-/// The handle's former module path, still used inside the crate.
-pub(crate) use memory as handle;
 /// The specifics guard of the novelty check (numbers, names, identifiers).
 pub use memory::specifics as novelty;
 

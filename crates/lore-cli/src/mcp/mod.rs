@@ -60,9 +60,12 @@ impl LoreServer {
     }
 }
 
-/// A lore error as the tool result an agent reads: the same error object `lore --json` prints.
+/// A lore error as the tool result an agent reads: the same error object `lore --json` prints,
+/// as text (structured content must match the tool's output schema, which describes success).
 pub fn error_result(e: lore::Error) -> CallToolResult {
-    CallToolResult::structured_error(CommandError::agent(e).to_json())
+    CallToolResult::error(vec![ContentBlock::text(
+        CommandError::agent(e).to_json().to_string(),
+    )])
 }
 
 impl ServerHandler for LoreServer {

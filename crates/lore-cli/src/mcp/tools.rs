@@ -45,6 +45,7 @@ fn tool<O: Operation>() -> Tool {
     };
     Tool::new(O::NAME, O::DESCRIPTION, Arc::new(JsonObject::new()))
         .with_input_schema::<O>()
+        .with_output_schema::<O::Output>()
         .with_title(O::TITLE)
         .with_annotations(annotations)
 }
@@ -137,6 +138,14 @@ mod tests {
                 t.name
             );
             assert!(exists(&t.name));
+            let output = t.output_schema.as_ref().expect("an output schema");
+            assert!(
+                output.get("type").and_then(|v| v.as_str()) == Some("object")
+                    || output.contains_key("anyOf")
+                    || output.contains_key("oneOf"),
+                "{}: {output:?}",
+                t.name
+            );
         }
         assert!(!exists("import"));
     }

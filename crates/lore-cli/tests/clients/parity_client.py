@@ -33,7 +33,12 @@ async def main():
             return
         for call in calls:
             result = await client.call_tool(call["tool"], call["arguments"])
-            out.append({"structured": result.structured_content, "is_error": bool(result.is_error),
+            structured = result.structured_content
+            if result.is_error:
+                # Errors carry the error object as text (no structured content: the output
+                # schema describes success).
+                structured = json.loads(text(result))
+            out.append({"structured": structured, "is_error": bool(result.is_error),
                         "text": text(result)})
     print(json.dumps(out))
 

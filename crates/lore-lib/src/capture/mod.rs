@@ -20,9 +20,9 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::handle::{Lore, NewMemory, Novelty, WriteContext, Written};
 use crate::localstate::linefile::LineFile;
 use crate::localstate::{JsonFile, Locked};
+use crate::memory::{Lore, NewMemory, Novelty, WriteContext, Written};
 use crate::model::MemoryId;
 use crate::secrets::SecretReport;
 pub use signals::{Signal, Source, Tier, detect};

@@ -7,11 +7,11 @@ use serde::{Deserialize, Serialize};
 use super::{Effect, Env, Operation, one_of, parse_time, split_list};
 use crate::context::{self, ContextFormat, ContextRequest};
 use crate::error::{Error, Result};
-use crate::handle::{
+use crate::index::{Fusion, Hit, ListFilter, RankOptions, SortBy};
+use crate::memory::{
     FileContent, FileLimits, MemoryVersion, NewMemory, Novelty, Patch, Remembered, Superseded,
     Written,
 };
-use crate::index::{Fusion, Hit, ListFilter, RankOptions, SortBy};
 use crate::model::{Citation, LineRange, Memory, Status};
 
 /// The most hits a recall returns.
@@ -208,7 +208,7 @@ pub struct Show {
 }
 
 /// One memory, hydrated.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct Shown {
     /// The level it was read at.
     pub level: Level,
@@ -273,7 +273,7 @@ pub struct List {
 }
 
 /// Memories, as listed.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct Listed {
     /// The memories, in the order asked for.
     pub memories: Vec<Memory>,
@@ -316,7 +316,7 @@ pub struct History {
 }
 
 /// A memory's versions.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct HistoryOutput {
     /// The memory as it is now (or was last).
     pub memory: Memory,
@@ -458,7 +458,7 @@ pub struct Forget {
 }
 
 /// What forgetting did.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct Forgotten {
     /// The memory as it was when forgotten.
     pub memory: Memory,
@@ -634,7 +634,7 @@ pub struct Recall {
 }
 
 /// Recall's answer.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct Recalled {
     /// How to read the hits.
     pub notice: String,

@@ -22,7 +22,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::error::{Error, Result};
-use crate::handle::{Lore, WriteContext};
+use crate::memory::{Lore, WriteContext};
 use crate::progress::{self, SharedProgress};
 
 /// What an operation does to the store, for front ends that say so (MCP tool annotations,
@@ -54,7 +54,7 @@ pub trait Operation: DeserializeOwned + JsonSchema + Send + 'static {
     /// What it does to the store.
     const EFFECT: Effect;
     /// The response.
-    type Output: Serialize + Send + 'static;
+    type Output: Serialize + JsonSchema + Send + 'static;
 
     /// Runs the operation.
     fn run(self, env: &mut Env<'_>) -> Result<Self::Output>;
