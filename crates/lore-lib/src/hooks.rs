@@ -419,20 +419,29 @@ fn inject(
 ) -> Result<Option<String>> {
     let session = ctx.session.clone().unwrap_or_default();
     let capture = Capture::new(lore);
-    let mut state = capture.session_state(&session);
-    let fresh: Vec<_> = candidates
-        .into_iter()
-        .filter(|m| !state.injected.iter().any(|id| id == m.id.as_str()))
-        .take(options.max_items)
-        .collect();
+    let pick = |injected: &[String]| -> Vec<crate::model::Memory> {
+        candidates
+            .iter()
+            .filter(|m| !injected.iter().any(|id| id == m.id.as_str()))
+            .take(options.max_items)
+            .cloned()
+            .collect()
+    };
+    let fresh = if session.is_empty() {
+        pick(&[])
+    } else {
+        // Choose and record under the session's lock, so concurrent hooks of one session never
+        // inject the same memory twice nor lose each other's record.
+        capture.update_session_state(&session, |state| {
+            let fresh = pick(&state.injected);
+            state
+                .injected
+                .extend(fresh.iter().map(|m| m.id.to_string()));
+            fresh
+        })?
+    };
     if fresh.is_empty() {
         return Ok(None);
-    }
-    if !session.is_empty() {
-        state
-            .injected
-            .extend(fresh.iter().map(|m| m.id.to_string()));
-        capture.save_session_state(&session, &state)?;
     }
     let items: Vec<_> = fresh
         .iter()
@@ -568,7 +577,7 @@ fn capture_transcript(
     let session = ctx.session.clone().unwrap_or_default();
     let mut capture = Capture::new(lore);
     capture.session_cap = options.session_cap;
-    let mut state = capture.session_state(&session);
+    let state = capture.session_state(&session);
     let read = transcript::parse(&text, state.transcript_lines);
     let found: Vec<_> = read
         .turns
@@ -577,10 +586,10 @@ fn capture_transcript(
         .collect();
     let report = capture.capture(&found, ctx)?;
     if !session.is_empty() {
-        // Re-read: capture saved its own count of writes.
-        state = capture.session_state(&session);
-        state.transcript_lines = read.lines;
-        capture.save_session_state(&session, &state)?;
+        // Under the session's lock: capture saved its own count of writes meanwhile.
+        capture.update_session_state(&session, |state| {
+            state.transcript_lines = state.transcript_lines.max(read.lines);
+        })?;
     }
     Ok(HookOutcome {
         message: capture_message(&report),

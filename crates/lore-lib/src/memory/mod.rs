@@ -100,7 +100,9 @@ impl Lore {
     /// Warnings gathered so far: problems that did not stop an operation but that the user
     /// should hear about (front ends show them, like notices).
     pub fn take_warnings(&mut self) -> Vec<String> {
-        std::mem::take(self.warnings.get_mut())
+        let mut all = std::mem::take(self.warnings.get_mut());
+        all.extend(self.store.take_warnings());
+        all
     }
 
     /// Records a warning for [`Lore::take_warnings`].
