@@ -14,7 +14,6 @@ pub mod context;
 pub mod ctx;
 pub mod embed;
 pub mod error;
-pub mod eval;
 pub(crate) mod handle;
 pub(crate) mod hash;
 pub mod hooks;

@@ -13,8 +13,6 @@
 //! specific entity or tool (a top flat-ranked step is in a small entity or tool unit whose
 //! other members hold query terms it lacks), and the flat ranking otherwise.
 
-pub mod bench;
-
 use std::collections::HashMap;
 
 use serde::Serialize;
