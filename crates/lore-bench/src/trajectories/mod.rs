@@ -1,4 +1,4 @@
-//! `eval_trajectories` (`lore eval trajectories`): a seeded generator of long agent trajectories with planted
+//! `eval_trajectories` (`lore eval trajectories`): seeded long agent trajectories with planted
 //! evidence, and Hit@2 / evidence recall of every strategy against the token budget.
 //!
 //! A trajectory is background steps (common tools and entities, filler words, subgoals that
