@@ -1,6 +1,6 @@
 //! Measurements of lore, kept out of the library that ships: the LongMemEval retrieval
 //! evaluation ([`longmemeval`]), the seeded trajectory retrieval benchmark ([`trajectories`])
-//! and the store benchmark beside the git-notes baseline ([`bench`]).
+//! and the store benchmark beside the git-notes baseline ([`bench`](mod@bench)).
 //!
 //! Each is an operation ([`lore::ops::Operation`]): a typed request, a typed report, progress
 //! through the environment's [`lore::progress::Progress`]. They run in fresh repositories under
