@@ -50,7 +50,11 @@ fn every_strategy_is_scored_on_every_query_set_and_the_seed_decides_the_scores()
     let (other, _) = run_recorded(small(8), &work.path().join("c"), None);
     let other = other.unwrap();
 
-    assert_eq!(first.embedder, "hashed words (no embedder)");
+    // Without an embedder the index uses the built-in static model.
+    assert_eq!(
+        first.embedder,
+        lore::trajectory::builtin_embedder().id().to_string()
+    );
     assert_eq!(first.budgets, vec![64, 128, 256, 512, 1024]);
     assert_eq!(first.kinds.len(), 3);
     for kind in &first.kinds {

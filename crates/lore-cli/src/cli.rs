@@ -1,10 +1,12 @@
-//! Command-line grammar: global options and the list of subcommands.
+//! Command-line grammar and dispatch: the only module that knows every command. Commands know
+//! the global options, the session and the output, never each other.
 
-use std::path::PathBuf;
+use clap::{Parser, Subcommand};
 
-use clap::{Args, Parser, Subcommand};
-
-use crate::commands;
+use crate::commands::{self, common::Session};
+use crate::error::CmdResult;
+pub use crate::global::GlobalArgs;
+use crate::ui::Ui;
 
 /// git-native memory for coding agents: what they decided, learned and tried, kept in the
 /// repository's own refs (refs/lore/*), travelling with git push and pull.
@@ -18,44 +20,6 @@ pub struct Cli {
     pub global: GlobalArgs,
     #[command(subcommand)]
     pub command: Command,
-}
-
-/// Options every command takes.
-#[derive(Args, Debug, Clone)]
-pub struct GlobalArgs {
-    /// Use the repository at PATH instead of the one around the current directory.
-    #[arg(long, global = true, value_name = "PATH", conflicts_with = "personal")]
-    pub repo: Option<PathBuf>,
-    /// Use the personal store (under the XDG data directory) even inside a repository.
-    #[arg(long, global = true)]
-    pub personal: bool,
-    /// Print one JSON document instead of text (errors too, with their exit code).
-    #[arg(long, global = true)]
-    pub json: bool,
-    /// The agent writing (recorded in memories and commit trailers).
-    #[arg(long, global = true, env = "LORE_AGENT", value_name = "NAME")]
-    pub agent: Option<String>,
-    /// The agent session writing (recorded in memories and commit trailers).
-    #[arg(long, global = true, env = "LORE_SESSION", value_name = "ID")]
-    pub session: Option<String>,
-    /// Embedder for semantic recall: none (lexical only), static (built in) or minilm (the
-    /// transformer; needs a build with --features minilm and a model directory).
-    #[arg(
-        long,
-        global = true,
-        env = "LORE_EMBEDDER",
-        value_name = "TIER",
-        default_value = "static"
-    )]
-    pub embedder: String,
-    /// What a write does with secrets it finds: block, redact or warn (default: `git config
-    /// lore.secrets`, else redact). `<private>…</private>` spans are always removed.
-    #[arg(long, global = true, env = "LORE_SECRETS", value_name = "POLICY")]
-    pub secrets: Option<String>,
-    /// Where the minilm model is (a directory with config.json, tokenizer.json and
-    /// model.safetensors, or a Hugging Face cache); default: the Hugging Face cache.
-    #[arg(long, global = true, env = "LORE_MINILM_DIR", value_name = "DIR")]
-    pub model_dir: Option<PathBuf>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -85,4 +49,51 @@ pub enum Command {
     Hook(commands::hook::HookArgs),
     Setup(commands::setup::SetupArgs),
     Mcp(commands::mcp::McpArgs),
+}
+
+/// Runs the parsed command line.
+pub fn run(ui: &mut Ui, cli: Cli) -> CmdResult {
+    let global = &cli.global;
+    // Commands that open a store of their own, or none.
+    match &cli.command {
+        Command::Bench(args) => return commands::bench::run(ui, global, args),
+        Command::Embedder(args) => return commands::embedder::run(ui, global, args),
+        Command::Hook(args) => {
+            commands::hook::run(global, args);
+            return Ok(());
+        }
+        Command::Mcp(args) => return commands::mcp::run(global, args),
+        Command::Setup(args) => return commands::setup::run(ui, global, args),
+        Command::Eval(args) => return commands::eval::run(ui, global, args),
+        _ => {}
+    }
+    let mut session = Session::open(ui, global)?;
+    let s = &mut session;
+    match cli.command {
+        Command::Init(args) => commands::init::run(ui, s, &args),
+        Command::Remember(args) => commands::remember::run(ui, s, &args),
+        Command::Show(args) => commands::show::run(ui, s, &args),
+        Command::List(args) => commands::list::run(ui, s, &args),
+        Command::History(args) => commands::history::run(ui, s, &args),
+        Command::Update(args) => commands::update::run(ui, s, &args),
+        Command::Supersede(args) => commands::supersede::run(ui, s, &args),
+        Command::Forget(args) => commands::forget::run(ui, s, &args),
+        Command::Recall(args) => commands::recall::run(ui, s, &args),
+        Command::Context(args) => commands::context::run(ui, s, &args),
+        Command::Ctx(args) => commands::ctx::run(ui, s, &args),
+        Command::Verify(args) => commands::verify::run(ui, s, &args),
+        Command::Reindex(args) => commands::reindex::run(ui, s, &args),
+        Command::Status(args) => commands::status::run(ui, s, &args),
+        Command::Namespace(args) => commands::namespace::run(ui, s, &args),
+        Command::Import(args) => commands::import::run(ui, s, &args),
+        Command::Export(args) => commands::export::run(ui, s, &args),
+        Command::Scan(args) => commands::scan::run(ui, s, &args),
+        Command::Review(args) => commands::review::run(ui, s, &args),
+        Command::Bench(_)
+        | Command::Embedder(_)
+        | Command::Eval(_)
+        | Command::Hook(_)
+        | Command::Setup(_)
+        | Command::Mcp(_) => Ok(()),
+    }
 }

@@ -15,6 +15,8 @@ use lore::{Error, ErrorClass};
 pub struct CommandError {
     /// The class, which picks the exit code.
     pub class: ErrorClass,
+    /// The library's name for what went wrong (none: a usage error of the CLI's own).
+    pub code: Option<&'static str>,
     /// What went wrong.
     pub message: String,
     /// What to do about it.
@@ -26,6 +28,7 @@ impl CommandError {
     pub fn usage(message: impl Into<String>) -> Self {
         CommandError {
             class: ErrorClass::InvalidInput,
+            code: None,
             message: message.into(),
             hints: Vec::new(),
         }
@@ -58,20 +61,90 @@ impl CommandError {
     }
 }
 
-impl From<Error> for CommandError {
-    fn from(e: Error) -> Self {
-        let mut hints = Vec::new();
-        if let Error::Record { .. } = e {
-            hints.push(
-                "fix the file by hand (git show refs/lore/memory:<path>) or `lore forget` it"
-                    .into(),
-            );
+/// Who reads an error's advice: a person at the command line, or an agent calling tools.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Reader {
+    Cli,
+    Agent,
+}
+
+/// What to do next about a library error, in the words of the front end that shows it.
+fn advice(e: &Error, reader: Reader) -> Vec<String> {
+    let cli = reader == Reader::Cli;
+    let say = |c: String, a: String| vec![if cli { c } else { a }];
+    match e {
+        Error::UnknownNamespace { name, .. } => say(
+            format!("register it with `lore namespace add {name}`"),
+            format!("register it with the namespace_add tool (name {name:?})"),
+        ),
+        Error::NotFound(_) => say(
+            "`lore list` or `lore recall WORDS` shows what exists".into(),
+            "the list or recall tools show what exists".into(),
+        ),
+        Error::Ambiguous { .. } => vec!["give more characters of the id".into()],
+        Error::KeyExists { id, .. } => say(
+            format!("`lore update {id}` changes it; `lore supersede {id}` replaces it"),
+            format!("the update tool changes memory {id}; supersede replaces it"),
+        ),
+        Error::Duplicate { .. } => say(
+            "--upsert supersedes the existing memory; --force keeps both".into(),
+            "on_duplicate \"upsert\" supersedes the existing memory; \"force\" keeps both".into(),
+        ),
+        Error::SecretBlocked(_) => {
+            vec!["or let lore redact secrets: `git config lore.secrets redact`".into()]
         }
+        Error::MergeConflict { .. } => say(
+            "settle them with --prefer ours|theirs, or give the merged roadmap with --roadmap FILE"
+                .into(),
+            "settle them with prefer (ours|theirs), or give the merged roadmap as roadmap".into(),
+        ),
+        Error::NotARepository(_) => say(
+            "use --repo PATH, --personal, or run `git init`".into(),
+            "start the server inside a git repository".into(),
+        ),
+        Error::Record { .. } => say(
+            "fix the file by hand (git show refs/lore/memory:<path>) or `lore forget` it".into(),
+            "ask a person to fix or forget the unreadable memory file".into(),
+        ),
+        Error::Changed { .. } | Error::Contention { .. } => {
+            vec!["read it again and retry".into()]
+        }
+        _ => Vec::new(),
+    }
+}
+
+impl CommandError {
+    fn from_lore(e: Error, reader: Reader) -> Self {
         CommandError {
             class: e.class(),
+            code: Some(e.code()),
+            hints: advice(&e, reader),
             message: e.to_string(),
-            hints,
         }
+    }
+
+    /// The error with advice for an agent (tool names and arguments, not flags).
+    pub fn agent(e: Error) -> Self {
+        CommandError::from_lore(e, Reader::Agent)
+    }
+
+    /// The error as the JSON object `--json` prints and MCP returns.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "error": {
+                "kind": self.kind(),
+                "code": self.code.unwrap_or("usage"),
+                "message": self.message,
+                "hints": self.hints,
+                "exit_code": self.exit_code(),
+            }
+        })
+    }
+}
+
+impl From<Error> for CommandError {
+    fn from(e: Error) -> Self {
+        CommandError::from_lore(e, Reader::Cli)
     }
 }
 

@@ -3,7 +3,10 @@
 mod cli;
 mod commands;
 mod error;
+mod global;
 mod location;
+mod mcp;
+mod progress_bar;
 mod ui;
 
 use std::process::ExitCode;
@@ -13,7 +16,7 @@ use clap::Parser;
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     let mut ui = ui::Ui::new(cli.global.json);
-    match commands::run(&mut ui, cli) {
+    match cli::run(&mut ui, cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             ui.error(&err);

@@ -51,6 +51,13 @@ impl Ui {
         }
     }
 
+    /// Writes data as it is to stdout (an export), whatever the output mode.
+    pub fn raw(&mut self, data: &str) {
+        let mut stdout = std::io::stdout().lock();
+        let _ = stdout.write_all(data.as_bytes());
+        let _ = stdout.flush();
+    }
+
     /// A warning or notice on stderr (never on stdout, which programs read).
     pub fn warn(&mut self, message: &str) {
         eprintln!("lore: {message}");
@@ -59,15 +66,8 @@ impl Ui {
     /// Reports an error: on stderr as text, or as a JSON object on stdout with `--json`.
     pub fn error(&mut self, err: &CommandError) {
         if self.json {
-            let value = serde_json::json!({
-                "error": {
-                    "kind": err.kind(),
-                    "message": err.message,
-                    "hints": err.hints,
-                    "exit_code": err.exit_code(),
-                }
-            });
-            println!("{value}");
+            println!("{}", err.to_json());
+            return;
         }
         eprintln!("error: {}", err.message);
         for hint in &err.hints {

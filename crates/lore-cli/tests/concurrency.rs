@@ -60,7 +60,7 @@ fn eight_processes_times_250_remembers_make_exactly_2000_memories() {
     }
     reader.join().expect("reader thread");
 
-    let listed = json(&repo, &["list", "--limit", "0"]);
+    let listed = json(&repo, &["list", "--limit", "0"])["memories"].clone();
     let summaries: HashSet<String> = listed
         .as_array()
         .unwrap()

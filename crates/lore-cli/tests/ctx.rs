@@ -455,7 +455,7 @@ fn the_blog_tools_read_update_list_and_snapshot() {
     let unchanged = json(&repo, &["ctx", "update", "-m", "same", "v3 notes"]);
     assert!(unchanged["commit"].is_null());
     let history = json(&repo, &["ctx", "get-context-history"]);
-    let versions = history.as_array().unwrap();
+    let versions = history["versions"].as_array().unwrap();
     assert_eq!(versions.len(), 3);
     assert_eq!(ok(&repo, &["ctx", "get-snapshot", "2"]), "v2 notes\n");
     let commit = versions[2]["commit"].as_str().unwrap();

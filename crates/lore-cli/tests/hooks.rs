@@ -162,7 +162,7 @@ fn claude_code_session_lifecycle() {
             .contains("VERSION")
     );
 
-    let decisions = json(&repo, &["list", "-n", "decisions"]);
+    let decisions = json(&repo, &["list", "-n", "decisions"])["memories"].clone();
     let summaries: Vec<&str> = decisions
         .as_array()
         .unwrap()
@@ -178,7 +178,7 @@ fn claude_code_session_lifecycle() {
         !summaries.iter().any(|s| s.contains("file content")),
         "{summaries:?}"
     );
-    let learnings = json(&repo, &["list", "-n", "learnings"]);
+    let learnings = json(&repo, &["list", "-n", "learnings"])["memories"].clone();
     assert_eq!(learnings.as_array().unwrap().len(), 1, "{learnings}");
     // The pattern-level finding waits for review.
     let queue = json(&repo, &["review"]);
@@ -266,7 +266,7 @@ fn codex_gemini_and_cursor_payloads() {
     assert_eq!(v["hookSpecificOutput"]["hookEventName"], "SessionStart");
     let v = answer_to(&repo, "codex", "Stop", "codex-stop.json", &t);
     assert_eq!(v["systemMessage"], "lore: saved 1 memory");
-    let d = json(&repo, &["list", "-n", "decisions"]);
+    let d = json(&repo, &["list", "-n", "decisions"])["memories"].clone();
     assert!(
         d.as_array().unwrap().iter().any(|m| m["agent"] == "codex"),
         "{d}"
@@ -278,7 +278,7 @@ fn codex_gemini_and_cursor_payloads() {
         Some(br#"{"session_id":"g","prompt":"[decision] Pin the toolchain to 1.95 for reproducible builds"}"#),
     );
     assert!(out.status.success());
-    let d = json(&repo, &["list", "-n", "decisions"]);
+    let d = json(&repo, &["list", "-n", "decisions"])["memories"].clone();
     assert!(
         d.as_array().unwrap().iter().any(|m| m["agent"] == "my-bot"),
         "{d}"
@@ -339,7 +339,7 @@ fn codex_gemini_and_cursor_payloads() {
         none,
     );
     assert_eq!(v, serde_json::json!({"continue": true}));
-    let l = json(&repo, &["list", "-n", "learnings"]);
+    let l = json(&repo, &["list", "-n", "learnings"])["memories"].clone();
     assert_eq!(
         l.as_array().unwrap().len(),
         1,
@@ -381,15 +381,23 @@ fn setup_merges_without_clobbering_and_removes_only_lore() {
     let repo = TestRepo::new();
     repo.write(".claude/settings.json", r#"{"permissions":{"allow":["Bash(ls)"]},"hooks":{"Stop":[{"hooks":[{"type":"command","command":"notify-send done"}]}]}}"#);
     repo.write(".codex/config.toml", "# my codex\nmodel = \"gpt-5.4\"\n");
+    let first = json(&repo, &["setup", "claude", "--command", "lore"]);
+    let actions: Vec<&str> = first["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["action"].as_str().unwrap())
+        .collect();
+    assert_eq!(actions, ["updated", "created"], "{first}");
     for agent in ["claude", "codex", "gemini", "cursor"] {
-        ok(&repo, &["setup", agent]);
-        let again = json(&repo, &["setup", agent]);
+        ok(&repo, &["setup", agent, "--command", "lore"]);
+        let again = json(&repo, &["setup", agent, "--command", "lore"]);
         assert!(
-            again
+            again["files"]
                 .as_array()
                 .unwrap()
                 .iter()
-                .all(|c| c["changed"] == false),
+                .all(|c| c["changed"] == false && c["action"] == "unchanged"),
             "{agent}: {again}"
         );
     }
@@ -436,7 +444,7 @@ fn setup_merges_without_clobbering_and_removes_only_lore() {
     assert_eq!(gemini["mcpServers"]["lore"]["command"], "lore");
     assert_eq!(gemini["hooksConfig"]["enabled"], true);
 
-    ok(&repo, &["setup", "claude", "--remove"]);
+    ok(&repo, &["setup", "claude", "--remove", "--command", "lore"]);
     let settings: Value = serde_json::from_str(
         &std::fs::read_to_string(repo.path().join(".claude/settings.json")).unwrap(),
     )
@@ -450,6 +458,18 @@ fn setup_merges_without_clobbering_and_removes_only_lore() {
         ["Stop"]
     );
     assert_eq!(settings["permissions"]["allow"][0], "Bash(ls)");
+
+    // By default agents run this very binary, by its absolute path: lore need not be on PATH.
+    let other = TestRepo::new();
+    ok(&other, &["setup", "claude"]);
+    let mcp: Value =
+        serde_json::from_str(&std::fs::read_to_string(other.path().join(".mcp.json")).unwrap())
+            .unwrap();
+    let command = mcp["mcpServers"]["lore"]["command"].as_str().unwrap();
+    assert_eq!(
+        Path::new(command),
+        Path::new(common::lore_bin()).canonicalize().unwrap()
+    );
 
     // A config lore cannot read is left alone.
     repo.write(".cursor/mcp.json", "{ oops");
@@ -520,14 +540,17 @@ fn secrets_are_redacted_blocked_or_reported_on_every_cli_write() {
         "in.jsonl",
         r#"{"namespace":"learnings","summary":"stripe sk_live_4eC39HqLyjWDarjtT1zdp7dc"}"#,
     );
-    let before = json(&repo, &["list"]).as_array().unwrap().len();
+    let before = json(&repo, &["list"])["memories"].as_array().unwrap().len();
     let out = run(&repo, &["import", "jsonl", "in.jsonl"], None);
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("stripe-key"),
         "{out:?}"
     );
-    assert_eq!(json(&repo, &["list"]).as_array().unwrap().len(), before);
+    assert_eq!(
+        json(&repo, &["list"])["memories"].as_array().unwrap().len(),
+        before
+    );
     repo.git(&["config", "lore.secrets", "nonsense"]);
     let out = run(
         &repo,

@@ -24,7 +24,8 @@ fn worktrees_and_subdirectories_share_one_store() {
         &["remember", "written from the worktree"],
     );
     std::fs::create_dir_all(repo.path().join("src/deep")).unwrap();
-    let listed = json_at(&repo.path().join("src/deep"), &repo.home(), &["list"]);
+    let listed =
+        json_at(&repo.path().join("src/deep"), &repo.home(), &["list"])["memories"].clone();
     assert_eq!(listed[0]["summary"], "written from the worktree");
     // One index, under the common git dir.
     assert!(repo.path().join(".git/lore/index.sqlite3").exists());

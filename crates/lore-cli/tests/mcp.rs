@@ -1,7 +1,6 @@
 //! `lore mcp` driven by real clients: the official Python SDK (both protocol eras, stdio and
 //! HTTP) and the MCP Inspector CLI (stdio and HTTP), installed by scripts/setup-clients.sh.
-//! Without them the tests say so and pass, unless LORE_REQUIRE_MCP_CLIENTS=1 (set by
-//! scripts/test, so CI always runs them).
+//! Without them the tests fail and say how to install them: they never pass by skipping.
 
 mod common;
 
@@ -14,27 +13,13 @@ use common::{lore_bin, lore_command};
 use lore_testutils::TestRepo;
 use serde_json::Value;
 
-fn tools_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.tools")
+/// The client's path; a missing client fails the test (scripts/setup-clients.sh installs it).
+fn client(rel: &str) -> Option<PathBuf> {
+    Some(common::mcp_client(rel))
 }
 
-/// The client's path, or None (with a note) when it is not installed and not required.
-fn client(rel: &str) -> Option<PathBuf> {
-    let path = tools_dir().join(rel);
-    if path.exists() {
-        return Some(path);
-    }
-    assert!(
-        std::env::var("LORE_REQUIRE_MCP_CLIENTS").as_deref() != Ok("1"),
-        "{} is missing: run scripts/setup-clients.sh",
-        path.display()
-    );
-    eprintln!(
-        "skipping: {} not installed (scripts/setup-clients.sh)",
-        path.display()
-    );
-    None
-}
+/// How many tools the server offers (the parity test checks that each is covered).
+const TOOLS: usize = 32;
 
 fn python_script() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/python_client.py")
@@ -139,7 +124,7 @@ fn python_sdk_over_stdio_in_both_protocol_eras() {
         assert_eq!(report["protocol"], protocol, "{report}");
         assert_eq!(report["server"], "lore");
         assert_eq!(report["version"], env!("CARGO_PKG_VERSION"));
-        assert_eq!(report["tools"], 18);
+        assert_eq!(report["tools"], TOOLS);
         // What the tools wrote is in git, under lore's refs, with the client as the agent.
         let log = repo.git(&["log", "--format=%s%n%b", "refs/lore/memory"]);
         assert!(log.contains("Lore-Agent: lore-test-python"), "{log}");
@@ -164,7 +149,7 @@ fn python_sdk_over_http_with_token_origin_and_host_checks() {
             &python,
             &["http", &server.url, mode, "t0ken-for-tests"],
         );
-        assert_eq!(report["tools"], 18, "{report}");
+        assert_eq!(report["tools"], TOOLS, "{report}");
         // The second run starts over on the same store: clear what the first one made.
         repo.git(&["update-ref", "-d", "refs/lore/memory"]);
         for r in repo
@@ -204,13 +189,13 @@ fn python_sdk_over_http_with_token_origin_and_host_checks() {
 }
 
 fn inspector(repo: &TestRepo, target: &[&str], args: &[&str]) -> Value {
-    let node_bin = tools_dir().join("npm/node_modules/node/bin");
+    let node_bin = common::tools_dir().join("npm/node_modules/node/bin");
     let path = format!(
         "{}:{}",
         node_bin.display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    let out = Command::new(tools_dir().join("npm/node_modules/.bin/mcp-inspector"))
+    let out = Command::new(common::tools_dir().join("npm/node_modules/.bin/mcp-inspector"))
         .arg("--cli")
         .args(target)
         .args(args)
@@ -248,7 +233,7 @@ fn text_of(result: &Value) -> &str {
 fn every_tool(repo: &TestRepo, target: &[&str]) {
     let listed = inspector(repo, target, &["--method", "tools/list"]);
     let tools = listed["tools"].as_array().unwrap();
-    assert_eq!(tools.len(), 18, "{listed}");
+    assert_eq!(tools.len(), TOOLS, "{listed}");
     for t in tools {
         assert!(t["annotations"]["readOnlyHint"].is_boolean(), "{t}");
         assert_eq!(t["inputSchema"]["type"], "object", "{t}");
@@ -269,13 +254,12 @@ fn every_tool(repo: &TestRepo, target: &[&str]) {
     .unwrap();
     let id = written["memory"]["id"].as_str().unwrap().to_string();
     assert!(ok("recall", &["query=index git"]).contains(&id));
-    assert!(ok("get", &[&format!("id={id}"), "level=full"]).contains("Keep the index"));
-    ok("update", &[&format!("id={id}"), "status=resolved"]);
+    assert!(ok("show", &[&format!("memory={id}"), "level=full"]).contains("Keep the index"));
+    ok("update", &[&format!("memory={id}"), "status=resolved"]);
     ok(
-        "update",
+        "supersede",
         &[
-            &format!("id={id}"),
-            "mode=supersede",
+            &format!("memory={id}"),
             "summary=Keep the index under the git dir",
         ],
     );
@@ -293,9 +277,9 @@ fn every_tool(repo: &TestRepo, target: &[&str]) {
     assert!(ok("ctx_history", &[]).contains("focus"));
     ok("ctx_snapshot", &["version=1"]);
     ok("ctx_merge", &["branch=wal", "into=main", "prefer=theirs"]);
-    ok("review_queue", &[]);
-    ok("forget", &[&format!("id={id}")]);
-    let bad = call(repo, target, "get", &["id=nothing-like-it"]);
+    ok("review_list", &[]);
+    ok("forget", &[&format!("memory={id}")]);
+    let bad = call(repo, target, "show", &["memory=nothing-like-it"]);
     assert_eq!(bad["isError"], true, "{bad}");
     let bad = call(repo, target, "remember", &["namespace=decisions"]);
     assert_eq!(bad["isError"], true, "{bad}");

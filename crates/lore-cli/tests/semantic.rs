@@ -45,7 +45,7 @@ fn vectors_find_a_paraphrase_that_shares_no_words() {
         "of",
         "RAM?",
     ];
-    let hybrid = json(&repo, &query);
+    let hybrid = json(&repo, &query)["hits"].clone();
     assert_eq!(
         ids(&hybrid).first().map(String::as_str),
         Some("Unbounded caching of parsed templates caused the memory leak"),
@@ -57,7 +57,7 @@ fn vectors_find_a_paraphrase_that_shares_no_words() {
     // Lexical-only recall cannot find it.
     let mut lexical = vec!["--embedder", "none"];
     lexical.extend_from_slice(&query);
-    assert!(ids(&json(&repo, &lexical)).is_empty());
+    assert!(ids(&json(&repo, &lexical)["hits"]).is_empty());
 }
 
 #[test]
@@ -116,7 +116,10 @@ fn repeats_are_refused_but_different_numbers_are_not() {
             "The API server listens on port 8080",
         ],
     );
-    assert_eq!(json(&repo, &["list"]).as_array().unwrap().len(), 4);
+    assert_eq!(
+        json(&repo, &["list"])["memories"].as_array().unwrap().len(),
+        4
+    );
 
     // --force keeps both; --upsert supersedes the existing one.
     ok(
@@ -137,7 +140,7 @@ fn repeats_are_refused_but_different_numbers_are_not() {
     assert_eq!(old["summary"], "Use PostgreSQL for the main datastore");
     assert_eq!(old["status"], "superseded");
     assert_eq!(
-        json(&repo, &["list", "--status", "active"])
+        json(&repo, &["list", "--status", "active"])["memories"]
             .as_array()
             .unwrap()
             .len(),
@@ -171,7 +174,7 @@ fn switching_embedders_re_embeds_and_never_mixes_vectors() {
             "Unbounded caching of parsed templates caused the memory leak",
         ],
     );
-    let hits = json(&repo, &["recall", "why did the server run out of RAM?"]);
+    let hits = json(&repo, &["recall", "why did the server run out of RAM?"])["hits"].clone();
     assert_eq!(
         ids(&hits).first().map(String::as_str),
         Some("Unbounded caching of parsed templates caused the memory leak")
@@ -227,7 +230,7 @@ fn verify_marks_memories_whose_cited_lines_changed() {
             .unwrap()
             .contains("src/net.rs:2-3 changed")
     );
-    let hits = json(&repo, &["recall", "network retries"]);
+    let hits = json(&repo, &["recall", "network retries"])["hits"].clone();
     assert!(
         hits[0]["stale"].as_str().unwrap().contains("changed"),
         "{hits:#}"
@@ -249,7 +252,7 @@ fn verify_marks_memories_whose_cited_lines_changed() {
             .unwrap()
             .is_empty()
     );
-    let hits = json(&repo, &["recall", "network retries"]);
+    let hits = json(&repo, &["recall", "network retries"])["hits"].clone();
     assert!(hits[0].get("stale").is_none());
     std::fs::remove_file(repo.path().join("src/net.rs")).unwrap();
     let gone = json(&repo, &["verify"]);

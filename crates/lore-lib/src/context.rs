@@ -10,9 +10,11 @@
 use serde::Serialize;
 
 use crate::error::Result;
-use crate::handle::Lore;
 use crate::index::{Hit, ListFilter, SortBy};
+use crate::memory::Lore;
 use crate::model::{Memory, Status};
+
+pub use crate::tokens::estimate_tokens;
 
 /// Output format.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -38,7 +40,7 @@ pub struct ContextRequest {
 }
 
 /// Where an item comes from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Section {
     /// A recalled memory nearly repeating the query.
@@ -54,7 +56,7 @@ pub enum Section {
 }
 
 /// One memory in the context.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct ContextItem {
     /// Section.
     pub section: Section,
@@ -81,7 +83,7 @@ pub struct ContextItem {
 }
 
 /// The assembled context.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct Context {
     /// The budget used.
     pub budget: usize,
@@ -94,11 +96,6 @@ pub struct Context {
     /// The rendered context.
     #[serde(skip)]
     pub text: String,
-}
-
-/// Estimated tokens of a text: characters / 4, rounded up.
-pub fn estimate_tokens(text: &str) -> usize {
-    text.chars().count().div_ceil(4)
 }
 
 /// The budget the store's size calls for (about 500/1000/2000/3500 tokens for fewer than 10,

@@ -34,7 +34,7 @@ pub enum Error {
     },
     /// A namespace that is neither built in nor registered.
     #[error(
-        "unknown namespace {name:?}{hint}; register it first with `lore namespace add {name}`",
+        "unknown namespace {name:?}{hint}; register it first",
         hint = suggestion.as_ref().map(|s| format!(" (did you mean {s:?}?)")).unwrap_or_default()
     )]
     UnknownNamespace {
@@ -44,7 +44,7 @@ pub enum Error {
         suggestion: Option<String>,
     },
     /// No memory matched an id, id prefix or key.
-    #[error("no memory matches {0:?}; `lore list` shows what exists")]
+    #[error("no memory matches {0:?}")]
     NotFound(String),
     /// A short id or key matched more than one memory.
     #[error("{query:?} matches several memories ({}); give more of the id", candidates.join(", "))]
@@ -56,7 +56,7 @@ pub enum Error {
     },
     /// A keyed memory already exists.
     #[error(
-        "{namespace}/{key} already exists (memory {id}); use `lore update {id}` or `lore supersede {id}`"
+        "{namespace}/{key} already exists (memory {id}); update or supersede that memory instead"
     )]
     KeyExists {
         /// Namespace of the key.
@@ -103,9 +103,7 @@ pub enum Error {
         message: String,
     },
     /// A new memory repeats one that exists (novelty check at write time).
-    #[error(
-        "{namespace} already has this as memory {id} ({how}); use --upsert to supersede it or --force to keep both"
-    )]
+    #[error("{namespace} already has this as memory {id} ({how})")]
     Duplicate {
         /// Namespace of both memories.
         namespace: String,
@@ -115,9 +113,7 @@ pub enum Error {
         how: String,
     },
     /// The secret scanner refused a write (policy `block`); says what it found.
-    #[error(
-        "{0}; remove the secret, mark it <private>…</private>, or set `git config lore.secrets redact`"
-    )]
+    #[error("{0}; remove the secret, or mark it <private>…</private>")]
     SecretBlocked(String),
     /// A context branch, commit, version or segment that does not exist.
     #[error("{0}")]
@@ -127,7 +123,7 @@ pub enum Error {
     ContextConflict(String),
     /// A context merge whose roadmap or metadata edits conflict.
     #[error(
-        "merging {from} into {into} conflicts:\n{}\nresolve with --prefer ours|theirs, or give the merged roadmap with --roadmap FILE",
+        "merging {from} into {into} conflicts:\n{}",
         conflicts.join("\n")
     )]
     MergeConflict {
@@ -139,7 +135,7 @@ pub enum Error {
         conflicts: Vec<String>,
     },
     /// The path is not inside a git repository.
-    #[error("{0} is not inside a git repository (use --repo PATH, or run `git init`)")]
+    #[error("{0} is not inside a git repository")]
     NotARepository(PathBuf),
     /// A git operation failed.
     #[error("git: {0}")]
@@ -179,6 +175,32 @@ impl Error {
             Error::Record { .. } | Error::Git(_) | Error::Index(_) | Error::Io { .. } => {
                 ErrorClass::Internal
             }
+        }
+    }
+
+    /// A stable name for what went wrong (`duplicate`, `key_exists`, `not_found`…), for
+    /// programs and for front ends that add their own advice.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Error::Invalid { .. } => "invalid",
+            Error::UnknownNamespace { .. } => "unknown_namespace",
+            Error::NotFound(_) => "not_found",
+            Error::Ambiguous { .. } => "ambiguous",
+            Error::KeyExists { .. } => "key_exists",
+            Error::Changed { .. } => "changed",
+            Error::Contention { .. } => "contention",
+            Error::Record { .. } => "invalid_record",
+            Error::Parse { .. } => "parse",
+            Error::Embedder { .. } => "embedder",
+            Error::Duplicate { .. } => "duplicate",
+            Error::SecretBlocked(_) => "secret_blocked",
+            Error::ContextNotFound(_) => "context_not_found",
+            Error::ContextConflict(_) => "context_conflict",
+            Error::MergeConflict { .. } => "merge_conflict",
+            Error::NotARepository(_) => "not_a_repository",
+            Error::Git(_) => "git",
+            Error::Index(_) => "index",
+            Error::Io { .. } => "io",
         }
     }
 

@@ -15,8 +15,8 @@ use crate::capture::{self, Capture, CaptureReport, transcript};
 use crate::context::{self, ContextRequest};
 use crate::ctx::Workspace;
 use crate::error::{Error, Result};
-use crate::handle::{Lore, WriteContext};
 use crate::index::{ListFilter, RankOptions};
+use crate::memory::{Lore, WriteContext};
 
 /// The coding agents lore has hooks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

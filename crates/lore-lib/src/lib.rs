@@ -14,29 +14,33 @@ pub mod context;
 pub mod ctx;
 pub mod embed;
 pub mod error;
-pub(crate) mod handle;
-pub(crate) mod hash;
+pub mod hash;
 pub mod hooks;
 pub mod index;
 pub mod interop;
 pub mod linefile;
+pub(crate) mod memory;
 pub mod model;
-pub mod novelty;
 pub mod ops;
 pub mod progress;
 pub mod record;
 pub mod secrets;
 pub mod setup;
+pub mod steps;
 pub mod store;
+pub mod tokens;
 pub mod trajectory;
 
+/// The specifics guard of the novelty check (numbers, names, identifiers).
+pub use memory::specifics as novelty;
+
 pub use error::{Error, ErrorClass, Result};
-pub use handle::{
-    BatchReport, DuplicateOf, FileContent, FileLimits, IndexStatus, Lore, MemoryVersion,
-    NamespaceCount, NewMemory, Novelty, Patch, Remembered, StoreStatus, StoredSecret, Superseded,
-    WriteContext, Written,
-};
 pub use index::{Hit, IndexNotice, ListFilter, SortBy};
+pub use memory::{
+    BatchReport, DuplicateOf, FileContent, FileLimits, IndexStatus, Lore, MemoryVersion,
+    NamespaceCount, NewMemory, Novelty, Patch, Remembered, StaleMemory, StoreStatus, StoredSecret,
+    Superseded, VerifyReport, WriteContext, Written,
+};
 pub use model::{Citation, Key, LineRange, Memory, MemoryId, Namespace, Status};
 pub use store::purge::PurgeReport;
 pub use store::{Store, StoreKind};

@@ -69,7 +69,9 @@ macro_rules! string_newtype {
 }
 
 /// A memory id: twelve characters of lower-case base32, random, so that fan-out paths stay even.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(try_from = "String", into = "String")]
 pub struct MemoryId(String);
 
@@ -184,7 +186,9 @@ fn check_slug(what: &'static str, value: &str, allow_dot: bool) -> Result<()> {
 }
 
 /// A namespace: a directory of the memory tree (`decisions`, `learnings`, … or a registered one).
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(try_from = "String", into = "String")]
 pub struct Namespace(String);
 
@@ -217,7 +221,9 @@ string_newtype!(Namespace);
 
 /// A topic slug. A keyed memory lives at `<namespace>/<key>.md`, so two writers of the same key
 /// meet as a merge conflict instead of coexisting silently.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(try_from = "String", into = "String")]
 pub struct Key(String);
 
@@ -314,7 +320,19 @@ pub fn check_summary(summary: &str) -> Result<()> {
 }
 
 /// Where a memory stands in its life.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     /// In force.
@@ -370,7 +388,7 @@ impl fmt::Display for Status {
 }
 
 /// An inclusive range of 1-based line numbers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(try_from = "String", into = "String")]
 pub struct LineRange {
     /// First line (1-based).
@@ -420,7 +438,7 @@ impl fmt::Display for LineRange {
 }
 
 /// A file (and optionally lines of it) that a memory is about, pinned to the blob it had.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Citation {
     /// Path relative to the work tree's root, with `/` separators.
     pub path: String,
@@ -471,7 +489,7 @@ pub fn check_relative_path(path: &str) -> Result<String> {
 }
 
 /// One memory: what an agent decided, learned or tried, with where and when it came from.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Memory {
     /// Stable id.
     pub id: MemoryId,

@@ -14,7 +14,7 @@ use serde::Serialize;
 use crate::error::{Error, Result};
 
 /// What a write does when its text contains a secret.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum SecretPolicy {
     /// Refuse the write.
@@ -68,7 +68,7 @@ pub fn configured_policy(store: &crate::store::Store) -> Result<SecretPolicy> {
 }
 
 /// One secret found in a text.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Finding {
     /// The rule that matched (e.g. `aws-access-key-id`).
     pub rule: &'static str,
@@ -84,7 +84,7 @@ pub struct Finding {
 }
 
 /// What was done about the secrets in one write.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Decision {
     /// Secrets were replaced by placeholders.
@@ -96,7 +96,7 @@ pub enum Decision {
 }
 
 /// The scanner's report for one write: the policy applied, what was done and what was found.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct SecretReport {
     /// The policy in force.
     pub policy: SecretPolicy,

@@ -1,9 +1,9 @@
 //! Trajectory retrieval invariants: packed context never exceeds its budget, holds each step
-//! once, and an index grown step by step answers exactly like one built in a batch.
+//! once, an index grown step by step answers exactly like one built in a batch, and `auto`
+//! picks the units only when the evidence shares a specific entity.
 
-use lore::context::estimate_tokens;
-use lore::ctx::TrajectoryStep;
-use lore::ctx::step::Step;
+use lore::steps::{Step, TrajectoryStep};
+use lore::tokens::estimate_tokens;
 use lore::trajectory::{Params, Strategy as Retrieval, TrajectoryIndex};
 use proptest::prelude::*;
 
@@ -17,18 +17,27 @@ fn step(i: usize, words: &[usize], tool: usize, entity: usize, long: bool) -> Tr
     if long {
         text.extend(std::iter::repeat_n("padding", 60));
     }
+    step_with(
+        i,
+        &text.join(" "),
+        ["bash", "edit", "grep"][tool % 3],
+        &format!("e{}", entity % 5),
+    )
+}
+
+fn step_with(i: usize, text: &str, tool: &str, entity: &str) -> TrajectoryStep {
     TrajectoryStep {
         step: Step {
             id: format!("s{i:05}"),
             time: jiff::Timestamp::from_second(1_700_000_000 + i as i64).unwrap(),
             kind: None,
-            tool: Some(["bash", "edit", "grep"][tool % 3].to_string()),
+            tool: Some(tool.to_string()),
             arguments: None,
             result: None,
-            entities: vec![format!("e{}", entity % 5)],
+            entities: vec![entity.to_string()],
             subgoal: Some(format!("goal {}", i / 10)),
             files: Vec::new(),
-            text: Some(text.join(" ")),
+            text: Some(text.to_string()),
             origin: None,
             agent: None,
             session: None,
@@ -104,13 +113,53 @@ fn growing_step_by_step_equals_building_at_once() {
 }
 
 #[test]
-fn recency_takes_the_newest_steps_and_auto_resolves() {
+fn recency_takes_the_newest_steps() {
     let steps: Vec<TrajectoryStep> = (0..50).map(|i| step(i, &[i % 16], 0, 0, false)).collect();
     let mut index = TrajectoryIndex::new(None, Params::default());
     index.extend(steps).unwrap();
     let got = index.recall("anything", 30, Retrieval::Recency).unwrap();
     assert_eq!(got.steps[0].position, 50);
     assert!(got.steps.windows(2).all(|w| w[0].position > w[1].position));
-    let auto = index.recall("cache", 100, Retrieval::Auto).unwrap();
-    assert!(matches!(auto.used, Retrieval::Osu | Retrieval::Flat));
+}
+
+/// Background steps (one common tool and entity, words the query does not use) and two
+/// evidence steps, each holding one query word, under the entities given.
+fn evidence_trajectory(entities: [&str; 2]) -> TrajectoryIndex {
+    let filler = ["parser", "lexer", "grammar", "token", "syntax", "module"];
+    let mut steps: Vec<TrajectoryStep> = (0..40)
+        .map(|i| {
+            step_with(
+                i,
+                &format!("{} work", filler[i % filler.len()]),
+                "bash",
+                "core",
+            )
+        })
+        .collect();
+    steps.push(step_with(40, "cache latency spike", "bash", entities[0]));
+    steps.push(step_with(41, "deploy rollback done", "bash", entities[1]));
+    let mut index = TrajectoryIndex::new(None, Params::default());
+    index.extend(steps).unwrap();
+    index
+}
+
+#[test]
+fn auto_groups_by_unit_only_when_the_evidence_shares_a_specific_entity() {
+    // Both evidence steps name the same rare entity: the top step's unit holds a query word it
+    // lacks, so auto takes the units.
+    let shared = evidence_trajectory(["ledger", "ledger"]);
+    let got = shared.recall("cache deploy", 200, Retrieval::Auto).unwrap();
+    assert_eq!(got.strategy, Retrieval::Auto);
+    assert_eq!(got.used, Retrieval::Osu);
+    // Each names its own entity, and the shared tool and entity are common: flat.
+    let separate = evidence_trajectory(["ledger", "invoice"]);
+    let got = separate
+        .recall("cache deploy", 200, Retrieval::Auto)
+        .unwrap();
+    assert_eq!(got.used, Retrieval::Flat);
+    // Asked for by name, a strategy runs as asked.
+    let got = separate
+        .recall("cache deploy", 200, Retrieval::Osu)
+        .unwrap();
+    assert_eq!(got.used, Retrieval::Osu);
 }

@@ -2,10 +2,9 @@
 
 use std::sync::Arc;
 
-use lore::embed::FakeEmbedder;
 use lore::index::{index_path, vectors_cache_path};
 use lore::{ListFilter, Lore, NewMemory, Store, WriteContext};
-use lore_testutils::TestRepo;
+use lore_testutils::{FakeEmbedder, TestRepo};
 
 fn open(repo: &TestRepo) -> Lore {
     let mut lore = Lore::new(Store::discover(&repo.path()).unwrap());

@@ -1,5 +1,9 @@
 //! Test helpers: hermetic temporary git repositories and the `git` CLI run inside them.
 
+mod fake_embedder;
+
+pub use fake_embedder::FakeEmbedder;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 

@@ -3,7 +3,7 @@
 
 use std::collections::HashSet;
 
-use lore::ctx::step::{Step, StepKind};
+use lore::steps::{Step, StepKind};
 
 use super::{NEAR_STEPS, QueryKind};
 

@@ -22,10 +22,10 @@ mod generate;
 use std::collections::HashSet;
 use std::time::Instant;
 
-use lore::ctx::TrajectoryStep;
 use lore::embed::SharedEmbedder;
 use lore::ops::{Effect, Env, Operation};
 use lore::progress::{Progress, Throttle};
+use lore::steps::TrajectoryStep;
 use lore::trajectory::{Params, Strategy, TrajectoryIndex};
 use lore::{Error, Result};
 use schemars::JsonSchema;
@@ -71,7 +71,7 @@ impl Operation for EvalTrajectories {
     const DESCRIPTION: &'static str = "Measure every trajectory retrieval strategy on seeded \
         synthetic trajectories with planted evidence: Hit@2 and evidence recall (near and far) \
         at token budgets 64 to 1024, query latency and index build time, using this handle's \
-        embedder (hashed words without one).";
+        embedder (the built-in static model without one).";
     const EFFECT: Effect = Effect::ReadOnly;
     type Output = TrajectoryReport;
 
@@ -125,7 +125,6 @@ impl QueryKind {
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct StrategyScore {
     /// The strategy.
-    #[schemars(with = "String")]
     pub strategy: Strategy,
     /// Share of queries with an evidence step among the first two chosen (budget 1024).
     pub hit_at_2: f64,
@@ -167,7 +166,6 @@ pub struct TrajectoryReport {
     /// The embedder.
     pub embedder: String,
     /// The retrieval parameters.
-    #[schemars(with = "serde_json::Value")]
     pub params: Params,
     /// The budgets.
     pub budgets: Vec<usize>,
@@ -204,9 +202,11 @@ pub fn run(
     let mut counts = [[0usize; 3]; 3]; // per kind: queries, near, far evidence
     let mut build_ms = 0.0;
     let mut unit_totals: Vec<(String, usize)> = Vec::new();
+    let mut embedder_name = String::new();
     for trajectory in 1..=config.trajectories {
         let (steps, planted) = generate(&mut rng, config.steps, config.queries_per_kind);
         let mut index = TrajectoryIndex::new(embedder.clone(), params.clone());
+        embedder_name = index.embedder().id().to_string();
         let mut indexed = Throttle::new(
             progress,
             &format!(
@@ -330,11 +330,7 @@ pub fn run(
         .collect();
     Ok(TrajectoryReport {
         config: config.clone(),
-        // Without an embedder the index embeds hashed bags of words.
-        embedder: embedder
-            .as_ref()
-            .map(|e| e.id().to_string())
-            .unwrap_or_else(|| "hashed words (no embedder)".into()),
+        embedder: embedder_name,
         params: params.clone(),
         budgets: BUDGETS.to_vec(),
         build_ms: build_ms / trajectories,

@@ -3,13 +3,62 @@
 use std::fmt::Write as _;
 use std::io::Read;
 
-use jiff::{SignedDuration, Timestamp};
-use lore::{Citation, IndexNotice, LineRange, Lore, Memory, Status, WriteContext};
+use clap::{Args, ValueEnum};
+use jiff::Timestamp;
+use lore::ops::memory as ops;
+use lore::ops::{Env, Operation};
+use lore::progress::SharedProgress;
+use lore::{IndexNotice, Lore, Memory, WriteContext};
 
-use crate::cli::GlobalArgs;
 use crate::error::{CmdResult, CommandError};
+use crate::global::GlobalArgs;
 use crate::location;
 use crate::ui::Ui;
+
+/// One store opened for one command: the handle, who writes, and where progress goes.
+pub struct Session {
+    /// The store and its index.
+    pub lore: Lore,
+    /// Who writes (from --agent/--session or the environment).
+    pub write: WriteContext,
+    progress: SharedProgress,
+}
+
+impl Session {
+    /// Opens the store the global options point at.
+    pub fn open(ui: &mut Ui, global: &GlobalArgs) -> CmdResult<Session> {
+        let lore = location::open(global)?;
+        say_which_store(ui, global, &lore);
+        Ok(Session {
+            lore,
+            write: write_context(global),
+            progress: crate::progress_bar::for_terminal(ui.json()),
+        })
+    }
+
+    /// Runs an operation, showing its warnings and the index's notices on stderr.
+    pub fn run<O: Operation>(&mut self, ui: &mut Ui, request: O) -> CmdResult<O::Output> {
+        let mut env =
+            Env::new(&mut self.lore, self.write.clone()).with_progress(self.progress.clone());
+        let out = env.run(request);
+        for warning in env.take_warnings() {
+            ui.warn(&warning);
+        }
+        show_notices(ui, &mut self.lore);
+        Ok(out?)
+    }
+}
+
+/// Outside any repository lore answers from the personal store: say so, so nobody mistakes it
+/// for the project's memory.
+pub fn say_which_store(ui: &mut Ui, global: &GlobalArgs, lore: &Lore) {
+    if matches!(lore.store().kind(), lore::StoreKind::Personal) && !global.personal {
+        ui.warn(&format!(
+            "not inside a git repository: using the personal store at {}",
+            lore.store().common_dir().display()
+        ));
+    }
+}
 
 /// The write context from global options (agent and session also come from the environment).
 pub fn write_context(global: &GlobalArgs) -> WriteContext {
@@ -81,75 +130,23 @@ pub fn split_message(text: &str) -> (String, String) {
     }
 }
 
-/// Parses `--since`/`--until`: RFC 3339, a date, or an age such as `30m`, `12h`, `7d`, `2w`.
-pub fn parse_time(value: &str) -> CmdResult<Timestamp> {
-    let v = value.trim();
-    if let Some(t) = lore::interop::parse_time(v) {
-        return Ok(t);
-    }
-    let (num, unit) = v.split_at(v.find(|c: char| !c.is_ascii_digit()).unwrap_or(v.len()));
-    let n: i64 = num.parse().map_err(|_| {
-        CommandError::usage(format!("cannot read the time {value:?}"))
-            .hint("use 2026-01-31, 2026-01-31T10:00:00Z, or an age like 30m, 12h, 7d, 2w")
-    })?;
-    let secs = match unit {
-        "s" => n,
-        "m" => n * 60,
-        "h" => n * 3600,
-        "d" => n * 86_400,
-        "w" => n * 7 * 86_400,
-        _ => {
-            return Err(
-                CommandError::usage(format!("cannot read the time {value:?}"))
-                    .hint("use 2026-01-31, 2026-01-31T10:00:00Z, or an age like 30m, 12h, 7d, 2w"),
-            );
-        }
-    };
-    Timestamp::now()
-        .checked_sub(SignedDuration::from_secs(secs))
-        .map_err(|_| CommandError::usage(format!("the time {value:?} is out of range")))
-}
-
-/// Parses statuses given as `active,resolved`.
-pub fn parse_statuses(values: &[String]) -> CmdResult<Vec<Status>> {
-    let mut out = Vec::new();
-    for v in values.iter().flat_map(|v| v.split(',')) {
-        let st: Status = v.trim().parse()?;
-        if !out.contains(&st) {
-            out.push(st);
-        }
-    }
-    Ok(out)
-}
-
-/// Splits comma-separated, repeatable tag options.
-pub fn split_tags(values: &[String]) -> Vec<String> {
-    values
-        .iter()
-        .flat_map(|v| v.split(','))
-        .map(|t| t.trim().to_string())
-        .filter(|t| !t.is_empty())
-        .collect()
-}
-
-/// Parses `--cite PATH[:N[-M]]` and pins the file's current content.
-pub fn parse_citations(lore: &Lore, values: &[String]) -> CmdResult<Vec<Citation>> {
+/// Turns `--cite PATH[:LINES]` values (paths relative to the current directory) into the
+/// repository-relative specs the operations take.
+pub fn cite_specs(lore: &Lore, values: &[String]) -> CmdResult<Vec<String>> {
     let mut out = Vec::new();
     for value in values {
-        let (path, lines) = match value.rsplit_once(':') {
-            Some((p, r)) if !p.is_empty() && LineRange::parse(r).is_ok() => {
-                (p, Some(LineRange::parse(r)?))
-            }
-            _ => (value.as_str(), None),
-        };
-        let rel = location::repo_relative(lore, path)?;
-        out.push(lore.cite(&rel, lines)?);
+        let (path, lines) = lore::ops::memory::parse_cite(value)?;
+        let rel = location::repo_relative(lore, &path)?;
+        out.push(match lines {
+            Some(l) => format!("{rel}:{l}"),
+            None => rel,
+        });
     }
     Ok(out)
 }
 
 /// Where a new memory's summary and body come from (shared by remember and supersede).
-#[derive(clap::Args, Debug, Clone)]
+#[derive(Args, Debug, Clone)]
 pub struct MessageArgs {
     /// One-line summary (at most 100 characters), or `-` to read summary and body from standard
     /// input (first line the summary, the rest the body).
@@ -310,5 +307,126 @@ pub fn memory_header(out: &mut String, m: &Memory) {
     }
     if let Some(s) = &m.superseded_by {
         field("superseded", format!("by {s}"));
+    }
+}
+
+/// Filters shared by list and recall.
+#[derive(Args, Debug, Clone)]
+pub struct FilterArgs {
+    /// Only this namespace.
+    #[arg(long, short = 'n')]
+    pub namespace: Option<String>,
+    /// Only memories with this tag.
+    #[arg(long, short = 't')]
+    pub tag: Option<String>,
+    /// Only these statuses (comma-separated or repeated): active, resolved, superseded, archived.
+    #[arg(long)]
+    pub status: Vec<String>,
+    /// Only memories updated since (2026-01-31, RFC 3339, or an age: 30m, 12h, 7d, 2w).
+    #[arg(long)]
+    pub since: Option<String>,
+    /// Only memories updated before this time.
+    #[arg(long)]
+    pub until: Option<String>,
+}
+
+impl FilterArgs {
+    /// The operations' filter.
+    pub fn filter(&self) -> ops::Filter {
+        ops::Filter {
+            namespace: self.namespace.clone(),
+            tag: self.tag.clone(),
+            status: self.status.clone(),
+            since: self.since.clone(),
+            until: self.until.clone(),
+        }
+    }
+}
+
+/// Ranking options shared by `recall`, `context` and `eval`.
+#[derive(Args, Debug, Clone)]
+pub struct RankArgs {
+    /// How BM25 and vector rankings are combined: rrf (reciprocal rank) or score (calibrated
+    /// scores).
+    #[arg(long, default_value = "score", value_parser = ["rrf", "score"])]
+    pub fusion: String,
+    /// Weight of BM25 in score fusion (the vector part gets the rest).
+    #[arg(long, value_name = "W", default_value_t = 0.5)]
+    pub lexical_weight: f64,
+    /// Share of the score that decays with age (0 turns recency off).
+    #[arg(long, value_name = "W", default_value_t = 0.2)]
+    pub recency_weight: f64,
+    /// Recency half-life in days (0 turns recency off).
+    #[arg(long, value_name = "DAYS", default_value_t = 90.0)]
+    pub half_life: f64,
+    /// Namespace weight, e.g. decisions=1.2 (repeatable; default 1).
+    #[arg(long = "ns-weight", value_name = "NS=W")]
+    pub ns_weight: Vec<String>,
+    /// Keep near-duplicate memories as separate hits.
+    #[arg(long)]
+    pub no_collapse: bool,
+}
+
+impl RankArgs {
+    /// The operations' ranking knobs.
+    pub fn ranking(&self) -> CmdResult<ops::Ranking> {
+        let mut namespace_weights = std::collections::BTreeMap::new();
+        for w in &self.ns_weight {
+            let parsed = w
+                .split_once('=')
+                .and_then(|(ns, v)| v.trim().parse::<f64>().ok().map(|v| (ns.trim(), v)));
+            match parsed {
+                Some((ns, v)) => {
+                    namespace_weights.insert(ns.to_string(), v);
+                }
+                None => {
+                    return Err(CommandError::usage(format!(
+                        "--ns-weight {w:?}: expected NAMESPACE=WEIGHT, e.g. decisions=1.2"
+                    )));
+                }
+            }
+        }
+        Ok(ops::Ranking {
+            fusion: Some(self.fusion.clone()),
+            lexical_weight: Some(self.lexical_weight),
+            recency_weight: Some(self.recency_weight),
+            half_life_days: Some(self.half_life),
+            namespace_weights,
+            no_collapse: self.no_collapse,
+        })
+    }
+}
+
+impl RankArgs {
+    /// The ranking options these flags ask for, validated.
+    pub fn options(&self) -> CmdResult<lore::index::RankOptions> {
+        Ok(self.ranking()?.options()?)
+    }
+}
+
+/// `1 memory`, `3 memories`.
+pub fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// The formats memories move in (import and export).
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+pub enum TransferFormat {
+    /// git-notes-memory's refs/notes/mem/<namespace> in this repository.
+    Notes,
+    /// A directory of markdown files with YAML front matter.
+    Markdown,
+    /// JSON lines (a file, or `-` for standard input).
+    Jsonl,
+}
+
+impl TransferFormat {
+    /// The operations' name for it.
+    pub fn name(self) -> &'static str {
+        match self {
+            TransferFormat::Notes => "notes",
+            TransferFormat::Markdown => "markdown",
+            TransferFormat::Jsonl => "jsonl",
+        }
     }
 }

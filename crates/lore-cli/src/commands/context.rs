@@ -1,8 +1,9 @@
 //! `lore context`: the budgeted context an agent should start a session with.
 
 use clap::Args;
-use lore::Lore;
-use lore::context::{ContextFormat, ContextRequest, build};
+use lore::ops::memory as ops;
+
+use super::common::Session;
 
 use crate::error::CmdResult;
 use crate::ui::Ui;
@@ -23,18 +24,13 @@ pub struct ContextArgs {
     pub format: String,
 }
 
-pub fn run(ui: &mut Ui, lore: &mut Lore, args: &ContextArgs) -> CmdResult {
-    let format = match args.format.as_str() {
-        "xml" => ContextFormat::Xml,
-        "json" => ContextFormat::Json,
-        _ => ContextFormat::Markdown,
-    };
-    let context = build(
-        lore,
-        &ContextRequest {
+pub fn run(ui: &mut Ui, session: &mut Session, args: &ContextArgs) -> CmdResult {
+    let context = session.run(
+        ui,
+        ops::Context {
             budget: args.budget,
             query: args.query.clone(),
-            format,
+            format: Some(args.format.clone()),
         },
     )?;
     ui.emit(&context, |s| s.push_str(&context.text));

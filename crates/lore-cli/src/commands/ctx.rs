@@ -4,16 +4,11 @@
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
-use lore::ctx::step::{NewStep, StepKind};
-use lore::ctx::{Resolution, Workspace};
+use lore::ops::ctx as ops;
 use lore::trajectory::Strategy;
-use lore::{Lore, WriteContext};
-use serde::Serialize;
 
-use super::common::read_text;
-use crate::cli::GlobalArgs;
+use super::common::{self, Session, read_text};
 use crate::error::{CmdResult, CommandError};
-use crate::location;
 use crate::ui::Ui;
 
 /// The context controller: an agent's working context as versioned branches in refs/lore/ctx/*
@@ -276,112 +271,83 @@ pub struct ImportArgs {
     pub force: bool,
 }
 
-#[derive(Serialize)]
-struct Done<'a> {
-    branch: &'a str,
-    commit: Option<String>,
-}
-
-pub fn run(
-    ui: &mut Ui,
-    global: &GlobalArgs,
-    lore: &mut Lore,
-    ctx: &WriteContext,
-    args: &CtxArgs,
-) -> CmdResult {
-    let ws = Workspace::new(lore.store()).with_secret_policy(lore.secret_policy().ok());
-    let result = run_in(ui, global, &ws, ctx, args);
-    for report in ws.take_secret_reports() {
-        super::common::report_secrets(ui, Some(&report));
-    }
-    result
-}
-
-fn run_in(
-    ui: &mut Ui,
-    global: &GlobalArgs,
-    ws: &Workspace<'_>,
-    ctx: &WriteContext,
-    args: &CtxArgs,
-) -> CmdResult {
+pub fn run(ui: &mut Ui, session: &mut Session, args: &CtxArgs) -> CmdResult {
     match &args.command {
         CtxCommand::Init(a) => {
-            let commit = ws.init(&a.goal, &a.todo, ctx)?;
-            emit_commit(
+            let out = session.run(
                 ui,
-                "main",
-                Some(commit.to_string()),
-                "started the context workspace on branch main",
-            );
+                ops::CtxInit {
+                    goal: a.goal.clone(),
+                    todo: a.todo.clone(),
+                },
+            )?;
+            committed(ui, &out, "started the context workspace on branch main");
         }
         CtxCommand::Branch(a) => {
-            let commit = ws.branch(&a.name, &a.purpose, a.from.as_deref(), !a.no_switch, ctx)?;
+            let out = session.run(
+                ui,
+                ops::CtxBranch {
+                    name: a.name.clone(),
+                    purpose: a.purpose.clone(),
+                    from: a.from.clone(),
+                    no_switch: a.no_switch,
+                },
+            )?;
             let note = if a.no_switch {
                 ""
             } else {
                 " and switched to it"
             };
-            emit_commit(
-                ui,
-                &a.name,
-                Some(commit.to_string()),
-                &format!("created branch {}{note}", a.name),
-            );
+            committed(ui, &out, &format!("created branch {}{note}", a.name));
         }
         CtxCommand::Switch(a) => {
-            let left = ws.switch(&a.name)?;
-            if left > 0 {
+            let out = session.run(
+                ui,
+                ops::CtxSwitch {
+                    name: a.name.clone(),
+                },
+            )?;
+            if out.uncommitted_left > 0 {
                 ui.warn(&format!(
-                    "the branch left behind has {left} uncommitted steps (kept in its journal)"
+                    "the branch left behind has {} (kept in its journal)",
+                    common::count(
+                        out.uncommitted_left,
+                        "uncommitted step",
+                        "uncommitted steps"
+                    )
                 ));
             }
-            ui.emit(
-                &Done {
-                    branch: &a.name,
-                    commit: None,
-                },
-                |s| s.push_str(&format!("now on branch {}\n", a.name)),
-            );
+            ui.emit(&out, |s| {
+                s.push_str(&format!("now on branch {}\n", out.branch))
+            });
         }
         CtxCommand::Log(a) => {
-            let kind = a.kind.as_deref().map(StepKind::parse).transpose()?;
-            let (branch, step) = ws.log(
-                a.branch.branch.as_deref(),
-                NewStep {
-                    kind,
+            let out = session.run(
+                ui,
+                ops::CtxLog {
+                    text: a.text.clone(),
+                    kind: a.kind.clone(),
                     tool: a.tool.clone(),
-                    arguments: a.arguments.clone(),
+                    args: a.arguments.clone(),
                     result: a.result.clone(),
                     entities: a.entities.clone(),
                     subgoal: a.subgoal.clone(),
                     files: a.files.clone(),
-                    text: a.text.clone(),
-                    agent: ctx.agent.clone(),
-                    session: ctx.session.clone(),
-                    now: None,
+                    branch: a.branch.branch.clone(),
                 },
             )?;
-            #[derive(Serialize)]
-            struct Logged<'a> {
-                branch: &'a str,
-                step: &'a lore::ctx::step::Step,
-            }
-            ui.emit(
-                &Logged {
-                    branch: &branch,
-                    step: &step,
-                },
-                |s| s.push_str(&format!("logged step {} on {branch}\n", step.id)),
-            );
+            report(ui, &out.secrets);
+            ui.emit(&out, |s| {
+                s.push_str(&format!("logged step {} on {}\n", out.step.id, out.branch))
+            });
         }
         CtxCommand::Status(a) => {
-            let status = ws.status(a.branch.as_deref())?;
-            if status.damaged > 0 {
-                ui.warn(&format!(
-                    "{} unreadable line(s) in the journal of {} were skipped",
-                    status.damaged, status.branch
-                ));
-            }
+            let status = session.run(
+                ui,
+                ops::CtxStatus {
+                    branch: a.branch.clone(),
+                },
+            )?;
             ui.emit(&status, |s| {
                 s.push_str(&format!(
                     "branch {} — {}\ncommits: {}, committed steps: {}, tip {}\n",
@@ -403,8 +369,12 @@ fn run_in(
                     s.push_str("no uncommitted steps\n");
                 } else {
                     s.push_str(&format!(
-                        "{} uncommitted steps (`lore ctx commit \"…\"` adds them):\n",
-                        status.uncommitted.len()
+                        "{} (`lore ctx commit \"…\"` adds them):\n",
+                        common::count(
+                            status.uncommitted.len(),
+                            "uncommitted step",
+                            "uncommitted steps"
+                        )
                     ));
                     for step in &status.uncommitted {
                         s.push_str(&format!("  - {}\n", step.compact()));
@@ -413,81 +383,93 @@ fn run_in(
             });
         }
         CtxCommand::Commit(a) => {
-            let roadmap = a.roadmap.as_deref().map(read_text).transpose()?;
-            let out = ws.commit(
-                a.branch.branch.as_deref(),
-                &a.contribution,
-                a.summary.as_deref(),
-                roadmap.as_deref(),
-                ctx,
+            let out = session.run(
+                ui,
+                ops::CtxCommit {
+                    contribution: a.contribution.clone(),
+                    summary: a.summary.clone(),
+                    roadmap: a.roadmap.as_deref().map(read_text).transpose()?,
+                    branch: a.branch.branch.clone(),
+                },
             )?;
+            report(ui, &out.secrets);
+            let done = &out.outcome;
             ui.emit(&out, |s| {
                 s.push_str(&format!(
-                    "committed {} on {} ({} steps)\nsummary: {}\n",
-                    short(&out.commit),
-                    out.branch,
-                    out.entry.steps,
-                    out.entry.summary
+                    "committed {} on {} ({})\nsummary: {}\n",
+                    short(&done.commit),
+                    done.branch,
+                    common::count(done.entry.steps, "step", "steps"),
+                    done.entry.summary
                 ))
             });
         }
         CtxCommand::Merge(a) => {
-            // The merged branch's context comes first, so its history is read before merging.
-            let view = ws.branch_view(Some(&a.branch), 1, 0)?;
-            let resolution = match (&a.prefer, &a.roadmap) {
-                (Some(p), _) if p == "ours" => Resolution::Ours,
-                (Some(p), _) if p == "theirs" => Resolution::Theirs,
-                (Some(p), _) => {
-                    return Err(CommandError::usage(format!(
-                        "--prefer {p:?}: expected ours or theirs"
-                    )));
-                }
-                (None, Some(file)) => Resolution::Roadmap(read_text(file)?),
-                (None, None) => Resolution::Refuse,
-            };
-            ui.text(&format!("{}\n", view.render()));
-            let out = ws.merge(&a.branch, a.into.as_deref(), &resolution, ctx)?;
-            #[derive(Serialize)]
-            struct Merged<'a> {
-                context: &'a lore::ctx::view::BranchView,
-                merge: &'a lore::ctx::MergeOutcome,
+            if !ui.json() {
+                // GCC's MERGE shows the merged branch's context first, whatever the merge does.
+                let shown = session.run(
+                    ui,
+                    ops::CtxShow {
+                        branch: Some(a.branch.clone()),
+                        ..ops::CtxShow::default()
+                    },
+                )?;
+                ui.text(&format!("{}\n", shown.text));
             }
-            if out.uncommitted_left > 0 {
-                ui.warn(&format!(
-                    "{} has {} uncommitted steps that were not merged; commit them on it first",
-                    out.from, out.uncommitted_left
-                ));
-            }
-            ui.emit(
-                &Merged {
-                    context: &view,
-                    merge: &out,
+            let out = session.run(
+                ui,
+                ops::CtxMerge {
+                    branch: a.branch.clone(),
+                    into: a.into.clone(),
+                    prefer: a.prefer.clone(),
+                    roadmap: a.roadmap.as_deref().map(read_text).transpose()?,
                 },
-                |s| match &out.commit {
-                    Some(c) => {
-                        s.push_str(&format!(
-                            "merged {} into {} ({}; {} steps brought over)\n",
-                            out.from,
-                            out.into,
-                            short(c),
-                            out.steps
-                        ));
-                        for r in &out.resolved {
-                            s.push_str(&format!("resolved: {r}\n"));
-                        }
-                        s.push_str(&format!("summary: {}\n", out.summary));
+            )?;
+            report(ui, &out.secrets);
+            let m = &out.merge;
+            ui.emit(&out, |s| match &m.commit {
+                Some(c) => {
+                    s.push_str(&format!(
+                        "merged {} into {} ({}; {} brought over)\n",
+                        m.from,
+                        m.into,
+                        short(c),
+                        common::count(m.steps, "step", "steps")
+                    ));
+                    for r in &m.resolved {
+                        s.push_str(&format!("resolved: {r}\n"));
                     }
-                    None => s.push_str(&format!(
-                        "{} is already merged into {}; nothing to do\n",
-                        out.from, out.into
-                    )),
-                },
-            );
+                    s.push_str(&format!("summary: {}\n", m.summary));
+                }
+                None => s.push_str(&format!(
+                    "{} is already merged into {}; nothing to do\n",
+                    m.from, m.into
+                )),
+            });
         }
-        CtxCommand::Show(a) => show(ui, ws, a)?,
+        CtxCommand::Show(a) => {
+            let out = session.run(
+                ui,
+                ops::CtxShow {
+                    branch: a.branch.clone(),
+                    commit: a.commit.clone(),
+                    log: a.log,
+                    metadata: a.metadata.clone(),
+                    window: a.window,
+                    offset: a.offset,
+                },
+            )?;
+            ui.emit(&out, |s| s.push_str(&out.text));
+        }
         CtxCommand::Metadata(a) => match &a.command {
             MetadataCommand::Get { segment, branch } => {
-                let view = ws.metadata_view(branch.branch.as_deref(), segment.as_deref())?;
+                let view = session.run(
+                    ui,
+                    ops::CtxMetadataGet {
+                        segment: segment.clone(),
+                        branch: branch.branch.clone(),
+                    },
+                )?;
                 ui.emit(&view, |s| s.push_str(&view.yaml));
             }
             MetadataCommand::Set {
@@ -496,60 +478,80 @@ fn run_in(
                 text,
                 branch,
             } => {
-                let raw = if value == "-" {
+                let value = if value == "-" {
                     read_text("-")?
                 } else {
                     value.clone()
                 };
-                let parsed = lore::ctx::metadata_value(&raw, *text)?;
-                let commit =
-                    ws.metadata_set(branch.branch.as_deref(), segment, Some(parsed), ctx)?;
-                let name = ws.resolve(branch.branch.as_deref())?;
-                emit_commit(
+                let out = session.run(
                     ui,
-                    &name,
-                    Some(commit.to_string()),
-                    &format!("set metadata segment {segment} on {name}"),
-                );
+                    ops::CtxMetadataSet {
+                        segment: segment.clone(),
+                        value: Some(value),
+                        text: *text,
+                        branch: branch.branch.clone(),
+                    },
+                )?;
+                let said = format!("set metadata segment {segment} on {}", out.branch);
+                committed(ui, &out, &said);
             }
             MetadataCommand::Unset { segment, branch } => {
-                let commit = ws.metadata_set(branch.branch.as_deref(), segment, None, ctx)?;
-                let name = ws.resolve(branch.branch.as_deref())?;
-                emit_commit(
+                let out = session.run(
                     ui,
-                    &name,
-                    Some(commit.to_string()),
-                    &format!("removed metadata segment {segment} from {name}"),
-                );
+                    ops::CtxMetadataSet {
+                        segment: segment.clone(),
+                        value: None,
+                        text: false,
+                        branch: branch.branch.clone(),
+                    },
+                )?;
+                let said = format!("removed metadata segment {segment} from {}", out.branch);
+                committed(ui, &out, &said);
             }
         },
         CtxCommand::Read(a) => {
-            let text = ws.read_context(a.branch.as_deref())?;
-            #[derive(Serialize)]
-            struct Doc<'a> {
-                content: &'a str,
-            }
-            ui.emit(&Doc { content: &text }, |s| s.push_str(&text));
+            let out = session.run(
+                ui,
+                ops::CtxRead {
+                    branch: a.branch.clone(),
+                },
+            )?;
+            ui.emit(&out, |s| s.push_str(&out.content));
         }
         CtxCommand::Update(a) => {
-            let new = match (&a.new, &a.file) {
+            let content = match (&a.new, &a.file) {
                 (Some(n), _) if n == "-" => read_text("-")?,
                 (Some(n), _) => n.clone(),
                 (None, Some(f)) => read_text(f)?,
-                (None, None) => unreachable!("clap requires one of them"),
+                (None, None) => {
+                    return Err(CommandError::usage(
+                        "give the new document, - for standard input, or --file",
+                    ));
+                }
             };
-            let commit = ws.update_context(a.branch.branch.as_deref(), &new, &a.message, ctx)?;
-            let branch = ws.resolve(a.branch.branch.as_deref())?;
-            let text = match commit {
-                Some(_) => format!("updated the context on {branch}"),
+            let out = session.run(
+                ui,
+                ops::CtxUpdate {
+                    content,
+                    message: a.message.clone(),
+                    branch: a.branch.branch.clone(),
+                },
+            )?;
+            let said = match out.commit {
+                Some(_) => format!("updated the context on {}", out.branch),
                 None => "the context is already that; nothing changed".to_string(),
             };
-            emit_commit(ui, &branch, commit.map(|c| c.to_string()), &text);
+            committed(ui, &out, &said);
         }
         CtxCommand::History(a) => {
-            let versions = ws.context_history(a.branch.as_deref())?;
-            ui.emit(&versions, |s| {
-                for v in &versions {
+            let out = session.run(
+                ui,
+                ops::CtxHistory {
+                    branch: a.branch.clone(),
+                },
+            )?;
+            ui.emit(&out, |s| {
+                for v in &out.versions {
                     s.push_str(&format!(
                         "{:>3}  {}  {}  {}\n",
                         v.version,
@@ -561,35 +563,32 @@ fn run_in(
             });
         }
         CtxCommand::Snapshot(a) => {
-            let (version, text) = ws.context_snapshot(a.branch.branch.as_deref(), &a.version)?;
-            #[derive(Serialize)]
-            struct Snap<'a> {
-                version: &'a lore::ctx::ContextVersion,
-                content: &'a str,
-            }
-            ui.emit(
-                &Snap {
-                    version: &version,
-                    content: &text,
+            let out = session.run(
+                ui,
+                ops::CtxSnapshot {
+                    version: ops::Version::Text(a.version.clone()),
+                    branch: a.branch.branch.clone(),
                 },
-                |s| s.push_str(&text),
-            );
+            )?;
+            ui.emit(&out, |s| s.push_str(&out.content));
         }
         CtxCommand::Recall(a) => {
-            let strategy = Strategy::parse(&a.strategy)?;
-            let (got, searched) = ws.recall(
-                &a.query,
-                a.budget,
-                strategy,
-                a.branch.branch.as_deref(),
-                a.all_branches,
-                location::embedder(global)?,
+            let out = session.run(
+                ui,
+                ops::CtxRecall {
+                    query: a.query.clone(),
+                    budget: Some(a.budget),
+                    strategy: Some(a.strategy.clone()),
+                    branch: a.branch.branch.clone(),
+                    all_branches: a.all_branches,
+                },
             )?;
-            ui.emit(&got, |s| {
+            let got = &out.recalled;
+            ui.emit(&out, |s| {
                 s.push_str(&format!(
                     "{} of {} steps, {} of {} tokens, strategy {}{}\n",
                     got.steps.len(),
-                    searched,
+                    out.searched,
                     got.tokens,
                     got.budget,
                     got.used.as_str(),
@@ -599,27 +598,38 @@ fn run_in(
                         ""
                     }
                 ));
-                s.push_str(&got.render());
+                s.push_str(&out.text);
             });
         }
         CtxCommand::Export(a) => {
-            let report = ws.export_gcc(&a.dir)?;
+            let report = session.run(
+                ui,
+                ops::CtxExport {
+                    dir: a.dir.display().to_string(),
+                },
+            )?;
             ui.emit(&report, |s| {
                 s.push_str(&format!(
-                    "exported {} branches ({} committed steps) to {}\n",
-                    report.branches.len(),
+                    "exported {} ({} committed steps) to {}\n",
+                    common::count(report.branches.len(), "branch", "branches"),
                     report.steps,
                     a.dir.display()
                 ))
             });
         }
         CtxCommand::Import(a) => {
-            let report = ws.import_gcc(&a.dir, a.force, ctx)?;
+            let report = session.run(
+                ui,
+                ops::CtxImport {
+                    dir: a.dir.display().to_string(),
+                    force: a.force,
+                },
+            )?;
             ui.emit(&report, |s| {
                 s.push_str(&format!(
-                    "imported {} branches ({} steps): {}\n",
-                    report.branches.len(),
-                    report.steps,
+                    "imported {} ({}): {}\n",
+                    common::count(report.branches.len(), "branch", "branches"),
+                    common::count(report.steps, "step", "steps"),
                     report.branches.join(", ")
                 ))
             });
@@ -628,31 +638,19 @@ fn run_in(
     Ok(())
 }
 
-fn show(ui: &mut Ui, ws: &Workspace<'_>, a: &ShowArgs) -> CmdResult {
-    let view = ws.show(&lore::ctx::view::ShowRequest {
-        branch: a.branch.clone(),
-        commit: a.commit.clone(),
-        log: a.log,
-        metadata: a.metadata.clone(),
-        window: a.window,
-        offset: a.offset,
-    })?;
-    ui.emit(&view, |s| s.push_str(&view.render()));
-    Ok(())
+fn report(ui: &mut Ui, reports: &[lore::secrets::SecretReport]) {
+    for r in reports {
+        common::report_secrets(ui, Some(r));
+    }
 }
 
-/// Reports a write: the branch and commit as JSON, or `text` and the short commit id.
-fn emit_commit(ui: &mut Ui, branch: &str, commit: Option<String>, text: &str) {
-    ui.emit(
-        &Done {
-            branch,
-            commit: commit.clone(),
-        },
-        |s| match &commit {
-            Some(c) => s.push_str(&format!("{text} ({})\n", short(c))),
-            None => s.push_str(&format!("{text}\n")),
-        },
-    );
+/// Reports a context write: the result as JSON, or `text` and the short commit id.
+fn committed(ui: &mut Ui, out: &ops::CtxCommitted, text: &str) {
+    report(ui, &out.secrets);
+    ui.emit(out, |s| match &out.commit {
+        Some(c) => s.push_str(&format!("{text} ({})\n", short(c))),
+        None => s.push_str(&format!("{text}\n")),
+    });
 }
 
 fn short(id: &str) -> &str {

@@ -13,9 +13,9 @@ use lore_bench::longmemeval::EvalReport;
 use lore_bench::trajectories::{EvalTrajectories, TrajectoryReport};
 use lore_bench::{EvalLongMemEval, run_measurement};
 
-use super::recall::RankArgs;
-use crate::cli::GlobalArgs;
+use super::common::RankArgs;
 use crate::error::{CmdResult, CommandError};
+use crate::global::GlobalArgs;
 use crate::location;
 use crate::ui::Ui;
 
@@ -65,9 +65,10 @@ pub struct LongMemEvalArgs {
     pub rank: RankArgs,
 }
 
-/// Runs `lore eval` without progress.
+/// Runs `lore eval`, with a progress bar on a terminal (none with `--json`).
 pub fn run(ui: &mut Ui, global: &GlobalArgs, args: &EvalArgs) -> CmdResult {
-    run_with_progress(ui, global, args, lore::progress::silent())
+    let progress = crate::progress_bar::for_terminal(ui.json());
+    run_with_progress(ui, global, args, progress)
 }
 
 /// Runs `lore eval`, reporting progress to `progress`.

@@ -1,8 +1,9 @@
 //! `lore forget`: delete a memory (a deletion commit), or purge it from history.
 
 use clap::Args;
-use lore::{Lore, WriteContext};
-use serde::Serialize;
+use lore::ops::memory as ops;
+
+use super::common::{self, Session};
 
 use crate::error::CmdResult;
 use crate::ui::Ui;
@@ -23,53 +24,35 @@ pub struct ForgetArgs {
     pub purge: bool,
 }
 
-#[derive(Serialize)]
-struct PurgeOutput {
-    id: String,
-    purged: bool,
-    versions_removed: usize,
-    commits_rewritten: usize,
-    refs_rewritten: Vec<String>,
-    next_steps: Vec<&'static str>,
-}
-
-const NEXT_STEPS: [&str; 2] = [
-    "git gc --prune=now   # drop the now-unreachable objects from this clone",
-    "lore sync / git push --force the rewritten refs/lore/* to remotes, and purge other clones",
-];
-
-pub fn run(ui: &mut Ui, lore: &mut Lore, ctx: &WriteContext, args: &ForgetArgs) -> CmdResult {
-    if args.purge {
-        let (memory, report, versions) = lore.purge(&args.memory)?;
-        let out = PurgeOutput {
-            id: memory.id.to_string(),
-            purged: true,
-            versions_removed: versions,
-            commits_rewritten: report.commits_rewritten,
-            refs_rewritten: report.refs_rewritten,
-            next_steps: NEXT_STEPS.to_vec(),
-        };
-        ui.emit(&out, |s| {
+pub fn run(ui: &mut Ui, session: &mut Session, args: &ForgetArgs) -> CmdResult {
+    let out = session.run(
+        ui,
+        ops::Forget {
+            memory: args.memory.clone(),
+            purge: args.purge,
+        },
+    )?;
+    ui.emit(&out, |s| {
+        if out.purged {
             s.push_str(&format!(
-                "Purged {}: {} version(s) removed, {} commit(s) rewritten.\nNext:\n",
-                out.id, out.versions_removed, out.commits_rewritten
+                "Purged {}: {} removed, {} rewritten.\nNext:\n",
+                out.memory.id,
+                common::count(out.versions_removed.unwrap_or(0), "version", "versions"),
+                common::count(out.commits_rewritten.unwrap_or(0), "commit", "commits")
             ));
             for step in &out.next_steps {
-                s.push_str(&format!("  {step}\n"));
+                s.push_str(&format!("  - {step}\n"));
             }
-        });
-        return Ok(());
-    }
-    let written = lore.forget(&args.memory, ctx)?;
-    ui.emit(&written, |s| {
-        s.push_str(&format!(
-            "Forgot {} ({}) at {}; `lore history {}` still shows it, `lore forget --purge {}` removes it from history\n",
-            written.memory.id,
-            written.path,
-            &written.commit[..written.commit.len().min(12)],
-            written.memory.id,
-            written.memory.id
-        ));
+        } else {
+            s.push_str(&format!(
+                "Forgot {} ({}) at {}; `lore history {}` still shows it, `lore forget --purge {}` removes it from history\n",
+                out.memory.id,
+                out.path,
+                out.commit.as_deref().map(|c| &c[..c.len().min(12)]).unwrap_or(""),
+                out.memory.id,
+                out.memory.id
+            ));
+        }
     });
     Ok(())
 }

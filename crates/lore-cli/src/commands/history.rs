@@ -1,10 +1,9 @@
 //! `lore history`: the versions of one memory, from git.
 
 use clap::Args;
-use lore::{Lore, Memory, MemoryVersion};
-use serde::Serialize;
+use lore::ops::memory as ops;
 
-use super::common;
+use super::common::{self, Session};
 use crate::error::CmdResult;
 use crate::ui::Ui;
 
@@ -17,25 +16,26 @@ pub struct HistoryArgs {
     pub memory: String,
 }
 
-#[derive(Serialize)]
-struct HistoryOutput {
-    memory: Memory,
-    versions: Vec<MemoryVersion>,
-}
-
-pub fn run(ui: &mut Ui, lore: &mut Lore, args: &HistoryArgs) -> CmdResult {
-    let (memory, versions) = lore.history(&args.memory)?;
-    let out = HistoryOutput { memory, versions };
+pub fn run(ui: &mut Ui, session: &mut Session, args: &HistoryArgs) -> CmdResult {
+    let out = session.run(
+        ui,
+        ops::History {
+            memory: args.memory.clone(),
+        },
+    )?;
     ui.emit(&out, |s| {
         s.push_str(&format!("{}  {}\n", out.memory.id, out.memory.summary));
         for v in &out.versions {
-            let state = match &v.memory {
+            let mut state = match &v.memory {
                 Some(m) => format!("{:<10} {}", m.status, m.summary),
                 None => "(deleted)".to_string(),
             };
+            if v.id != out.memory.id.as_str() {
+                state.push_str(&format!("  (of {})", v.id));
+            }
             s.push_str(&format!(
                 "  {}  {}  {}  {}\n",
-                &v.commit[..12],
+                &v.commit[..v.commit.len().min(12)],
                 common::short_time(v.time),
                 v.subject.split(':').next().unwrap_or(""),
                 state

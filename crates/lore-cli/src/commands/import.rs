@@ -1,24 +1,11 @@
 //! `lore import`: bring memories in from git-notes-memory notes, markdown files or JSONL.
 
-use std::io::BufReader;
+use clap::Args;
+use lore::ops::transfer as ops;
 
-use clap::{Args, ValueEnum};
-use jiff::Timestamp;
-use lore::{BatchReport, Lore, WriteContext};
-use serde::Serialize;
-
+use super::common::{self, Session};
 use crate::error::{CmdResult, CommandError};
 use crate::ui::Ui;
-
-#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
-pub enum Format {
-    /// git-notes-memory's refs/notes/mem/<namespace> in this repository.
-    Notes,
-    /// A directory of markdown files with YAML front matter.
-    Markdown,
-    /// JSON lines (a file, or `-` for standard input).
-    Jsonl,
-}
 
 /// Import memories from notes, markdown files or JSONL.
 ///
@@ -28,7 +15,7 @@ pub enum Format {
 pub struct ImportArgs {
     /// The format.
     #[arg(value_enum)]
-    pub format: Format,
+    pub format: common::TransferFormat,
     /// The directory (markdown) or file (jsonl; `-` for standard input). Not used for notes.
     pub path: Option<String>,
     /// Overwrite memories whose id exists with other content.
@@ -39,62 +26,32 @@ pub struct ImportArgs {
     pub dry_run: bool,
 }
 
-#[derive(Serialize)]
-struct ImportOutput {
-    read: usize,
-    #[serde(flatten)]
-    report: BatchReport,
-    warnings: Vec<String>,
-    dry_run: bool,
-}
-
-pub fn run(ui: &mut Ui, lore: &mut Lore, ctx: &WriteContext, args: &ImportArgs) -> CmdResult {
-    let now = lore::model::to_millis(Timestamp::now());
-    let path = || {
-        args.path
-            .clone()
-            .ok_or_else(|| CommandError::usage("give the path to import from"))
+pub fn run(ui: &mut Ui, session: &mut Session, args: &ImportArgs) -> CmdResult {
+    let (path, data) = match args.path.as_deref() {
+        Some("-") => (None, Some(common::read_text("-")?)),
+        other => (other.map(String::from), None),
     };
-    let converted = match args.format {
-        Format::Notes => lore::interop::notes::import(lore.store(), now)?,
-        Format::Markdown => {
-            lore::interop::markdown_dir::import(std::path::Path::new(&path()?), now)?
-        }
-        Format::Jsonl => {
-            let p = path()?;
-            if p == "-" {
-                let stdin = std::io::stdin();
-                lore::interop::jsonl::import(&mut stdin.lock(), "stdin", now)?
-            } else {
-                let file = std::fs::File::open(&p)
-                    .map_err(|e| CommandError::usage(format!("cannot read {p}: {e}")))?;
-                lore::interop::jsonl::import(&mut BufReader::new(file), &p, now)?
-            }
-        }
-    };
-    let read = converted.memories.len();
-    let report = if args.dry_run || converted.memories.is_empty() {
-        BatchReport::default()
-    } else {
-        let subject = format!("import {:?}", args.format).to_lowercase();
-        lore.write_batch(&converted.memories, &subject, args.replace, ctx)?
-    };
-    let out = ImportOutput {
-        read,
-        report,
-        warnings: converted.warnings,
-        dry_run: args.dry_run,
-    };
-    for (id, secrets) in &out.report.secrets {
-        if !ui.json() {
+    if path.is_none() && data.is_none() && args.format != common::TransferFormat::Notes {
+        return Err(CommandError::usage("give the path to import from"));
+    }
+    let out = session.run(
+        ui,
+        ops::Import {
+            format: args.format.name().to_string(),
+            path,
+            data,
+            replace: args.replace,
+            dry_run: args.dry_run,
+        },
+    )?;
+    if !ui.json() {
+        for (id, secrets) in &out.report.secrets {
             ui.warn(&format!(
                 "memory {id}: secret scanner: {}",
                 secrets.describe()
             ));
         }
-    }
-    for w in &out.warnings {
-        if !ui.json() {
+        for w in &out.warnings {
             ui.warn(w);
         }
     }
@@ -102,8 +59,8 @@ pub fn run(ui: &mut Ui, lore: &mut Lore, ctx: &WriteContext, args: &ImportArgs) 
         let r = &out.report;
         if out.dry_run {
             s.push_str(&format!(
-                "Read {} memories (dry run: nothing written)\n",
-                out.read
+                "Read {} (dry run: nothing written)\n",
+                common::count(out.read, "memory", "memories")
             ));
         } else {
             s.push_str(&format!(

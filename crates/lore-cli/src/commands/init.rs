@@ -1,9 +1,9 @@
 //! `lore init`: create the store explicitly (never required; the first write creates it too).
 
 use clap::Args;
-use lore::Lore;
-use serde::Serialize;
+use lore::ops::store as ops;
 
+use super::common::Session;
 use crate::error::CmdResult;
 use crate::ui::Ui;
 
@@ -14,23 +14,8 @@ use crate::ui::Ui;
 #[derive(Args, Debug)]
 pub struct InitArgs {}
 
-#[derive(Serialize)]
-struct InitOutput {
-    created: bool,
-    git_dir: String,
-    memory_ref: &'static str,
-    project: Option<String>,
-}
-
-pub fn run(ui: &mut Ui, lore: &mut Lore, _args: &InitArgs) -> CmdResult {
-    let created = lore.store().init()?;
-    let tip = lore.store().tip()?;
-    let out = InitOutput {
-        created,
-        git_dir: lore.store().common_dir().display().to_string(),
-        memory_ref: lore::store::MEMORY_REF,
-        project: lore.store().meta(tip)?.and_then(|m| m.project),
-    };
+pub fn run(ui: &mut Ui, session: &mut Session, _args: &InitArgs) -> CmdResult {
+    let out = session.run(ui, ops::Init {})?;
     ui.emit(&out, |s| {
         let verb = if out.created { "Created" } else { "Found" };
         s.push_str(&format!(

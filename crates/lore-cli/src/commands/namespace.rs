@@ -1,9 +1,9 @@
 //! `lore namespace`: list namespaces and register new ones.
 
 use clap::{Args, Subcommand};
-use lore::{Lore, WriteContext};
-use serde::Serialize;
+use lore::ops::store as ops;
 
+use super::common::Session;
 use crate::error::CmdResult;
 use crate::ui::Ui;
 
@@ -28,39 +28,25 @@ pub enum NamespaceAction {
     },
 }
 
-#[derive(Serialize)]
-struct NamespaceEntry {
-    name: String,
-    builtin: bool,
-}
-
-#[derive(Serialize)]
-struct AddOutput {
-    name: String,
-    added: bool,
-}
-
-pub fn run(ui: &mut Ui, lore: &mut Lore, ctx: &WriteContext, args: &NamespaceArgs) -> CmdResult {
+pub fn run(ui: &mut Ui, session: &mut Session, args: &NamespaceArgs) -> CmdResult {
     match &args.action {
         None | Some(NamespaceAction::List) => {
-            let list: Vec<NamespaceEntry> = lore
-                .namespaces()?
-                .into_iter()
-                .map(|(name, builtin)| NamespaceEntry { name, builtin })
-                .collect();
-            ui.emit(&list, |s| {
-                for n in &list {
+            let out = session.run(ui, ops::Namespaces {})?;
+            ui.emit(&out, |s| {
+                for n in &out.namespaces {
                     let origin = if n.builtin { "built in" } else { "registered" };
                     s.push_str(&format!("{:<16} {origin}\n", n.name));
                 }
             });
         }
         Some(NamespaceAction::Add { name, description }) => {
-            let added = lore.add_namespace(name, description, ctx)?;
-            let out = AddOutput {
-                name: name.clone(),
-                added,
-            };
+            let out = session.run(
+                ui,
+                ops::NamespaceAdd {
+                    name: name.clone(),
+                    description: description.clone(),
+                },
+            )?;
             ui.emit(&out, |s| {
                 if out.added {
                     s.push_str(&format!("Registered namespace {}\n", out.name));

@@ -1,9 +1,9 @@
 //! `lore remember`: write a new memory.
 
 use clap::Args;
-use lore::{Lore, NewMemory, Novelty, Status, WriteContext};
+use lore::ops::memory::{self as ops, OnDuplicate};
 
-use super::common;
+use super::common::{self, Session};
 use crate::error::CmdResult;
 use crate::ui::Ui;
 
@@ -49,34 +49,29 @@ pub struct RememberArgs {
     pub force: bool,
 }
 
-pub fn run(ui: &mut Ui, lore: &mut Lore, ctx: &WriteContext, args: &RememberArgs) -> CmdResult {
+pub fn run(ui: &mut Ui, session: &mut Session, args: &RememberArgs) -> CmdResult {
     let (summary, body) = args.message.read()?;
-    let status = args
-        .status
-        .as_deref()
-        .map(str::parse::<Status>)
-        .transpose()?;
-    let new = NewMemory {
-        namespace: args.namespace.clone(),
+    let request = ops::Remember {
+        namespace: Some(args.namespace.clone()),
         key: args.key.clone(),
         summary,
         body,
-        tags: common::split_tags(&args.tags),
-        status,
+        tags: args.tags.clone(),
+        status: args.status.clone(),
         confidence: args.confidence,
-        citations: common::parse_citations(lore, &args.cites)?,
+        cites: common::cite_specs(&session.lore, &args.cites)?,
         relates_to: args.relates_to.clone(),
+        on_duplicate: if args.force {
+            OnDuplicate::Force
+        } else if args.upsert {
+            OnDuplicate::Upsert
+        } else {
+            OnDuplicate::Check
+        },
     };
-    let novelty = if args.force {
-        Novelty::Force
-    } else if args.upsert {
-        Novelty::Upsert
-    } else {
-        Novelty::Check
-    };
-    let done = lore.remember_checked(&new, ctx, novelty)?;
+    let done = session.run(ui, request)?;
     let written = &done.written;
-    common::report_secrets(ui, done.written.secrets.as_ref());
+    common::report_secrets(ui, written.secrets.as_ref());
     ui.emit(&done, |s| {
         s.push_str(&format!(
             "Remembered {} in {} ({}) at {}\n",

@@ -2,11 +2,9 @@
 //! edited) or reject them.
 
 use clap::{Args, Subcommand};
-use lore::capture::{Capture, Suggestion, SuggestionEdit};
-use lore::{Lore, WriteContext};
-use serde::Serialize;
+use lore::ops::review as ops;
 
-use crate::commands::common;
+use super::common::{self, Session};
 use crate::error::CmdResult;
 use crate::ui::Ui;
 
@@ -61,8 +59,9 @@ pub struct Changes {
 }
 
 impl Changes {
-    fn edit(&self) -> SuggestionEdit {
-        SuggestionEdit {
+    fn request(&self, id: &str) -> ops::ReviewChange {
+        ops::ReviewChange {
+            id: id.to_string(),
             namespace: self.namespace.clone(),
             summary: self.summary.clone(),
             body: self.body.clone(),
@@ -70,35 +69,29 @@ impl Changes {
     }
 }
 
-#[derive(Serialize)]
-struct Listing<'a> {
-    suggestions: &'a [Suggestion],
-}
-
-pub fn run(ui: &mut Ui, lore: &mut Lore, ctx: &WriteContext, args: &ReviewArgs) -> CmdResult {
-    let mut capture = Capture::new(lore);
+pub fn run(ui: &mut Ui, session: &mut Session, args: &ReviewArgs) -> CmdResult {
     match args.action.as_ref().unwrap_or(&ReviewAction::List) {
         ReviewAction::List => {
-            let pending = capture.pending()?;
-            ui.emit(
-                &Listing {
-                    suggestions: &pending,
-                },
-                |s| {
-                    if pending.is_empty() {
-                        s.push_str("Nothing to review.\n");
-                    }
-                    for p in &pending {
-                        s.push_str(&format!(
-                            "{}  {:<13} {:.2}  {}\n",
-                            p.id, p.signal.namespace, p.signal.confidence, p.signal.summary
-                        ));
-                    }
-                },
-            );
+            let out = session.run(ui, ops::ReviewList {})?;
+            ui.emit(&out, |s| {
+                if out.suggestions.is_empty() {
+                    s.push_str("Nothing to review.\n");
+                }
+                for p in &out.suggestions {
+                    s.push_str(&format!(
+                        "{}  {:<13} {:.2}  {}\n",
+                        p.id, p.signal.namespace, p.signal.confidence, p.signal.summary
+                    ));
+                }
+            });
         }
         ReviewAction::Accept { id, changes } => {
-            let written = capture.accept(id, &changes.edit(), ctx)?;
+            let written = session.run(
+                ui,
+                ops::ReviewAccept {
+                    change: changes.request(id),
+                },
+            )?;
             common::report_secrets(ui, written.secrets.as_ref());
             ui.emit(&written, |s| {
                 s.push_str(&format!(
@@ -108,7 +101,12 @@ pub fn run(ui: &mut Ui, lore: &mut Lore, ctx: &WriteContext, args: &ReviewArgs) 
             });
         }
         ReviewAction::Edit { id, changes } => {
-            let edited = capture.edit(id, &changes.edit())?;
+            let edited = session.run(
+                ui,
+                ops::ReviewEdit {
+                    change: changes.request(id),
+                },
+            )?;
             ui.emit(&edited, |s| {
                 s.push_str(&format!(
                     "Edited {}: {} ({})\n",
@@ -117,7 +115,7 @@ pub fn run(ui: &mut Ui, lore: &mut Lore, ctx: &WriteContext, args: &ReviewArgs) 
             });
         }
         ReviewAction::Reject { id } => {
-            let dropped = capture.reject(id)?;
+            let dropped = session.run(ui, ops::ReviewReject { id: id.clone() })?;
             ui.emit(&dropped, |s| {
                 s.push_str(&format!(
                     "Rejected {}: {}\n",

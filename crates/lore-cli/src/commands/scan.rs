@@ -1,9 +1,9 @@
 //! `lore scan`: audit stored memories for secrets and point at `forget --purge`.
 
 use clap::Args;
-use lore::{Lore, StoredSecret};
-use serde::Serialize;
+use lore::ops::store as ops;
 
+use super::common::Session;
 use crate::error::CmdResult;
 use crate::ui::Ui;
 
@@ -19,33 +19,23 @@ pub struct ScanArgs {
     pub history: bool,
 }
 
-#[derive(Serialize)]
-struct ScanOutput<'a> {
-    clean: bool,
-    memories: &'a [StoredSecret],
-    next_step: Option<String>,
-}
-
-pub fn run(ui: &mut Ui, lore: &mut Lore, args: &ScanArgs) -> CmdResult {
-    let found = lore.scan_secrets(args.history)?;
-    let next_step = (!found.is_empty()).then(|| {
-        "rotate each secret, then `lore forget --purge ID` for each memory listed".to_string()
-    });
-    let out = ScanOutput {
-        clean: found.is_empty(),
-        memories: &found,
-        next_step: next_step.clone(),
-    };
+pub fn run(ui: &mut Ui, session: &mut Session, args: &ScanArgs) -> CmdResult {
+    let out = session.run(
+        ui,
+        ops::Scan {
+            history: args.history,
+        },
+    )?;
     ui.emit(&out, |s| {
-        if found.is_empty() {
-            s.push_str(if args.history {
+        if out.clean {
+            s.push_str(if out.history {
                 "No secrets in stored memories or their history.\n"
             } else {
                 "No secrets in stored memories (add --history to scan earlier versions).\n"
             });
             return;
         }
-        for m in &found {
+        for m in &out.memories {
             let when = match &m.commit {
                 Some(c) => format!(" (earlier version, commit {})", &c[..c.len().min(12)]),
                 None => String::new(),
@@ -55,9 +45,9 @@ pub fn run(ui: &mut Ui, lore: &mut Lore, args: &ScanArgs) -> CmdResult {
                 s.push_str(&format!("  {}\n", f.describe()));
             }
         }
-        if let Some(step) = &next_step {
-            s.push_str(&format!("Next: {step}.\n"));
-        }
+        s.push_str(
+            "Next: rotate each secret, then `lore forget --purge ID` for each memory listed.\n",
+        );
     });
     Ok(())
 }

@@ -9,18 +9,28 @@ use lore::setup::{self, ConfigFile};
 use serde::Serialize;
 
 use crate::error::{CmdResult, CommandError};
+use crate::global::GlobalArgs;
 use crate::location;
 use crate::ui::Ui;
 
 /// Connect a coding agent to lore: its hooks and lore's MCP server.
 ///
 /// Writes, merging with what is there (other hooks, servers and settings are kept):
-///   claude  .claude/settings.json (hooks), .mcp.json (server); --global: ~/.claude/settings.json, ~/.claude.json
-///   codex   .codex/hooks.json, .codex/config.toml (server, hooks feature); --global: under ~/.codex
-///   gemini  .gemini/settings.json (hooks and server); --global: ~/.gemini/settings.json
-///   cursor  .cursor/hooks.json, .cursor/mcp.json; --global: under ~/.cursor
-/// Running it again changes nothing; --remove takes out only lore's entries.
+///
+///   claude  .claude/settings.json (hooks), .mcp.json (server)
+///           --global: ~/.claude/settings.json, ~/.claude.json
+///   codex   .codex/hooks.json, .codex/config.toml (server, hooks feature)
+///           --global: under ~/.codex
+///   gemini  .gemini/settings.json (hooks and server)
+///           --global: ~/.gemini/settings.json
+///   cursor  .cursor/hooks.json, .cursor/mcp.json
+///           --global: under ~/.cursor
+///
+/// The agent runs lore by the path of this binary unless --command says otherwise (e.g.
+/// `--command lore` when lore is on the agent's PATH). Running it again changes nothing;
+/// --remove takes out only lore's entries.
 #[derive(Args, Debug)]
+#[command(verbatim_doc_comment)]
 pub struct SetupArgs {
     /// The agent: claude, codex, gemini or cursor.
     // Its own id: `agent` is the global --agent option's.
@@ -32,15 +42,40 @@ pub struct SetupArgs {
     /// Take lore out of the configuration.
     #[arg(long)]
     pub remove: bool,
-    /// The command that runs lore, as the agent should call it.
-    #[arg(long, default_value = "lore", value_name = "PATH")]
-    pub command: String,
+    /// The command that runs lore, as the agent should call it (default: this binary's path).
+    #[arg(long, value_name = "PATH")]
+    pub command: Option<String>,
 }
 
+/// What setup did to one file.
 #[derive(Serialize)]
 struct Changed {
     path: String,
+    /// created, updated, removed from, or unchanged.
+    action: &'static str,
     changed: bool,
+}
+
+/// What setup did.
+#[derive(Serialize)]
+struct SetupOutput {
+    /// Each configuration file, in the order written.
+    files: Vec<Changed>,
+}
+
+/// The command agents should run: the one given, else this binary's own path (so an agent
+/// finds it whether or not lore is on its PATH).
+fn lore_command(given: &Option<String>) -> CmdResult<String> {
+    if let Some(c) = given.as_deref().filter(|c| !c.trim().is_empty()) {
+        return Ok(c.to_string());
+    }
+    let exe = std::env::current_exe()
+        .and_then(|p| p.canonicalize())
+        .map_err(|e| {
+            CommandError::usage(format!("cannot tell where this lore binary is: {e}"))
+                .hint("pass --command PATH")
+        })?;
+    Ok(exe.display().to_string())
 }
 
 fn files(agent: Agent, base: &Path, global: bool) -> Vec<(PathBuf, ConfigFile)> {
@@ -71,8 +106,9 @@ fn files(agent: Agent, base: &Path, global: bool) -> Vec<(PathBuf, ConfigFile)> 
     }
 }
 
-pub fn run(ui: &mut Ui, global: &crate::cli::GlobalArgs, args: &SetupArgs) -> CmdResult {
+pub fn run(ui: &mut Ui, global: &GlobalArgs, args: &SetupArgs) -> CmdResult {
     let agent = Agent::parse(&args.agent)?;
+    let command = lore_command(&args.command)?;
     let base = if args.global {
         location::home_dir()?
     } else {
@@ -84,9 +120,13 @@ pub fn run(ui: &mut Ui, global: &crate::cli::GlobalArgs, args: &SetupArgs) -> Cm
     };
     let mut changed = Vec::new();
     for (path, kind) in files(agent, &base, args.global) {
+        let mut existed = true;
         let existing = match std::fs::read_to_string(&path) {
             Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                existed = false;
+                String::new()
+            }
             Err(e) => {
                 return Err(CommandError::usage(format!(
                     "cannot read {}: {e}",
@@ -95,27 +135,36 @@ pub fn run(ui: &mut Ui, global: &crate::cli::GlobalArgs, args: &SetupArgs) -> Cm
             }
         };
         let merged = match kind {
-            ConfigFile::Hooks => setup::merge_hooks(agent, &existing, &args.command, args.remove),
-            ConfigFile::McpJson => setup::merge_mcp_json(&existing, &args.command, args.remove),
-            ConfigFile::CodexToml => setup::merge_codex_toml(&existing, &args.command, args.remove),
+            ConfigFile::Hooks => setup::merge_hooks(agent, &existing, &command, args.remove),
+            ConfigFile::McpJson => setup::merge_mcp_json(&existing, &command, args.remove),
+            ConfigFile::CodexToml => setup::merge_codex_toml(&existing, &command, args.remove),
         }
         .map_err(|e| CommandError::from(e).hint(format!("in {}", path.display())))?;
         let is_change = merged != existing && !(existing.is_empty() && args.remove);
         if is_change {
             write_atomically(&path, &merged)?;
         }
+        // Two entries of one agent can share a file (gemini): the first write created it.
+        let created_now = !existed
+            && !changed
+                .iter()
+                .any(|c: &Changed| c.path == path.display().to_string());
+        let action = match (is_change, args.remove, created_now) {
+            (false, _, _) => "unchanged",
+            (true, true, _) => "removed from",
+            (true, false, true) => "created",
+            (true, false, false) => "updated",
+        };
         changed.push(Changed {
             path: path.display().to_string(),
+            action,
             changed: is_change,
         });
     }
-    ui.emit(&changed, |s| {
-        for c in &changed {
-            s.push_str(&format!(
-                "{} {}\n",
-                if c.changed { "updated  " } else { "unchanged" },
-                c.path
-            ));
+    let out = SetupOutput { files: changed };
+    ui.emit(&out, |s| {
+        for c in &out.files {
+            s.push_str(&format!("{:<12} {}\n", c.action, c.path));
         }
         if !args.remove && agent == Agent::Codex {
             s.push_str("Codex asks you to trust new hooks once (Settings → Hooks, or /hooks).\n");

@@ -1,16 +1,14 @@
 //! `lore show`: one memory, hydrated to the level asked for.
 
 use clap::{Args, ValueEnum};
-use lore::{FileContent, FileLimits, Lore, Memory};
-use serde::Serialize;
+use lore::ops::memory as ops;
 
-use super::common;
+use super::common::{self, Session};
 use crate::error::CmdResult;
 use crate::ui::Ui;
 
 /// How much of a memory to show.
-#[derive(Clone, Copy, Debug, ValueEnum, Serialize, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
 pub enum Level {
     /// The summary line and metadata.
     Summary,
@@ -36,40 +34,23 @@ pub struct ShowArgs {
     pub max_bytes: usize,
 }
 
-#[derive(Serialize)]
-struct ShowOutput {
-    level: Level,
-    path: String,
-    memory: Memory,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    files: Option<Vec<FileContent>>,
-}
-
-pub fn run(ui: &mut Ui, lore: &mut Lore, args: &ShowArgs) -> CmdResult {
-    let (path, mut memory) = lore.resolve(&args.memory)?;
-    let files = if args.level == Level::Files {
-        Some(lore.hydrate_files(
-            &memory,
-            FileLimits {
-                max_files: args.max_files,
-                max_bytes: args.max_bytes,
+pub fn run(ui: &mut Ui, session: &mut Session, args: &ShowArgs) -> CmdResult {
+    let out = session.run(
+        ui,
+        ops::Show {
+            memory: args.memory.clone(),
+            level: match args.level {
+                Level::Summary => ops::Level::Summary,
+                Level::Full => ops::Level::Full,
+                Level::Files => ops::Level::Files,
             },
-        )?)
-    } else {
-        None
-    };
-    if args.level == Level::Summary {
-        memory.body.clear();
-    }
-    let out = ShowOutput {
-        level: args.level,
-        path,
-        memory,
-        files,
-    };
+            max_files: Some(args.max_files),
+            max_bytes: Some(args.max_bytes),
+        },
+    )?;
     ui.emit(&out, |s| {
         common::memory_header(s, &out.memory);
-        if out.level != Level::Summary && !out.memory.body.is_empty() {
+        if out.level != ops::Level::Summary && !out.memory.body.is_empty() {
             s.push('\n');
             s.push_str(&out.memory.body);
             if !out.memory.body.ends_with('\n') {

@@ -1,8 +1,9 @@
 //! `lore status`: where the store is, what it holds, and the index's state.
 
 use clap::Args;
-use lore::Lore;
+use lore::ops::store as ops;
 
+use super::common::{self, Session};
 use crate::error::CmdResult;
 use crate::ui::Ui;
 
@@ -10,8 +11,8 @@ use crate::ui::Ui;
 #[derive(Args, Debug)]
 pub struct StatusArgs {}
 
-pub fn run(ui: &mut Ui, lore: &mut Lore, _args: &StatusArgs) -> CmdResult {
-    let st = lore.status()?;
+pub fn run(ui: &mut Ui, session: &mut Session, _args: &StatusArgs) -> CmdResult {
+    let st = session.run(ui, ops::Status {})?;
     ui.emit(&st, |s| {
         let kind = match st.kind {
             lore::StoreKind::Repository => "repository",
@@ -33,7 +34,10 @@ pub fn run(ui: &mut Ui, lore: &mut Lore, _args: &StatusArgs) -> CmdResult {
         let fresh = if st.index.was_current {
             "up to date".to_string()
         } else {
-            format!("caught up ({} file(s))", st.index.caught_up_files)
+            format!(
+                "caught up ({})",
+                common::count(st.index.caught_up_files, "file", "files")
+            )
         };
         s.push_str(&format!("index:    {} ({fresh})\n", st.index.path));
         s.push_str(&format!("embedder: {}\n", st.index.embedder));

@@ -1,16 +1,17 @@
 //! `lore supersede`: replace a memory by a new one, linking both.
 
 use clap::Args;
-use lore::{Lore, NewMemory, WriteContext};
+use lore::ops::memory as ops;
 
-use super::common;
+use super::common::{self, Session};
 use crate::error::CmdResult;
 use crate::ui::Ui;
 
 /// Replace a memory with a new one, linking both.
 ///
 /// The old one is marked superseded (and points to the new); the new one records what it
-/// supersedes. A keyed memory's key passes to the new memory.
+/// supersedes. A keyed memory's key passes to the new memory. What is not given (body, tags,
+/// citations, confidence) is carried over from the old memory.
 #[derive(Args, Debug)]
 pub struct SupersedeArgs {
     /// The memory to replace: id, id prefix, `namespace/key` or key.
@@ -31,20 +32,18 @@ pub struct SupersedeArgs {
     pub confidence: Option<f64>,
 }
 
-pub fn run(ui: &mut Ui, lore: &mut Lore, ctx: &WriteContext, args: &SupersedeArgs) -> CmdResult {
+pub fn run(ui: &mut Ui, session: &mut Session, args: &SupersedeArgs) -> CmdResult {
     let (summary, body) = args.message.read()?;
-    let new = NewMemory {
-        namespace: args.namespace.clone().unwrap_or_default(),
-        key: None,
+    let request = ops::Supersede {
+        memory: args.memory.clone(),
         summary,
-        body,
-        tags: common::split_tags(&args.tags),
-        status: None,
+        body: Some(body).filter(|b| !b.is_empty()),
+        namespace: args.namespace.clone(),
+        tags: args.tags.clone(),
+        cites: common::cite_specs(&session.lore, &args.cites)?,
         confidence: args.confidence,
-        citations: common::parse_citations(lore, &args.cites)?,
-        relates_to: Vec::new(),
     };
-    let result = lore.supersede(&args.memory, &new, ctx)?;
+    let result = session.run(ui, request)?;
     common::report_secrets(ui, result.new.secrets.as_ref());
     ui.emit(&result, |s| {
         s.push_str(&format!(

@@ -1,9 +1,9 @@
 //! `lore update`: change a memory in place (a new version at the same path).
 
 use clap::Args;
-use lore::{Lore, Patch, Status, WriteContext};
+use lore::ops::memory as ops;
 
-use super::common;
+use super::common::{self, Session};
 use crate::error::CmdResult;
 use crate::ui::Ui;
 
@@ -41,22 +41,19 @@ pub struct UpdateArgs {
     pub relates_to: Vec<String>,
 }
 
-pub fn run(ui: &mut Ui, lore: &mut Lore, ctx: &WriteContext, args: &UpdateArgs) -> CmdResult {
-    let patch = Patch {
+pub fn run(ui: &mut Ui, session: &mut Session, args: &UpdateArgs) -> CmdResult {
+    let request = ops::Update {
+        memory: args.memory.clone(),
         summary: args.summary.clone(),
         body: common::body_from(&args.body, &args.body_file)?,
-        add_tags: common::split_tags(&args.add_tags),
-        remove_tags: common::split_tags(&args.remove_tags),
-        status: args
-            .status
-            .as_deref()
-            .map(str::parse::<Status>)
-            .transpose()?,
+        add_tags: args.add_tags.clone(),
+        remove_tags: args.remove_tags.clone(),
+        status: args.status.clone(),
         confidence: args.confidence,
-        add_citations: common::parse_citations(lore, &args.cites)?,
+        add_cites: common::cite_specs(&session.lore, &args.cites)?,
         add_relates_to: args.relates_to.clone(),
     };
-    let written = lore.update(&args.memory, &patch, ctx)?;
+    let written = session.run(ui, request)?;
     common::report_secrets(ui, written.secrets.as_ref());
     ui.emit(&written, |s| {
         s.push_str(&format!(

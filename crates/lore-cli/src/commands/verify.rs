@@ -1,8 +1,9 @@
 //! `lore verify`: check citations against the current files and mark stale memories.
 
 use clap::Args;
-use lore::Lore;
+use lore::ops::store as ops;
 
+use super::common::{self, Session};
 use crate::error::CmdResult;
 use crate::ui::Ui;
 
@@ -11,18 +12,18 @@ use crate::ui::Ui;
 #[derive(Args, Debug)]
 pub struct VerifyArgs {}
 
-pub fn run(ui: &mut Ui, lore: &mut Lore, _args: &VerifyArgs) -> CmdResult {
-    let report = lore.verify()?;
+pub fn run(ui: &mut Ui, session: &mut Session, _args: &VerifyArgs) -> CmdResult {
+    let report = session.run(ui, ops::Verify {})?;
     ui.emit(&report, |s| {
         s.push_str(&format!(
-            "checked {} memories with citations: {} stale",
-            report.checked,
+            "checked {} with citations: {} stale",
+            common::count(report.checked, "memory", "memories"),
             report.stale.len()
         ));
         if report.unpinned > 0 {
             s.push_str(&format!(
-                " ({} citation(s) without a recorded blob skipped)",
-                report.unpinned
+                " ({} without a recorded blob skipped)",
+                common::count(report.unpinned, "citation", "citations")
             ));
         }
         s.push('\n');

@@ -16,12 +16,15 @@ from mcp.types import Implementation
 from mcp.client.streamable_http import streamable_http_client
 
 EXPECTED_TOOLS = {
-    "remember", "recall", "get", "update", "forget", "context", "ctx_init", "ctx_log",
-    "ctx_commit", "ctx_branch", "ctx_merge", "ctx_show", "ctx_recall", "ctx_read",
-    "ctx_update", "ctx_history", "ctx_snapshot", "review_queue",
+    "context", "recall", "remember", "show", "list", "history", "update", "supersede", "forget",
+    "init", "status", "verify", "scan", "namespaces", "namespace_add", "reindex", "review_list",
+    "ctx_init", "ctx_branch", "ctx_switch", "ctx_log", "ctx_status", "ctx_commit", "ctx_merge",
+    "ctx_show", "ctx_metadata_get", "ctx_metadata_set", "ctx_read", "ctx_update", "ctx_history",
+    "ctx_snapshot", "ctx_recall",
 }
-READ_ONLY = {"recall", "get", "context", "ctx_show", "ctx_recall", "ctx_read", "ctx_history",
-             "ctx_snapshot", "review_queue"}
+READ_ONLY = {"context", "recall", "show", "list", "history", "status", "verify", "scan",
+             "namespaces", "review_list", "ctx_status", "ctx_show", "ctx_metadata_get",
+             "ctx_read", "ctx_history", "ctx_snapshot", "ctx_recall"}
 
 
 def fail(message):
@@ -88,15 +91,49 @@ async def exercise(client):
     if secret.get("secrets", {}).get("decision") != "redacted":
         fail("the secret decision is not reported")
     hits = json.loads(await call("recall", {"query": "lexical recall sqlite"}))
-    if not hits["memories"] or hits["memories"][0]["id"] != mem_id:
+    if not hits["hits"] or hits["hits"][0]["memory"]["id"] != mem_id:
         fail(f"recall did not find the memory: {hits}")
-    got = json.loads(await call("get", {"id": mem_id, "level": "summary"}))
+    got = json.loads(await call("show", {"memory": mem_id, "level": "summary"}))
     if got["memory"]["body"] != "":
         fail("summary level returned a body")
-    await call("update", {"id": mem_id, "add_tags": ["search"]})
-    sup = json.loads(await call("update", {"id": mem_id, "mode": "supersede",
-                                           "summary": "Use SQLite FTS5 with trigram tokens"}))
+    await call("update", {"memory": mem_id, "add_tags": ["search"]})
+    sup = json.loads(await call("supersede", {"memory": mem_id,
+                                              "summary": "Use SQLite FTS5 with trigram tokens"}))
     new_id = sup["new"]["memory"]["id"]
+    if sup["new"]["memory"]["tags"] != ["index", "search"]:
+        fail(f"supersede did not carry the tags over: {sup['new']['memory']['tags']}")
+    versions = json.loads(await call("history", {"memory": new_id}))["versions"]
+    if not versions:
+        fail("no history")
+    if len(json.loads(await call("list", {"namespace": "decisions"}))["memories"]) != 2:
+        fail("list decisions")
+    await call("init", {})
+    if json.loads(await call("status", {}))["total"] != 3:
+        fail("status total")
+    await call("verify", {})
+    await call("scan", {"history": True})
+    await call("namespace_add", {"name": "runbooks", "description": "how to operate"})
+    if "runbooks" not in [n["name"] for n in json.loads(await call("namespaces", {}))["namespaces"]]:
+        fail("namespace not registered")
+    await call("reindex", {})
+    # A call that asks for progress gets notifications: in order, ending complete.
+    seen = []
+
+    async def on_progress(progress, total, message):
+        seen.append((progress, total, message))
+
+    reindexed = await client.call_tool("reindex", {}, progress_callback=on_progress)
+    if reindexed.is_error:
+        fail(f"reindex with progress failed: {text(reindexed)}")
+    if not seen:
+        fail("no progress notifications for reindex")
+    if any(b[0] < a[0] for a, b in zip(seen, seen[1:])):
+        fail(f"progress went backwards: {seen}")
+    if seen[-1][1] is None or seen[-1][0] != seen[-1][1]:
+        fail(f"progress did not end complete: {seen}")
+    if not any(m and "indexing" in m for _, _, m in seen):
+        fail(f"progress lacks the phase: {seen}")
+    report["progress_notifications"] = len(seen)
     ctx_text = await call("context", {"query": "trigram", "budget": 800})
     if "trigram" not in ctx_text:
         fail(f"context lacks the new memory: {ctx_text}")
@@ -109,8 +146,14 @@ async def exercise(client):
     await call("ctx_branch", {"name": "trigram", "purpose": "Try trigram tokens"})
     await call("ctx_log", {"text": "trigram index is 3x larger", "entities": ["fts5"]})
     await call("ctx_commit", {"contribution": "Sized the trigram index"})
+    status = json.loads(await call("ctx_status", {}))
+    if status["branch"] != "trigram":
+        fail(f"ctx_status: {status}")
+    await call("ctx_metadata_set", {"segment": "env", "value": "db: sqlite"})
+    if "sqlite" not in json.loads(await call("ctx_metadata_get", {"segment": "env"}))["yaml"]:
+        fail("metadata not set")
     await call("ctx_update", {"content": "# Goal\nFast recall with trigrams\n", "message": "refocus"})
-    history = json.loads(await call("ctx_history", {}))
+    history = json.loads(await call("ctx_history", {}))["versions"]
     if len(history) < 2:
         fail(f"history too short: {history}")
     snap = await call("ctx_snapshot", {"version": str(history[-1]["version"])})
@@ -130,19 +173,20 @@ async def exercise(client):
     called.add("ctx_merge")
     if "trigram" not in merged.split("---")[0]:
         fail(f"merge did not show the branch first: {merged[:300]}")
-    queue = json.loads(await call("review_queue", {}))
-    if queue != []:
+    await call("ctx_switch", {"name": "trigram"})
+    queue = json.loads(await call("review_list", {}))
+    if queue != {"suggestions": []}:
         fail(f"queue: {queue}")
-    await call("forget", {"id": new_id})
+    await call("forget", {"memory": new_id})
 
     # Invalid arguments: tool errors, and the server goes on.
     await err(client, "remember", {"namespace": "decisions"}, "summary")
     await err(client, "remember", {"namespace": "no such space", "summary": "x"}, "namespace")
     await err(client, "remember", {"namespace": "decisions", "summary": "s" * 300}, "summary")
-    await err(client, "get", {"id": "zzzzzzzz"}, "not_found")
-    await err(client, "get", {"id": mem_id, "level": "everything"}, "level")
+    await err(client, "show", {"memory": "zzzzzzzz"}, "not_found")
+    await err(client, "show", {"memory": mem_id, "level": "everything"}, "level")
     await err(client, "recall", {"query": 42}, "")
-    await err(client, "update", {"id": mem_id, "mode": "rewrite"}, "mode")
+    await err(client, "update", {"memory": mem_id, "mode": "rewrite"}, "mode")
     await err(client, "ctx_snapshot", {"version": "999"}, "")
     await err(client, "ctx_merge", {"branch": "nope"}, "")
     await err(client, "remember", {"namespace": "decisions", "summary": "ok", "unknown": 1}, "unknown")

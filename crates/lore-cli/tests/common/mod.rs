@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+pub mod table;
+
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -119,4 +121,43 @@ pub fn redact_word(word: &str) -> String {
         _ => return word.to_string(),
     };
     format!("{replaced}{punct}")
+}
+
+/// Where scripts/setup-clients.sh installs the real MCP clients.
+pub fn tools_dir() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.tools")
+}
+
+/// A real MCP client installed by scripts/setup-clients.sh. Missing, the test fails and says how
+/// to install it: MCP tests never pass by skipping.
+pub fn mcp_client(rel: &str) -> std::path::PathBuf {
+    let path = tools_dir().join(rel);
+    assert!(
+        path.exists(),
+        "{} is missing: run scripts/setup-clients.sh (scripts/test does)",
+        path.display()
+    );
+    path
+}
+
+/// The names of the tools `lore mcp` offers, sorted, as the Python SDK lists them.
+pub fn mcp_tool_names(repo: &TestRepo) -> Vec<String> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/parity_client.py");
+    let out = Command::new(mcp_client("venv/bin/python"))
+        .arg(script)
+        .arg(lore_bin())
+        .arg(repo.path())
+        .arg("--list")
+        .current_dir(repo.path())
+        .envs(hermetic_env(&repo.home()))
+        .output()
+        .expect("running the Python MCP client");
+    assert!(
+        out.status.success(),
+        "listing tools failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut names: Vec<String> = serde_json::from_slice(&out.stdout).expect("a JSON list");
+    names.sort();
+    names
 }

@@ -16,8 +16,8 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::handle::{Lore, NewMemory, Novelty, WriteContext, Written};
 use crate::linefile::LineFile;
+use crate::memory::{Lore, NewMemory, Novelty, WriteContext, Written};
 use crate::model::MemoryId;
 use crate::secrets::SecretReport;
 pub use signals::{Signal, Source, Tier, detect};
@@ -26,7 +26,7 @@ pub use signals::{Signal, Source, Tier, detect};
 pub const DEFAULT_SESSION_CAP: usize = 20;
 
 /// A suggestion waiting in the review queue.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Suggestion {
     /// Its id in the queue (a memory-style id).
     pub id: String,

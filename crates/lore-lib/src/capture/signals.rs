@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use crate::model::MAX_SUMMARY_CHARS;
 
 /// How sure capture is that a signal should become a memory.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Tier {
     /// Confidence ≥ 0.95: written at once.
@@ -39,7 +39,7 @@ impl Tier {
 }
 
 /// Where a signal came from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Source {
     /// A `>> decision ----` … closing-rule block.
@@ -51,7 +51,7 @@ pub enum Source {
 }
 
 /// Something worth remembering, found in text.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Signal {
     /// The namespace it belongs in (inferred from the marker, tag or pattern).
     pub namespace: String,

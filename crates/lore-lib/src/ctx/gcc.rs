@@ -7,19 +7,22 @@
 use std::path::Path;
 
 use jiff::Timestamp;
+use schemars::JsonSchema;
 use serde::Serialize;
 
+use super::commit::BranchFiles;
+use super::files::{read_meta, read_segments, text_of, to_yaml};
+use super::metadata::parse_metadata;
 use super::step::{parse_log, render_log};
 use super::{
-    BRANCH_FILE, BranchFiles, BranchMeta, COMMIT_FILE, METADATA_FILE, ROADMAP_FILE, Workspace,
-    check_branch_name, read_meta, read_segments, text_of,
+    BRANCH_FILE, BranchMeta, COMMIT_FILE, METADATA_FILE, ROADMAP_FILE, Workspace, check_branch_name,
 };
 use crate::WriteContext;
 use crate::error::{Error, Result};
 use crate::model::to_millis;
 
 /// What an export or import covered.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, JsonSchema)]
 pub struct GccReport {
     /// Branches written.
     pub branches: Vec<String>,
@@ -33,14 +36,6 @@ fn write(path: &Path, content: &[u8]) -> Result<()> {
             .map_err(|e| Error::io(format!("creating {}", parent.display()), e))?;
     }
     std::fs::write(path, content).map_err(|e| Error::io(format!("writing {}", path.display()), e))
-}
-
-fn read(path: &Path) -> Result<Option<String>> {
-    match std::fs::read(path) {
-        Ok(b) => Ok(Some(String::from_utf8_lossy(&b).into_owned())),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(Error::io(format!("reading {}", path.display()), e)),
-    }
 }
 
 /// The purpose and the latest contribution found in a `commit.md` without lore's record.
@@ -82,6 +77,56 @@ fn from_commit_md(text: &str) -> (Option<String>, Option<String>) {
 }
 
 impl Workspace<'_> {
+    /// A file of a directory being imported (`None` when absent). Bytes that are not UTF-8 are
+    /// replaced, with a warning: a foreign file still imports, and the loss is said.
+    fn read_imported(&self, path: &Path) -> Result<Option<String>> {
+        let bytes = match std::fs::read(path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(Error::io(format!("reading {}", path.display()), e)),
+        };
+        Ok(Some(match String::from_utf8(bytes) {
+            Ok(text) => text,
+            Err(e) => {
+                self.warn(format!(
+                    "{} is not UTF-8 text; its invalid bytes were replaced",
+                    path.display()
+                ));
+                String::from_utf8_lossy(e.as_bytes()).into_owned()
+            }
+        }))
+    }
+
+    /// The branch directories under `branches/`, sorted. A name that is not UTF-8 cannot name a
+    /// branch: it is skipped with a warning.
+    fn imported_branch_names(&self, branches_dir: &Path) -> Result<Vec<String>> {
+        let reading = || format!("reading {}", branches_dir.display());
+        let entries = match std::fs::read_dir(branches_dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(Error::io(reading(), e)),
+        };
+        let mut names = Vec::new();
+        for entry in entries {
+            let path = entry.map_err(|e| Error::io(reading(), e))?.path();
+            let is_dir = std::fs::metadata(&path)
+                .map_err(|e| Error::io(format!("reading {}", path.display()), e))?
+                .is_dir();
+            if !is_dir {
+                continue;
+            }
+            match path.file_name().and_then(|n| n.to_str()) {
+                Some(name) => names.push(name.to_string()),
+                None => self.warn(format!(
+                    "skipped {}: a branch name must be UTF-8",
+                    path.display()
+                )),
+            }
+        }
+        names.sort();
+        Ok(names)
+    }
+
     /// Writes every branch's committed state to `dir` in the `.GCC/` layout. `main.md` at the
     /// top is the current branch's roadmap.
     pub fn export_gcc(&self, dir: &Path) -> Result<GccReport> {
@@ -103,10 +148,7 @@ impl Workspace<'_> {
                 &bdir.join(METADATA_FILE),
                 text_of(&snap, METADATA_FILE)?.as_bytes(),
             )?;
-            write(
-                &bdir.join(BRANCH_FILE),
-                &super::to_yaml(&meta, BRANCH_FILE)?,
-            )?;
+            write(&bdir.join(BRANCH_FILE), &to_yaml(&meta, BRANCH_FILE)?)?;
             // The top-level main.md is the current branch's roadmap (what GCC readers expect);
             // each branch also keeps its own beside its files.
             let roadmap = text_of(&snap, ROADMAP_FILE)?;
@@ -123,19 +165,12 @@ impl Workspace<'_> {
     /// Reads a `.GCC/` directory into context branches (one commit each). An existing branch is
     /// refused unless `force`. The current branch becomes `main` if none was set.
     pub fn import_gcc(&self, dir: &Path, force: bool, ctx: &WriteContext) -> Result<GccReport> {
-        let roadmap = read(&dir.join(ROADMAP_FILE))?.unwrap_or_default();
+        let roadmap = self
+            .read_imported(&dir.join(ROADMAP_FILE))?
+            .unwrap_or_default();
         let roadmap = self.screened("roadmap", &roadmap)?;
         let branches_dir = dir.join("branches");
-        let mut names: Vec<String> = match std::fs::read_dir(&branches_dir) {
-            Ok(entries) => entries
-                .filter_map(|e| e.ok())
-                .filter(|e| e.path().is_dir())
-                .filter_map(|e| e.file_name().to_str().map(String::from))
-                .collect(),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-            Err(e) => return Err(Error::io(format!("reading {}", branches_dir.display()), e)),
-        };
-        names.sort();
+        let names = self.imported_branch_names(&branches_dir)?;
         if names.is_empty() {
             return Err(Error::Invalid {
                 what: "GCC directory",
@@ -155,15 +190,20 @@ impl Workspace<'_> {
         let mut report = GccReport::default();
         for name in &names {
             let bdir = branches_dir.join(name);
-            let commit_md = read(&bdir.join(COMMIT_FILE))?.unwrap_or_default();
+            let commit_md = self
+                .read_imported(&bdir.join(COMMIT_FILE))?
+                .unwrap_or_default();
             let commit_md = self.screened("commit.md", &commit_md)?;
-            let mut steps = parse_log(&read(&bdir.join("log.md"))?.unwrap_or_default(), now)?;
+            let log = self.read_imported(&bdir.join("log.md"))?;
+            let mut steps = parse_log(&log.unwrap_or_default(), now)?;
             for step in &mut steps {
                 self.screen_step(&mut step.text, &mut step.arguments, &mut step.result)?;
             }
-            let metadata = read(&bdir.join(METADATA_FILE))?.unwrap_or_else(|| "{}\n".into());
-            super::parse_metadata(&metadata)?;
-            let meta = match read(&bdir.join(BRANCH_FILE))? {
+            let metadata = self
+                .read_imported(&bdir.join(METADATA_FILE))?
+                .unwrap_or_else(|| "{}\n".into());
+            parse_metadata(&metadata)?;
+            let meta = match self.read_imported(&bdir.join(BRANCH_FILE))? {
                 Some(text) => {
                     let meta: BranchMeta =
                         serde_norway::from_str(&text).map_err(|e| Error::Parse {
@@ -198,7 +238,7 @@ impl Workspace<'_> {
                     }
                 }
             };
-            let own_roadmap = read(&bdir.join(ROADMAP_FILE))?;
+            let own_roadmap = self.read_imported(&bdir.join(ROADMAP_FILE))?;
             report.steps += steps.len();
             self.write_branch(
                 &meta,

@@ -3,17 +3,16 @@
 
 use git2::Oid;
 use jiff::Timestamp;
+use schemars::JsonSchema;
 use serde::Serialize;
 
+use super::files::{parse_segment, read_meta, text_of};
 use super::step::Step;
-use super::{
-    BranchMeta, Entry, EntryKind, METADATA_FILE, ROADMAP_FILE, TrajectoryStep, Workspace,
-    parse_segment, read_meta, text_of,
-};
+use super::{BranchMeta, Entry, EntryKind, METADATA_FILE, ROADMAP_FILE, TrajectoryStep, Workspace};
 use crate::error::{Error, Result};
 
 /// A branch in the overview.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct BranchLine {
     /// Name.
     pub name: String,
@@ -32,7 +31,7 @@ pub struct BranchLine {
 }
 
 /// `ctx show`: the roadmap and every branch with its latest summary.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct Overview {
     /// The current branch.
     pub current: String,
@@ -43,7 +42,7 @@ pub struct Overview {
 }
 
 /// One entry of a branch's history, with its commit.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct CommitLine {
     /// The commit.
     pub commit: String,
@@ -52,7 +51,7 @@ pub struct CommitLine {
 }
 
 /// `ctx show --branch B`: a window of K entries, newest first, from `offset`.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct BranchView {
     /// The branch's record.
     pub meta: BranchMeta,
@@ -67,7 +66,7 @@ pub struct BranchView {
 }
 
 /// `ctx show --commit H`: everything one commit recorded.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct CommitDetail {
     /// The commit.
     pub commit: String,
@@ -86,7 +85,7 @@ pub struct CommitDetail {
 }
 
 /// `ctx show --log`: a window of steps, newest first, from `offset`.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct LogView {
     /// The branch.
     pub branch: String,
@@ -101,7 +100,7 @@ pub struct LogView {
 }
 
 /// `ctx show --metadata SEGMENT`.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct MetadataView {
     /// The branch.
     pub branch: String,
@@ -140,7 +139,7 @@ pub struct ShowRequest {
 }
 
 /// One CONTEXT view.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum View {
     /// The roadmap and every branch.

@@ -2,13 +2,12 @@
 //!
 //! Tiers: `none` (lexical recall only), `static` (a token-embedding table distilled from
 //! all-MiniLM-L6-v2, compiled into the binary), `minilm` (the full transformer via candle, behind
-//! the `minilm` cargo feature) and a deterministic `fake` for tests. The index records the
-//! [`EmbedderId`] its vectors came from; vectors of two embedders never mix, and a different
-//! embedder re-embeds everything.
+//! the `minilm` cargo feature). Tests bring their own [`Embedder`] (lore-testutils has a
+//! deterministic one). The index records the [`EmbedderId`] its vectors came from; vectors of two
+//! embedders never mix, and a different embedder re-embeds everything.
 
 #[cfg(feature = "minilm")]
 pub mod distill;
-mod fake;
 #[cfg(feature = "minilm")]
 pub mod minilm;
 pub mod static_model;
@@ -17,13 +16,12 @@ pub mod wordpiece;
 use std::fmt;
 use std::sync::Arc;
 
-pub use fake::FakeEmbedder;
 pub use static_model::StaticEmbedder;
 
 /// Which embedder made a vector: the index compares these, and re-embeds when they differ.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct EmbedderId {
-    /// Tier name (`static`, `minilm`, `fake`).
+    /// Tier name (`static`, `minilm`, or a test embedder's own).
     pub tier: String,
     /// The model.
     pub model: String,
@@ -88,8 +86,6 @@ pub enum Tier {
     Static,
     /// The full transformer (needs the `minilm` feature and a model directory).
     Minilm,
-    /// Deterministic hashing vectors (tests).
-    Fake,
 }
 
 impl Tier {
@@ -99,7 +95,6 @@ impl Tier {
             "none" => Ok(Tier::None),
             "static" => Ok(Tier::Static),
             "minilm" => Ok(Tier::Minilm),
-            "fake" => Ok(Tier::Fake),
             other => Err(crate::Error::Invalid {
                 what: "embedder",
                 value: other.to_string(),
@@ -114,7 +109,6 @@ impl Tier {
             Tier::None => "none",
             Tier::Static => "static",
             Tier::Minilm => "minilm",
-            Tier::Fake => "fake",
         }
     }
 }
@@ -127,7 +121,6 @@ pub fn load(
     match tier {
         Tier::None => Ok(None),
         Tier::Static => Ok(Some(Arc::new(StaticEmbedder::builtin()?))),
-        Tier::Fake => Ok(Some(Arc::new(FakeEmbedder::new(64)))),
         Tier::Minilm => load_minilm(model_dir),
     }
 }
@@ -295,6 +288,15 @@ impl Quantized {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn users_choose_among_the_real_tiers_only() {
+        for tier in [Tier::None, Tier::Static, Tier::Minilm] {
+            assert_eq!(Tier::parse(tier.as_str()).unwrap(), tier);
+        }
+        // The deterministic test embedder lives in lore-testutils, not among the tiers.
+        assert!(Tier::parse("fake").is_err());
+    }
 
     #[test]
     fn content_hashes_are_stable() {

@@ -41,7 +41,7 @@ pub enum IndexNotice {
 }
 
 /// A memory file that could not be read as a memory.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub struct InvalidFile {
     /// Path in the memory tree.
     pub path: String,

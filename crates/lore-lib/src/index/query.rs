@@ -56,7 +56,7 @@ pub struct ListFilter {
 }
 
 /// A recall result.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct Hit {
     /// The memory.
     pub memory: Memory,

@@ -84,7 +84,7 @@ impl RankOptions {
 }
 
 /// Why a hit ranks where it does.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Explain {
     /// BM25 score, if the words matched.
     #[serde(skip_serializing_if = "Option::is_none")]

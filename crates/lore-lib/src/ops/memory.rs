@@ -7,11 +7,11 @@ use serde::{Deserialize, Serialize};
 use super::{Effect, Env, Operation, one_of, parse_time, split_list};
 use crate::context::{self, ContextFormat, ContextRequest};
 use crate::error::{Error, Result};
-use crate::handle::{
+use crate::index::{Fusion, Hit, ListFilter, RankOptions, SortBy};
+use crate::memory::{
     FileContent, FileLimits, MemoryVersion, NewMemory, Novelty, Patch, Remembered, Superseded,
     Written,
 };
-use crate::index::{Fusion, Hit, ListFilter, RankOptions, SortBy};
 use crate::model::{Citation, LineRange, Memory, Status};
 
 /// The most hits a recall returns.
@@ -208,7 +208,7 @@ pub struct Show {
 }
 
 /// One memory, hydrated.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct Shown {
     /// The level it was read at.
     pub level: Level,
@@ -273,7 +273,7 @@ pub struct List {
 }
 
 /// Memories, as listed.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct Listed {
     /// The memories, in the order asked for.
     pub memories: Vec<Memory>,
@@ -316,7 +316,7 @@ pub struct History {
 }
 
 /// A memory's versions.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct HistoryOutput {
     /// The memory as it is now (or was last).
     pub memory: Memory,
@@ -458,10 +458,10 @@ pub struct Forget {
 }
 
 /// What forgetting did.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct Forgotten {
-    /// The memory's id.
-    pub id: String,
+    /// The memory as it was when forgotten.
+    pub memory: Memory,
     /// Its path in the memory tree.
     pub path: String,
     /// The deletion commit (plain forget).
@@ -497,7 +497,7 @@ impl Operation for Forget {
             let (memory, report, versions) = env.lore.purge(&self.memory)?;
             return Ok(Forgotten {
                 path: crate::store::layout::path_of(&memory),
-                id: memory.id.to_string(),
+                memory,
                 commit: None,
                 purged: true,
                 versions_removed: Some(versions),
@@ -515,17 +515,17 @@ impl Operation for Forget {
         }
         let written = env.lore.forget(&self.memory, &env.write.clone())?;
         Ok(Forgotten {
-            id: written.memory.id.to_string(),
+            next_steps: vec![format!(
+                "its history stays in git; forget {} with purge to erase it",
+                written.memory.id
+            )],
+            memory: written.memory,
             path: written.path,
             commit: Some(written.commit),
             purged: false,
             versions_removed: None,
             commits_rewritten: None,
             refs_rewritten: Vec::new(),
-            next_steps: vec![format!(
-                "its history stays in git; purge it ({} with purge) to erase it",
-                written.memory.id
-            )],
         })
     }
 }
@@ -634,7 +634,7 @@ pub struct Recall {
 }
 
 /// Recall's answer.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct Recalled {
     /// How to read the hits.
     pub notice: String,

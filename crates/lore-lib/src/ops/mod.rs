@@ -22,7 +22,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::error::{Error, Result};
-use crate::handle::{Lore, WriteContext};
+use crate::memory::{Lore, WriteContext};
 use crate::progress::{self, SharedProgress};
 
 /// What an operation does to the store, for front ends that say so (MCP tool annotations,
@@ -54,7 +54,7 @@ pub trait Operation: DeserializeOwned + JsonSchema + Send + 'static {
     /// What it does to the store.
     const EFFECT: Effect;
     /// The response.
-    type Output: Serialize + Send + 'static;
+    type Output: Serialize + JsonSchema + Send + 'static;
 
     /// Runs the operation.
     fn run(self, env: &mut Env<'_>) -> Result<Self::Output>;
@@ -104,7 +104,9 @@ impl<'a> Env<'a> {
     /// The warnings gathered so far (the handle's own, such as a missing git identity,
     /// included), emptied.
     pub fn take_warnings(&mut self) -> Vec<String> {
-        std::mem::take(&mut self.warnings)
+        let mut all = std::mem::take(&mut self.warnings);
+        all.extend(self.lore.take_warnings());
+        all
     }
 
     /// Runs an operation here.
@@ -118,10 +120,17 @@ impl<'a> Env<'a> {
 /// Parses a JSON request for the operation (unknown fields refused) and runs it: for front ends
 /// that receive JSON (MCP, the web UI).
 pub fn run_json<O: Operation>(env: &mut Env<'_>, args: serde_json::Value) -> Result<O::Output> {
-    let request: O = serde_json::from_value(args).map_err(|e| Error::Invalid {
-        what: "arguments",
-        value: O::NAME.to_string(),
-        reason: e.to_string(),
+    let request: O = serde_path_to_error::deserialize(args).map_err(|e| {
+        let at = e.path().to_string();
+        let reason = match at.as_str() {
+            "." | "" => e.inner().to_string(),
+            _ => format!("{at}: {}", e.inner()),
+        };
+        Error::Invalid {
+            what: "arguments",
+            value: O::NAME.to_string(),
+            reason,
+        }
     })?;
     env.run(request)
 }

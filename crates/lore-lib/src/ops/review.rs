@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use super::{Effect, Env, Operation};
 use crate::capture::{Capture, Suggestion, SuggestionEdit};
 use crate::error::Result;
-use crate::handle::Written;
+use crate::memory::Written;
 
 /// List the suggestions waiting for review.
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
@@ -15,7 +15,7 @@ use crate::handle::Written;
 pub struct ReviewList {}
 
 /// The queue.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct ReviewQueue {
     /// Suggestions, oldest first.
     pub suggestions: Vec<Suggestion>,

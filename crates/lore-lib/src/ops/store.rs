@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Effect, Env, Operation};
 use crate::error::Result;
-use crate::handle::{StoreStatus, StoredSecret, VerifyReport};
+use crate::memory::{StoreStatus, StoredSecret, VerifyReport};
 
 /// Create lore's store in this repository.
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
@@ -16,7 +16,7 @@ use crate::handle::{StoreStatus, StoredSecret, VerifyReport};
 pub struct Init {}
 
 /// What init found or made.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct Initialized {
     /// Whether this call created the store (false: it was there).
     pub created: bool,
@@ -94,7 +94,7 @@ impl Operation for Verify {
 pub struct Reindex {}
 
 /// What a reindex did.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct Reindexed {
     /// Memory files indexed.
     pub files: usize,
@@ -135,7 +135,7 @@ pub struct Scan {
 }
 
 /// What the scan found.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct Scanned {
     /// Nothing found.
     pub clean: bool,
@@ -163,7 +163,7 @@ impl Operation for Scan {
             clean: memories.is_empty(),
             history: self.history,
             next_step: (!memories.is_empty()).then(|| {
-                "rotate each secret, then forget each memory listed with purge".to_string()
+                "rotate each secret, then forget each memory listed with purge (forget --purge ID)".to_string()
             }),
             memories,
         })

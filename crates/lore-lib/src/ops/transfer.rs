@@ -11,9 +11,9 @@ use serde::{Deserialize, Serialize};
 use super::memory::Filter;
 use super::{Effect, Env, Operation, one_of};
 use crate::error::{Error, Result};
-use crate::handle::BatchReport;
 use crate::index::SortBy;
 use crate::interop;
+use crate::memory::BatchReport;
 
 /// The formats memories move in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -67,7 +67,7 @@ pub struct Import {
 }
 
 /// What an import did.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct Imported {
     /// Records read.
     pub read: usize,
@@ -153,7 +153,7 @@ pub struct Export {
 }
 
 /// What an export did.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct Exported {
     /// Memories exported.
     pub exported: usize,

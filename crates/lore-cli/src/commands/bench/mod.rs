@@ -9,8 +9,8 @@ use lore::progress::SharedProgress;
 use lore_bench::bench::{Bench, BenchReport, Stats};
 use lore_bench::run_measurement;
 
-use crate::cli::GlobalArgs;
 use crate::error::{CmdResult, CommandError};
+use crate::global::GlobalArgs;
 use crate::location;
 use crate::ui::Ui;
 
@@ -53,9 +53,10 @@ pub struct BenchArgs {
     pub seed: u64,
 }
 
-/// Runs `lore bench` without progress.
+/// Runs `lore bench`, with a progress bar on a terminal (none with `--json`).
 pub fn run(ui: &mut Ui, global: &GlobalArgs, args: &BenchArgs) -> CmdResult {
-    run_with_progress(ui, global, args, lore::progress::silent())
+    let progress = crate::progress_bar::for_terminal(ui.json());
+    run_with_progress(ui, global, args, progress)
 }
 
 /// Runs `lore bench`, reporting progress to `progress`.
@@ -67,6 +68,7 @@ pub fn run_with_progress(
 ) -> CmdResult {
     let internal = |message: String| CommandError {
         class: lore::ErrorClass::Internal,
+        code: None,
         message,
         hints: Vec::new(),
     };

@@ -11,7 +11,7 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
-use super::mcp::LoreServer;
+use super::LoreServer;
 use crate::error::{CmdResult, CommandError};
 
 /// Compares without stopping at the first difference, so timing does not reveal the token.

@@ -1,9 +1,11 @@
 //! A deterministic embedder for tests: each word hashes to a fixed random direction.
 //!
 //! Texts sharing words get similar vectors, so ranking, novelty and near-duplicate logic can be
-//! tested without a model; the vectors carry no meaning beyond word overlap.
+//! tested without a model; the vectors carry no meaning beyond word overlap. It is not an
+//! embedder users can choose: lore's own tiers are `none`, `static` and `minilm`.
 
-use super::{ChunkPolicy, Embedder, EmbedderId, normalize};
+use lore::embed::{ChunkPolicy, Embedder, EmbedderId, normalize};
+use lore::hash::fnv1a;
 
 /// Hashing "bag of words" vectors.
 pub struct FakeEmbedder {
@@ -29,7 +31,7 @@ impl FakeEmbedder {
             .split(|c: char| !c.is_alphanumeric())
             .filter(|w| !w.is_empty())
         {
-            let mut state = crate::hash::fnv1a(word.to_lowercase().as_bytes());
+            let mut state = fnv1a(word.to_lowercase().as_bytes());
             for x in v.iter_mut() {
                 state = splitmix(state);
                 *x += ((state >> 40) as f32 / (1u64 << 24) as f32) - 0.5;
@@ -52,7 +54,7 @@ impl Embedder for FakeEmbedder {
         &self.id
     }
 
-    fn embed(&self, texts: &[&str]) -> crate::Result<Vec<Vec<f32>>> {
+    fn embed(&self, texts: &[&str]) -> lore::Result<Vec<Vec<f32>>> {
         Ok(texts.iter().map(|t| self.embed_one(t)).collect())
     }
 
@@ -70,5 +72,25 @@ impl Embedder for FakeEmbedder {
 
     fn relevance_floor(&self) -> f32 {
         0.2
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shared_words_make_close_unit_vectors() {
+        let e = FakeEmbedder::new(64);
+        let v = e
+            .embed(&["cache latency", "latency cache", "deploy schema"])
+            .unwrap();
+        let dot = |a: &[f32], b: &[f32]| -> f32 { a.iter().zip(b).map(|(x, y)| x * y).sum() };
+        assert!((dot(&v[0], &v[0]) - 1.0).abs() < 1e-5);
+        assert!(
+            (dot(&v[0], &v[1]) - 1.0).abs() < 1e-5,
+            "word order is ignored"
+        );
+        assert!(dot(&v[0], &v[2]) < 0.5);
     }
 }

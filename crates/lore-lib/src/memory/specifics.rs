@@ -101,6 +101,19 @@ fn quoted_spans(text: &str) -> Vec<&str> {
     out
 }
 
+/// A text as the exact half of the novelty check compares it: case-folded, with every run of
+/// white space made one space and none at either end.
+pub fn normalized(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for word in text.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.extend(word.chars().flat_map(char::to_lowercase));
+    }
+    out
+}
+
 /// Whether two texts could be the same memory: the same specifics, in the same order (repeats
 /// aside, and ignoring order when both are reworded around the same set).
 pub fn same_specifics(a: &str, b: &str) -> bool {
@@ -152,6 +165,15 @@ mod tests {
             "The flag is enabled for ten percent of users",
             "The flag is enabled for fifty percent of users"
         ));
+    }
+
+    #[test]
+    fn normalising_folds_case_and_spacing() {
+        assert_eq!(
+            normalized("  Use  Postgres\tFOR storage\n"),
+            "use postgres for storage"
+        );
+        assert_ne!(normalized("Use Postgres."), normalized("Use Postgres"));
     }
 
     #[test]

@@ -1,0 +1,82 @@
+//! The steps branches hold, as trajectory retrieval reads them, and trajectory recall over them.
+
+use super::files::read_segments;
+use super::{TrajectoryStep, Workspace};
+use crate::error::Result;
+
+impl Workspace<'_> {
+    /// The steps a branch holds: committed ones, then (if asked) its journal's.
+    pub fn steps(&self, branch: &str, uncommitted: bool) -> Result<Vec<TrajectoryStep>> {
+        let tip = self
+            .tip(branch)?
+            .ok_or_else(|| self.unknown_branch(branch))?;
+        let snap = self.store.snapshot(Some(tip))?;
+        let mut out: Vec<TrajectoryStep> = read_segments(&snap)?
+            .into_iter()
+            .map(|step| TrajectoryStep {
+                step,
+                branch: branch.to_string(),
+                committed: true,
+            })
+            .collect();
+        if uncommitted {
+            let seen: std::collections::HashSet<String> =
+                out.iter().map(|s| s.step.id.clone()).collect();
+            for step in self.uncommitted(branch)?.items {
+                if !seen.contains(&step.id) {
+                    out.push(TrajectoryStep {
+                        step,
+                        branch: branch.to_string(),
+                        committed: false,
+                    });
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Trajectory recall over a branch's steps (committed and uncommitted), or every branch's
+    /// with `all_branches`: returns what was packed and how many steps were searched.
+    pub fn recall(
+        &self,
+        query: &str,
+        budget: usize,
+        strategy: crate::trajectory::Strategy,
+        branch: Option<&str>,
+        all_branches: bool,
+        embedder: Option<crate::embed::SharedEmbedder>,
+    ) -> Result<(crate::trajectory::Recalled, usize)> {
+        let steps = if all_branches {
+            self.all_steps()?
+        } else {
+            let branch = self.resolve(branch)?;
+            self.steps(&branch, true)?
+        };
+        let mut index =
+            crate::trajectory::TrajectoryIndex::new(embedder, crate::trajectory::Params::default());
+        index.extend(steps)?;
+        let got = index.recall(query, budget, strategy)?;
+        Ok((got, index.len()))
+    }
+
+    /// The steps of every branch, each step once (the first branch holding it, in name order,
+    /// with the current branch first), ordered by time.
+    pub fn all_steps(&self) -> Result<Vec<TrajectoryStep>> {
+        let mut branches = self.branches()?;
+        if let Some(c) = self.current()? {
+            branches.retain(|b| *b != c);
+            branches.insert(0, c);
+        }
+        let mut seen = std::collections::HashSet::new();
+        let mut out = Vec::new();
+        for b in branches {
+            for s in self.steps(&b, true)? {
+                if seen.insert(s.step.id.clone()) {
+                    out.push(s);
+                }
+            }
+        }
+        out.sort_by_key(|s| s.step.time);
+        Ok(out)
+    }
+}

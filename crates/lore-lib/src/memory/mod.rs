@@ -1,0 +1,194 @@
+//! The `Lore` handle: one store, its lazily opened index, the embedder, and what the handle has
+//! to tell its caller (index notices, warnings). Each operation on memories lives in the module of
+//! its concern below.
+//!
+//! Writes go straight to git through [`Store::transact`] and never wait for the index; reads open
+//! the index lazily and catch it up from the refs first, rebuilding it if it is damaged.
+
+mod changes;
+mod citations;
+mod edit;
+mod history;
+mod novelty;
+mod resolve;
+mod screening;
+pub mod specifics;
+mod status;
+mod write;
+
+use std::cell::RefCell;
+
+use crate::embed::SharedEmbedder;
+use crate::error::{Error, Result};
+use crate::index::{self, CatchUp, Index, IndexNotice};
+use crate::model::Memory;
+use crate::secrets::{self, SecretPolicy, SecretReport};
+use crate::store::Store;
+
+pub use citations::{FileContent, FileLimits, StaleMemory, VerifyReport};
+pub use edit::{Patch, Superseded};
+pub use history::MemoryVersion;
+pub use novelty::{DuplicateOf, Novelty, Remembered};
+pub use screening::StoredSecret;
+pub use status::{IndexStatus, NamespaceCount, StoreStatus};
+pub use write::{BatchReport, NewMemory, WriteContext, Written};
+
+/// A store and its (lazily opened) index.
+pub struct Lore {
+    store: Store,
+    embedder: Option<SharedEmbedder>,
+    index: Option<Index>,
+    notices: Vec<IndexNotice>,
+    /// Things the caller should hear about that did not stop the operation (a version in the
+    /// history that is not a readable memory, a superseded memory purged from history, …).
+    warnings: RefCell<Vec<String>>,
+    last_catch_up: Option<CatchUp>,
+    secret_policy: Option<SecretPolicy>,
+}
+
+impl Lore {
+    /// Wraps a store. The index is opened on first read.
+    pub fn new(store: Store) -> Lore {
+        Lore {
+            store,
+            embedder: None,
+            index: None,
+            notices: Vec::new(),
+            warnings: RefCell::new(Vec::new()),
+            last_catch_up: None,
+            secret_policy: None,
+        }
+    }
+
+    /// Overrides the secret policy for this handle's writes (else `git config lore.secrets`,
+    /// else redact).
+    pub fn set_secret_policy(&mut self, policy: Option<SecretPolicy>) {
+        self.secret_policy = policy;
+    }
+
+    /// The secret policy in force: the override, else the repository's `lore.secrets`, else
+    /// [`SecretPolicy::Redact`]. A configured value that is not a policy is an error, so a typo
+    /// never silently weakens protection.
+    pub fn secret_policy(&self) -> Result<SecretPolicy> {
+        match self.secret_policy {
+            Some(p) => Ok(p),
+            None => secrets::configured_policy(&self.store),
+        }
+    }
+
+    /// Runs a memory's text (summary and body) through the secret scanner under the policy in
+    /// force, redacting in place when the policy says so.
+    pub fn screen(&self, memory: &mut Memory) -> Result<Option<SecretReport>> {
+        screening::screen_memory(memory, self.secret_policy()?)
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// The store, mutably (for test seams).
+    pub fn store_mut(&mut self) -> &mut Store {
+        &mut self.store
+    }
+
+    /// Index notices (created, rebuilt) gathered so far; front ends show them.
+    pub fn take_notices(&mut self) -> Vec<IndexNotice> {
+        std::mem::take(&mut self.notices)
+    }
+
+    /// Warnings gathered so far: problems that did not stop an operation but that the user
+    /// should hear about (front ends show them, like notices).
+    pub fn take_warnings(&mut self) -> Vec<String> {
+        std::mem::take(self.warnings.get_mut())
+    }
+
+    /// Records a warning for [`Lore::take_warnings`].
+    pub(crate) fn warn(&self, warning: String) {
+        self.warnings.borrow_mut().push(warning);
+    }
+
+    /// Sets the embedder for semantic recall (`None`: lexical only; the default). The index
+    /// re-embeds on its next catch-up if its vectors came from another embedder.
+    pub fn set_embedder(&mut self, embedder: Option<SharedEmbedder>) {
+        if let Some(index) = self.index.as_mut() {
+            index.set_embedder(embedder.clone());
+        }
+        self.embedder = embedder;
+    }
+
+    /// The embedder in use.
+    pub fn embedder(&self) -> Option<&SharedEmbedder> {
+        self.embedder.as_ref()
+    }
+
+    fn fresh_index(&self) -> Result<(Index, Option<IndexNotice>)> {
+        let (mut index, notice) = Index::open(&index::index_path(&self.store))?;
+        index.set_embedder(self.embedder.clone());
+        Ok((index, notice))
+    }
+
+    fn open_index(&mut self) -> Result<()> {
+        if self.index.is_none() {
+            let (index, notice) = self.fresh_index()?;
+            self.notices.extend(notice);
+            self.index = Some(index);
+        }
+        Ok(())
+    }
+
+    /// Opens the index if needed and catches it up with the refs.
+    pub fn index(&mut self) -> Result<&Index> {
+        self.open_index()?;
+        let result = {
+            let index = self.index.as_mut().ok_or_else(missing_index)?;
+            index.catch_up(&self.store)
+        };
+        match result {
+            Ok(done) => {
+                if self.last_catch_up.is_none() {
+                    self.last_catch_up = Some(done);
+                }
+            }
+            Err(e) if index::is_corruption(&e) => self.rebuild_index(&e.to_string())?,
+            Err(e) => return Err(e),
+        }
+        self.index.as_ref().ok_or_else(missing_index)
+    }
+
+    fn rebuild_index(&mut self, reason: &str) -> Result<()> {
+        let index = match self.index.take() {
+            Some(index) => index.reset()?,
+            None => self.fresh_index()?.0,
+        };
+        self.notices.push(IndexNotice::Rebuilt {
+            reason: reason.to_string(),
+        });
+        let index = self.index.insert(index);
+        let done = index.catch_up(&self.store)?;
+        self.last_catch_up = Some(CatchUp {
+            moved: true,
+            ..done
+        });
+        Ok(())
+    }
+
+    /// Runs a read against the caught-up index; a damaged index is rebuilt and the read retried.
+    fn read<T>(&mut self, f: impl Fn(&Index) -> Result<T>) -> Result<T> {
+        let first = f(self.index()?);
+        match first {
+            Err(e) if index::is_corruption(&e) => {
+                self.rebuild_index(&e.to_string())?;
+                f(self.index()?)
+            }
+            other => other,
+        }
+    }
+}
+
+fn missing_index() -> Error {
+    Error::Parse {
+        context: "opening the index".into(),
+        message: "it could not be opened".into(),
+    }
+}

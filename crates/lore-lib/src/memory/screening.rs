@@ -1,0 +1,124 @@
+//! Secrets and memories: screening a memory's text before it is written, and auditing what the
+//! store already holds (at the tip, and with `history` every version still reachable).
+
+use std::collections::HashSet;
+
+use git2::Oid;
+use serde::Serialize;
+
+use super::Lore;
+use crate::error::Result;
+use crate::model::{MAX_SUMMARY_CHARS, Memory};
+use crate::record;
+use crate::secrets::{self, Finding, SecretPolicy, SecretReport};
+use crate::store::layout::{self, PathKind};
+
+/// A stored memory version that holds secrets (from [`Lore::scan_secrets`]).
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+pub struct StoredSecret {
+    /// The memory's id.
+    pub id: String,
+    /// Its path in the memory tree.
+    pub path: String,
+    /// Its summary (as stored; it may itself hold the secret).
+    pub summary: String,
+    /// Whether this is the memory as it is now (else an earlier or forgotten version).
+    pub current: bool,
+    /// For an earlier version, the commit that wrote it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+    /// What the scanner found.
+    pub findings: Vec<Finding>,
+}
+
+impl Lore {
+    /// Audits stored memories for secrets: every memory at the tip, and with `history` every
+    /// earlier version and forgotten memory still reachable in lore's history (each blob once).
+    /// A memory file that does not parse is scanned as a whole.
+    pub fn scan_secrets(&self, history: bool) -> Result<Vec<StoredSecret>> {
+        let mut out = Vec::new();
+        let Some(tip) = self.store.tip()? else {
+            return Ok(out);
+        };
+        let mut seen = HashSet::new();
+        let mut scan_blob = |path: &str, blob: Oid, commit: Option<Oid>, out: &mut Vec<_>| {
+            if layout::classify(path) != PathKind::Memory || !seen.insert(blob) {
+                return Ok(());
+            }
+            if let Some(found) = scan_stored(path, &self.store.read_blob(blob)?, commit) {
+                out.push(found);
+            }
+            Ok::<_, crate::Error>(())
+        };
+        for file in self.store.files(Some(tip))? {
+            scan_blob(&file.path, file.blob, None, &mut out)?;
+        }
+        if history {
+            let mut walk = self.store.repo().revwalk()?;
+            walk.push(tip)?;
+            for oid in walk {
+                let oid = oid?;
+                let commit = self.store.repo().find_commit(oid)?;
+                let parent = commit.parent_ids().next();
+                for change in self.store.diff(parent, Some(oid))? {
+                    if let Some(blob) = change.new {
+                        scan_blob(&change.path, blob, Some(oid), &mut out)?;
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// What the scanner finds in one stored memory file: in its summary and body, or — for a file
+/// that is not a readable memory — anywhere in it.
+fn scan_stored(path: &str, bytes: &[u8], commit: Option<Oid>) -> Option<StoredSecret> {
+    let text = String::from_utf8_lossy(bytes);
+    let (id, summary, findings) = match record::parse(&text, path) {
+        Ok(m) => {
+            let in_summary = secrets::scan_field(&m.summary, "summary");
+            let mut findings = in_summary.clone();
+            findings.extend(secrets::scan_field(&m.body, "body"));
+            let summary = secrets::redact(&m.summary, &in_summary);
+            (m.id.to_string(), summary, findings)
+        }
+        Err(_) => (
+            layout::name_from_path(path).to_string(),
+            "(not a readable memory file)".to_string(),
+            secrets::scan_field(&text, "file"),
+        ),
+    };
+    (!findings.is_empty()).then(|| StoredSecret {
+        id,
+        path: path.to_string(),
+        summary,
+        current: commit.is_none(),
+        commit: commit.map(|c| c.to_string()),
+        findings,
+    })
+}
+
+/// Screens a memory's summary and body under `policy`, redacting in place when it says so.
+pub(super) fn screen_memory(
+    memory: &mut Memory,
+    policy: SecretPolicy,
+) -> Result<Option<SecretReport>> {
+    let report = secrets::screen(
+        &mut [("summary", &mut memory.summary), ("body", &mut memory.body)],
+        policy,
+    )?;
+    if report.is_some() {
+        // A redaction placeholder can lengthen the summary past its limit.
+        if memory.summary.chars().count() > MAX_SUMMARY_CHARS {
+            memory.summary = memory
+                .summary
+                .chars()
+                .take(MAX_SUMMARY_CHARS - 1)
+                .collect::<String>()
+                + "…";
+        }
+        memory.validate()?;
+    }
+    Ok(report)
+}

@@ -1,0 +1,437 @@
+//! Writing memories: one new memory, a batch (import), and namespaces; the path, namespace and
+//! commit-message rules every write shares.
+
+use std::collections::HashSet;
+
+use git2::Oid;
+use jiff::Timestamp;
+use serde::Serialize;
+
+use super::Lore;
+use super::changes::IdPaths;
+use super::screening::screen_memory;
+use crate::error::{Error, Result};
+use crate::model::{
+    BUILTIN_NAMESPACES, Citation, Key, Memory, MemoryId, Namespace, Status, normalize_tags,
+    to_millis,
+};
+use crate::record;
+use crate::secrets::SecretReport;
+use crate::store::layout::{id_path, memory_path, namespace_marker_path, path_of};
+use crate::store::{Edit, Message, Snapshot};
+
+/// Who is writing and when: recorded in the memory and in the commit's trailers.
+#[derive(Clone, Debug, Default)]
+pub struct WriteContext {
+    /// The agent (e.g. `claude-code`).
+    pub agent: Option<String>,
+    /// The agent's session id.
+    pub session: Option<String>,
+    /// Overrides the author taken from the repository's git identity.
+    pub author: Option<String>,
+    /// The time to record (default: now). Lets tests and imports fix time.
+    pub now: Option<Timestamp>,
+}
+
+impl WriteContext {
+    pub(super) fn now(&self) -> Timestamp {
+        to_millis(self.now.unwrap_or_else(Timestamp::now))
+    }
+
+    pub(super) fn trailers(&self, action: &str, ids: &[&MemoryId]) -> Vec<(String, String)> {
+        let mut t = vec![("Lore-Action".to_string(), action.to_string())];
+        for id in ids {
+            t.push(("Lore-Memory".into(), id.to_string()));
+        }
+        if let Some(a) = &self.agent {
+            t.push(("Lore-Agent".into(), a.clone()));
+        }
+        if let Some(s) = &self.session {
+            t.push(("Lore-Session".into(), s.clone()));
+        }
+        t
+    }
+}
+
+/// A memory to write, as given by a user or an agent.
+#[derive(Clone, Debug, Default)]
+pub struct NewMemory {
+    /// Namespace name (validated; must be built in or registered).
+    pub namespace: String,
+    /// Optional topic slug.
+    pub key: Option<String>,
+    /// One line, at most 100 characters.
+    pub summary: String,
+    /// Markdown body.
+    pub body: String,
+    /// Tags (normalised to lower case).
+    pub tags: Vec<String>,
+    /// Status (default active).
+    pub status: Option<Status>,
+    /// Confidence in 0..=1.
+    pub confidence: Option<f64>,
+    /// Cited files.
+    pub citations: Vec<Citation>,
+    /// Ids of related memories.
+    pub relates_to: Vec<String>,
+}
+
+/// The result of a write.
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+pub struct Written {
+    /// The memory as stored.
+    pub memory: Memory,
+    /// Its path in the memory tree.
+    pub path: String,
+    /// The commit that recorded it.
+    pub commit: String,
+    /// What the secret scanner found and did, when it found anything.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub secrets: Option<SecretReport>,
+}
+
+/// What a batch write did.
+#[derive(Clone, Debug, Default, Serialize, schemars::JsonSchema)]
+pub struct BatchReport {
+    /// New memories written.
+    pub written: usize,
+    /// Existing memories overwritten.
+    pub replaced: usize,
+    /// Memories already present with identical content.
+    pub unchanged: usize,
+    /// Memories skipped, with why.
+    pub conflicts: Vec<String>,
+    /// The commit, if anything was written.
+    pub commit: Option<String>,
+    /// The secret scanner's reports, by memory id.
+    pub secrets: Vec<(String, SecretReport)>,
+}
+
+/// What a guard found on the tip a write is about to land on: write, or give back this value
+/// instead of writing.
+pub(super) type Guarded<T> = std::result::Result<Written, T>;
+
+impl Lore {
+    fn author(&self, ctx: &WriteContext) -> Option<String> {
+        if let Some(a) = &ctx.author {
+            return Some(a.clone());
+        }
+        let (name, email) = self.store.identity();
+        Some(format!("{name} <{email}>"))
+    }
+
+    /// Builds a validated memory from input (fresh id; times, author, agent and anchor filled
+    /// in) without writing it: for batch writes.
+    pub fn prepare(&self, new: &NewMemory, ctx: &WriteContext) -> Result<Memory> {
+        let now = ctx.now();
+        let memory = Memory {
+            id: MemoryId::generate()?,
+            namespace: Namespace::parse(&new.namespace)?,
+            key: new.key.as_deref().map(Key::parse).transpose()?,
+            summary: new.summary.clone(),
+            body: new.body.clone(),
+            tags: normalize_tags(&new.tags)?,
+            status: new.status.unwrap_or(Status::Active),
+            created: now,
+            updated: now,
+            author: self.author(ctx),
+            agent: ctx.agent.clone(),
+            session: ctx.session.clone(),
+            confidence: new.confidence,
+            anchor: self.store.head_commit().map(|c| c.to_string()),
+            citations: new.citations.clone(),
+            relates_to: new
+                .relates_to
+                .iter()
+                .map(|r| MemoryId::parse(r))
+                .collect::<Result<_>>()?,
+            supersedes: None,
+            superseded_by: None,
+        };
+        memory.validate()?;
+        Ok(memory)
+    }
+
+    /// Writes a new memory (one commit).
+    pub fn remember(&self, new: &NewMemory, ctx: &WriteContext) -> Result<Written> {
+        let unguarded =
+            self.remember_guarded(new, ctx, |_| Ok(None::<std::convert::Infallible>))?;
+        match unguarded {
+            Ok(written) => Ok(written),
+            Err(never) => match never {},
+        }
+    }
+
+    /// Writes a new memory unless `guard`, run on the tip the commit would land on (again on
+    /// every retry), gives a reason not to: then nothing is written and the reason comes back.
+    pub(super) fn remember_guarded<T>(
+        &self,
+        new: &NewMemory,
+        ctx: &WriteContext,
+        mut guard: impl FnMut(&Snapshot<'_>) -> Result<Option<T>>,
+    ) -> Result<Guarded<T>> {
+        let mut memory = self.prepare(new, ctx)?;
+        let secrets = self.screen(&mut memory)?;
+        let (landed, commit) = self.store.transact(|snap| {
+            if let Some(reason) = guard(snap)? {
+                return Ok((Vec::new(), Message::default(), Err(reason)));
+            }
+            check_namespace(snap, &memory.namespace)?;
+            let path = free_path(snap, &mut memory)?;
+            let content = record::render(&memory)?.into_bytes();
+            let message = Message {
+                subject: format!("remember {}: {}", display_name(&memory), memory.summary),
+                body: None,
+                trailers: ctx.trailers("remember", &[&memory.id]),
+            };
+            Ok((
+                vec![Edit::Upsert {
+                    path: path.clone(),
+                    content,
+                }],
+                message,
+                Ok(path),
+            ))
+        })?;
+        Ok(landed.map(|path| Written {
+            memory,
+            path,
+            commit: commit_text(commit),
+            secrets,
+        }))
+    }
+
+    /// Writes many complete memories in one commit (used by import). Memories whose id already
+    /// exists with the same content are skipped; ones that collide with different content are
+    /// reported and skipped (or overwritten with `replace`). Where each id already lives is
+    /// worked out for the tip the commit lands on, again on every retry.
+    pub fn write_batch(
+        &mut self,
+        memories: &[Memory],
+        subject: &str,
+        replace: bool,
+        ctx: &WriteContext,
+    ) -> Result<BatchReport> {
+        // The policy is read from the repository's configuration once for the whole batch.
+        let policy = self.secret_policy()?;
+        let mut screened = Vec::with_capacity(memories.len());
+        let mut secret_reports = Vec::new();
+        for m in memories {
+            m.validate()?;
+            let mut m = m.clone();
+            if let Some(report) = screen_memory(&mut m, policy)? {
+                secret_reports.push((m.id.to_string(), report));
+            }
+            screened.push(m);
+        }
+        let memories = &screened[..];
+        // Where each id lives on the tip the index reflects (a memory may come back with
+        // another key or namespace); each attempt brings this forward to its own tip.
+        let ids: Vec<&str> = memories.iter().map(|m| m.id.as_str()).collect();
+        let indexed = if self.store.tip()?.is_some() {
+            self.read(|i| IdPaths::read(i, &ids))?
+        } else {
+            IdPaths::empty(&ids)
+        };
+        let (report, commit) = self.store.transact(|snap| {
+            let existing = indexed.on(&self.store, snap)?;
+            let mut report = BatchReport::default();
+            let mut edits = Vec::new();
+            let mut seen_paths = HashSet::new();
+            let mut known_ns = HashSet::new();
+            for m in memories {
+                if known_ns.insert(m.namespace.clone()) && !namespace_known(snap, &m.namespace)? {
+                    edits.push(namespace_marker_edit(&m.namespace, "registered by import")?);
+                }
+                let path = path_of(m);
+                if !seen_paths.insert(path.clone()) {
+                    report
+                        .conflicts
+                        .push(format!("{path}: given twice in this import"));
+                    continue;
+                }
+                if let Some(elsewhere) = existing.get(m.id.as_str())
+                    && *elsewhere != path
+                    && snap.blob_id(elsewhere)?.is_some()
+                {
+                    if !replace {
+                        report.conflicts.push(format!(
+                            "{path}: memory {} exists at {elsewhere} (use --replace to move it)",
+                            m.id
+                        ));
+                        continue;
+                    }
+                    edits.push(Edit::Remove {
+                        path: elsewhere.clone(),
+                    });
+                }
+                let content = record::render(m)?;
+                match snap.read(&path)? {
+                    Some(existing) if existing == content.as_bytes() => {
+                        report.unchanged += 1;
+                        continue;
+                    }
+                    Some(_) if !replace => {
+                        report
+                            .conflicts
+                            .push(format!("{path}: exists with other content (use --replace)"));
+                        continue;
+                    }
+                    Some(_) => report.replaced += 1,
+                    None => report.written += 1,
+                }
+                edits.push(Edit::Upsert {
+                    path,
+                    content: content.into_bytes(),
+                });
+            }
+            let written = report.written + report.replaced;
+            let message = Message {
+                subject: format!("{subject} ({written} memories)"),
+                body: None,
+                trailers: ctx.trailers("import", &[]),
+            };
+            Ok((edits, message, report))
+        })?;
+        Ok(BatchReport {
+            commit: commit.map(|c| c.to_string()),
+            secrets: secret_reports,
+            ..report
+        })
+    }
+
+    /// Registers a user-defined namespace.
+    pub fn add_namespace(&self, name: &str, description: &str, ctx: &WriteContext) -> Result<bool> {
+        let ns = Namespace::parse(name)?;
+        if ns.is_builtin() {
+            return Ok(false);
+        }
+        let (added, _) = self.store.transact(|snap| {
+            if namespace_known(snap, &ns)? {
+                return Ok((Vec::new(), Message::default(), false));
+            }
+            let message = Message {
+                subject: format!("namespace add {ns}"),
+                body: None,
+                trailers: ctx.trailers("namespace", &[]),
+            };
+            Ok((
+                vec![namespace_marker_edit(&ns, description)?],
+                message,
+                true,
+            ))
+        })?;
+        Ok(added)
+    }
+
+    /// All namespaces: built in, then registered.
+    pub fn namespaces(&mut self) -> Result<Vec<(String, bool)>> {
+        let mut out: Vec<(String, bool)> = BUILTIN_NAMESPACES
+            .iter()
+            .map(|n| (n.to_string(), true))
+            .collect();
+        for n in self.read(|i| i.registered_namespaces())? {
+            out.push((n, false));
+        }
+        Ok(out)
+    }
+}
+
+/// The commit id as text (empty when nothing was written).
+pub(super) fn commit_text(commit: Option<Oid>) -> String {
+    commit.map(|c| c.to_string()).unwrap_or_default()
+}
+
+/// `namespace/key`, or `namespace/id` for an unkeyed memory: how commit subjects name it.
+pub(super) fn display_name(m: &Memory) -> String {
+    match &m.key {
+        Some(k) => format!("{}/{k}", m.namespace),
+        None => format!("{}/{}", m.namespace, m.id),
+    }
+}
+
+fn namespace_known(snap: &Snapshot<'_>, ns: &Namespace) -> Result<bool> {
+    Ok(ns.is_builtin() || snap.blob_id(&namespace_marker_path(ns))?.is_some())
+}
+
+fn namespace_marker_edit(ns: &Namespace, description: &str) -> Result<Edit> {
+    #[derive(Serialize)]
+    struct Marker<'a> {
+        name: &'a str,
+        description: &'a str,
+    }
+    let text = serde_norway::to_string(&Marker {
+        name: ns.as_str(),
+        description,
+    })
+    .map_err(|e| Error::Parse {
+        context: "writing a namespace marker".into(),
+        message: e.to_string(),
+    })?;
+    Ok(Edit::Upsert {
+        path: namespace_marker_path(ns),
+        content: text.into_bytes(),
+    })
+}
+
+/// Refuses a namespace that is neither built in nor registered on this tip, suggesting the
+/// closest built-in name.
+pub(super) fn check_namespace(snap: &Snapshot<'_>, ns: &Namespace) -> Result<()> {
+    if namespace_known(snap, ns)? {
+        return Ok(());
+    }
+    let suggestion = BUILTIN_NAMESPACES
+        .iter()
+        .map(|b| (edit_distance(b, ns.as_str()), *b))
+        .filter(|(d, _)| *d <= 3)
+        .min()
+        .map(|(_, b)| b.to_string());
+    Err(Error::UnknownNamespace {
+        name: ns.to_string(),
+        suggestion,
+    })
+}
+
+/// Picks the memory's path on this tip: the key's path (which must be free), or its id path
+/// (a fresh id is drawn in the astronomically rare case the id is taken).
+pub(super) fn free_path(snap: &Snapshot<'_>, memory: &mut Memory) -> Result<String> {
+    if let Some(key) = &memory.key {
+        let path = memory_path(&memory.namespace, Some(key), &memory.id);
+        if let Some(bytes) = snap.read(&path)? {
+            // The holder's id only words the error; a file that is not a memory says so.
+            let holder = match std::str::from_utf8(&bytes).map(|t| record::parse(t, &path)) {
+                Ok(Ok(m)) => m.id.to_string(),
+                Ok(Err(_)) | Err(_) => "unreadable".into(),
+            };
+            return Err(Error::KeyExists {
+                namespace: memory.namespace.to_string(),
+                key: key.to_string(),
+                id: holder,
+            });
+        }
+        return Ok(path);
+    }
+    loop {
+        let path = id_path(&memory.namespace, &memory.id);
+        if snap.blob_id(&path)?.is_none() {
+            return Ok(path);
+        }
+        memory.id = MemoryId::generate()?;
+    }
+}
+
+/// Levenshtein distance, for "did you mean" suggestions.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
+                .min(prev[j + 1] + 1)
+                .min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
