@@ -308,7 +308,7 @@ fn longmemeval_follows_the_official_protocol() {
     let repo = TestRepo::new();
     let file = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/longmemeval-mini.json"
+        "/../lore-bench/tests/data/longmemeval-mini.json"
     );
     for embedder in ["none", "static"] {
         let report = json(

@@ -14,7 +14,6 @@ pub mod context;
 pub mod ctx;
 pub mod embed;
 pub mod error;
-pub mod eval;
 pub mod hash;
 pub mod hooks;
 pub mod index;

@@ -1,13 +1,21 @@
 //! `lore eval longmemeval` (the LongMemEval retrieval benchmark through lore's own recall) and
-//! `lore eval trajectories` (trajectory retrieval strategies on seeded synthetic trajectories).
+//! `lore eval trajectories` (trajectory retrieval strategies on seeded synthetic trajectories):
+//! arguments to the `eval_longmemeval` and `eval_trajectories` operations, and their reports
+//! as text tables.
 
-use std::io::{IsTerminal, Read, Write};
+use std::path::Path;
 
 use clap::{Args, Subcommand};
+use lore::ops::Operation;
+use lore::ops::memory::Ranking;
+use lore::progress::SharedProgress;
+use lore_bench::longmemeval::EvalReport;
+use lore_bench::trajectories::{EvalTrajectories, TrajectoryReport};
+use lore_bench::{EvalLongMemEval, run_measurement};
 
 use super::common::RankArgs;
-use crate::cli::GlobalArgs;
 use crate::error::{CmdResult, CommandError};
+use crate::global::GlobalArgs;
 use crate::location;
 use crate::ui::Ui;
 
@@ -57,129 +65,149 @@ pub struct LongMemEvalArgs {
     pub rank: RankArgs,
 }
 
+/// Runs `lore eval`, with a progress bar on a terminal (none with `--json`).
 pub fn run(ui: &mut Ui, global: &GlobalArgs, args: &EvalArgs) -> CmdResult {
-    match &args.benchmark {
-        Benchmark::Longmemeval(args) => longmemeval(ui, global, args),
-        Benchmark::Trajectories(args) => trajectories(ui, global, args),
-    }
+    let progress = crate::progress_bar::for_terminal(ui.json());
+    run_with_progress(ui, global, args, progress)
 }
 
-fn trajectories(ui: &mut Ui, global: &GlobalArgs, args: &TrajectoriesArgs) -> CmdResult {
-    use lore::trajectory::bench::{BUDGETS, BenchConfig, run};
-    if args.steps < 200 || args.trajectories == 0 || args.queries == 0 {
-        return Err(CommandError::usage(
-            "use at least 200 steps, one trajectory and one query per kind",
-        ));
-    }
-    let config = BenchConfig {
-        seed: args.seed,
-        trajectories: args.trajectories,
-        steps: args.steps,
-        queries_per_kind: args.queries,
-    };
-    let embedder = location::embedder(global)?;
-    let report = run(&config, embedder, &lore::trajectory::Params::default())?;
-    ui.emit(&report, |s| {
-        s.push_str(&format!(
-            "Trajectory retrieval: {} trajectories x {} steps, seed {}, embedder {}\n",
-            config.trajectories, config.steps, config.seed, report.embedder
-        ));
-        s.push_str(&format!(
-            "build {:.0} ms per trajectory (step by step); units per trajectory: {}\n",
-            report.build_ms,
-            report
-                .units
-                .iter()
-                .map(|(v, n)| format!("{v} {n}"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
-        for kind in &report.kinds {
-            s.push_str(&format!(
-                "\n{} evidence ({} queries; {} near, {} far evidence steps)\n",
-                kind.kind.as_str(),
-                kind.queries,
-                kind.evidence_near,
-                kind.evidence_far
-            ));
-            s.push_str("strategy   Hit@2");
-            for b in BUDGETS {
-                s.push_str(&format!("  R@{b:<5}"));
-            }
-            s.push_str("  near@1024 far@1024  p50 ms  p95 ms\n");
-            for st in &kind.strategies {
-                s.push_str(&format!("{:<9} {:>6.3}", st.strategy.as_str(), st.hit_at_2));
-                for r in &st.recall {
-                    s.push_str(&format!("  {r:>7.3}"));
-                }
-                s.push_str(&format!(
-                    "  {:>9.3} {:>8.3}  {:>6.2}  {:>6.2}",
-                    st.recall_near.last().copied().unwrap_or(0.0),
-                    st.recall_far.last().copied().unwrap_or(0.0),
-                    st.query_p50_ms,
-                    st.query_p95_ms
-                ));
-                if let Some(share) = st.osu_share {
-                    s.push_str(&format!("  (osu for {:.0}%)", share * 100.0));
-                }
-                s.push('\n');
-            }
-        }
-    });
-    Ok(())
-}
-
-fn longmemeval(ui: &mut Ui, global: &GlobalArgs, args: &LongMemEvalArgs) -> CmdResult {
-    let mut bytes = Vec::new();
-    std::fs::File::open(&args.file)
-        .and_then(|mut f| f.read_to_end(&mut bytes))
-        .map_err(|e| CommandError::usage(format!("cannot read {}: {e}", args.file.display())))?;
-    let questions = if bytes.starts_with(&[0x1f, 0x8b]) {
-        lore::eval::read_questions(flate2::read::GzDecoder::new(&bytes[..]))?
-    } else {
-        lore::eval::read_questions(&bytes[..])?
-    };
-    let questions = match args.questions {
-        Some(n) => &questions[..n.min(questions.len())],
-        None => &questions[..],
-    };
-    let embedder = location::embedder(global)?;
-    let options = args.rank.options()?;
+/// Runs `lore eval`, reporting progress to `progress`.
+pub fn run_with_progress(
+    ui: &mut Ui,
+    global: &GlobalArgs,
+    args: &EvalArgs,
+    progress: SharedProgress,
+) -> CmdResult {
     let work = tempfile::tempdir()
         .map_err(|e| CommandError::usage(format!("cannot make a temporary directory: {e}")))?;
-    let show_progress = std::io::stderr().is_terminal();
-    let report =
-        lore::eval::longmemeval(questions, embedder, &options, work.path(), |done, all| {
-            if show_progress {
-                let _ = write!(std::io::stderr(), "\r{done}/{all} questions");
-                if done == all {
-                    let _ = writeln!(std::io::stderr());
-                }
-            }
-        })?;
-    ui.emit(&report, |s| {
-        s.push_str(&format!(
-            "LongMemEval ({} questions scored, {} skipped), embedder {}\nranking: {}\n",
-            report.questions, report.skipped, report.embedder, report.ranking
-        ));
-        s.push_str("  k   recall_any  recall_all  ndcg_any\n");
-        for a in &report.at {
-            s.push_str(&format!(
-                "{:>3}   {:>10.3}  {:>10.3}  {:>8.3}\n",
-                a.k, a.recall_any, a.recall_all, a.ndcg_any
-            ));
+    let scratch = work.path().join("handle");
+    match &args.benchmark {
+        Benchmark::Longmemeval(args) => {
+            let file = std::path::absolute(&args.file).map_err(|e| {
+                CommandError::usage(format!("cannot read {}: {e}", args.file.display()))
+            })?;
+            let request = EvalLongMemEval {
+                file,
+                questions: args.questions,
+                ranking: ranking(&args.rank)?,
+                work_dir: work.path().to_path_buf(),
+            };
+            let report = measure(ui, global, request, &scratch, progress)?;
+            ui.emit(&report, |s| longmemeval_text(s, &report));
         }
-        s.push_str(&format!(
-            "loose R@5 (answer_session_ids as given, {} questions): {:.3}\n",
-            report.loose_questions, report.loose_recall_any_at_5
-        ));
-        s.push_str(&format!(
-            "indexing {:.1} s in total; query p50 {:.2} ms, p95 {:.2} ms\n",
-            report.indexing_seconds, report.query_ms_p50, report.query_ms_p95
-        ));
-        for (t, n, r) in &report.by_type {
-            s.push_str(&format!("  {t:<28} {n:>4}  recall_all@5 {r:.3}\n"));
+        Benchmark::Trajectories(args) => {
+            let request = EvalTrajectories {
+                seed: args.seed,
+                trajectories: args.trajectories,
+                steps: args.steps,
+                queries_per_kind: args.queries,
+            };
+            let report = measure(ui, global, request, &scratch, progress)?;
+            ui.emit(&report, |s| trajectories_text(s, &report));
         }
-    });
+    }
     Ok(())
+}
+
+/// The ranking flags as the request's knobs (checked with the flags' own wording first).
+fn ranking(rank: &RankArgs) -> CmdResult<Ranking> {
+    let options = rank.options()?;
+    Ok(Ranking {
+        fusion: Some(rank.fusion.clone()),
+        lexical_weight: Some(rank.lexical_weight),
+        recency_weight: Some(rank.recency_weight),
+        half_life_days: Some(rank.half_life),
+        namespace_weights: options.namespace_weights.into_iter().collect(),
+        no_collapse: rank.no_collapse,
+    })
+}
+
+/// Runs a measurement with the embedder the global options ask for; its warnings go to stderr.
+fn measure<O: Operation>(
+    ui: &mut Ui,
+    global: &GlobalArgs,
+    request: O,
+    scratch: &Path,
+    progress: SharedProgress,
+) -> CmdResult<O::Output> {
+    let embedder = location::embedder(global)?;
+    let (report, warnings) = run_measurement(request, scratch, embedder, progress)?;
+    for w in warnings {
+        ui.warn(&w);
+    }
+    Ok(report)
+}
+
+fn trajectories_text(s: &mut String, report: &TrajectoryReport) {
+    let config = &report.config;
+    s.push_str(&format!(
+        "Trajectory retrieval: {} trajectories x {} steps, seed {}, embedder {}\n",
+        config.trajectories, config.steps, config.seed, report.embedder
+    ));
+    s.push_str(&format!(
+        "build {:.0} ms per trajectory (step by step); units per trajectory: {}\n",
+        report.build_ms,
+        report
+            .units
+            .iter()
+            .map(|(v, n)| format!("{v} {n}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
+    for kind in &report.kinds {
+        s.push_str(&format!(
+            "\n{} evidence ({} queries; {} near, {} far evidence steps)\n",
+            kind.kind.as_str(),
+            kind.queries,
+            kind.evidence_near,
+            kind.evidence_far
+        ));
+        s.push_str("strategy   Hit@2");
+        for b in &report.budgets {
+            s.push_str(&format!("  R@{b:<5}"));
+        }
+        s.push_str("  near@1024 far@1024  p50 ms  p95 ms\n");
+        for st in &kind.strategies {
+            s.push_str(&format!("{:<9} {:>6.3}", st.strategy.as_str(), st.hit_at_2));
+            for r in &st.recall {
+                s.push_str(&format!("  {r:>7.3}"));
+            }
+            s.push_str(&format!(
+                "  {:>9.3} {:>8.3}  {:>6.2}  {:>6.2}",
+                st.recall_near.last().copied().unwrap_or(0.0),
+                st.recall_far.last().copied().unwrap_or(0.0),
+                st.query_p50_ms,
+                st.query_p95_ms
+            ));
+            if let Some(share) = st.osu_share {
+                s.push_str(&format!("  (osu for {:.0}%)", share * 100.0));
+            }
+            s.push('\n');
+        }
+    }
+}
+
+fn longmemeval_text(s: &mut String, report: &EvalReport) {
+    s.push_str(&format!(
+        "LongMemEval ({} questions scored, {} skipped), embedder {}\nranking: {}\n",
+        report.questions, report.skipped, report.embedder, report.ranking
+    ));
+    s.push_str("  k   recall_any  recall_all  ndcg_any\n");
+    for a in &report.at {
+        s.push_str(&format!(
+            "{:>3}   {:>10.3}  {:>10.3}  {:>8.3}\n",
+            a.k, a.recall_any, a.recall_all, a.ndcg_any
+        ));
+    }
+    s.push_str(&format!(
+        "loose R@5 (answer_session_ids as given, {} questions): {:.3}\n",
+        report.loose_questions, report.loose_recall_any_at_5
+    ));
+    s.push_str(&format!(
+        "indexing {:.1} s in total; query p50 {:.2} ms, p95 {:.2} ms\n",
+        report.indexing_seconds, report.query_ms_p50, report.query_ms_p95
+    ));
+    for (t, n, r) in &report.by_type {
+        s.push_str(&format!("  {t:<28} {n:>4}  recall_all@5 {r:.3}\n"));
+    }
 }

@@ -15,9 +15,8 @@
 //!
 //! Where each part lives: `units.rs` (the views and their units), `index.rs` (building the index
 //! step by step), `strategies.rs` (scoring a query, per strategy), `packing.rs` (filling the
-//! budget and what a query returns), `bench.rs` (the seeded benchmark).
+//! budget and what a query returns). The seeded benchmark is in the `lore-bench` crate.
 
-pub mod bench;
 mod index;
 mod packing;
 mod strategies;

@@ -1,19 +1,75 @@
-//! The LongMemEval retrieval benchmark (official session-level protocol), run through lore's own
-//! store, index and ranking: each question gets a fresh repository whose memories are its
-//! haystack sessions, and the question is answered by the same search `lore recall` runs.
+//! `eval_longmemeval`: the LongMemEval retrieval benchmark (official session-level protocol),
+//! run through lore's own store, index and ranking: each question gets a fresh repository whose
+//! memories are its haystack sessions, and the question is answered by the same search `recall`
+//! runs.
 
 use std::collections::{HashMap, HashSet};
-use std::path::Path;
+use std::io::Read;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use jiff::Timestamp;
+use lore::embed::SharedEmbedder;
+use lore::index::RankOptions;
+use lore::ops::memory::Ranking;
+use lore::ops::{Effect, Env, Operation};
+use lore::progress::Throttle;
+use lore::{Error, ListFilter, NewMemory, Result, WriteContext};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::embed::SharedEmbedder;
-use crate::error::{Error, Result};
-use crate::index::{ListFilter, RankOptions};
-use crate::memory::{Lore, NewMemory, WriteContext};
-use crate::store::Store;
+use crate::{PROGRESS_STEPS, embedder_name, percentile, require_dir, scratch_handle};
+
+/// Measure retrieval on LongMemEval: each question's haystack sessions (user turns) become
+/// memories in a fresh store, and the question is recalled against them.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EvalLongMemEval {
+    /// The questions: a JSON list in the official format, optionally gzip-compressed (an
+    /// absolute path).
+    pub file: PathBuf,
+    /// Only the first N questions.
+    #[serde(default)]
+    pub questions: Option<usize>,
+    /// Ranking knobs, as `recall` takes them.
+    #[serde(default, flatten)]
+    pub ranking: Ranking,
+    /// Where the per-question repositories are made (emptied as it goes): set by the front
+    /// end, never taken from a client's arguments.
+    #[serde(skip)]
+    pub work_dir: PathBuf,
+}
+
+impl Operation for EvalLongMemEval {
+    const NAME: &'static str = "eval_longmemeval";
+    const TITLE: &'static str = "Evaluate on LongMemEval";
+    const DESCRIPTION: &'static str = "Measure retrieval quality on LongMemEval (official \
+        session-level protocol): recall_any, recall_all and NDCG at k = 1, 3, 5, 10, per \
+        question type, with indexing time and query latency, using this handle's embedder.";
+    const EFFECT: Effect = Effect::ReadOnly;
+    type Output = EvalReport;
+
+    fn run(self, env: &mut Env<'_>) -> Result<EvalReport> {
+        let work = require_dir("work directory", &self.work_dir)?;
+        let options = self.ranking.options()?;
+        env.progress.phase("reading questions", None);
+        let questions = read_questions_file(&self.file)?;
+        let questions = match self.questions {
+            Some(n) => &questions[..n.min(questions.len())],
+            None => &questions[..],
+        };
+        let embedder = env.lore.embedder().cloned();
+        let mut progress = Throttle::new(
+            &*env.progress,
+            "questions evaluated",
+            questions.len() as u64,
+            PROGRESS_STEPS,
+        );
+        longmemeval(questions, embedder, &options, work, |done| {
+            progress.advance(done as u64)
+        })
+    }
+}
 
 /// One LongMemEval question (the fields retrieval needs).
 #[derive(Clone, Debug, Deserialize)]
@@ -53,7 +109,7 @@ pub struct Turn {
 }
 
 /// Metrics at one cut-off.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, JsonSchema)]
 pub struct AtK {
     /// k.
     pub k: usize,
@@ -66,7 +122,7 @@ pub struct AtK {
 }
 
 /// What a run measured.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct EvalReport {
     /// The embedder (`none` for lexical only).
     pub embedder: String,
@@ -93,8 +149,25 @@ pub struct EvalReport {
     pub by_type: Vec<(String, usize, f64)>,
 }
 
-/// Reads the benchmark file (a JSON list of questions).
-pub fn read_questions(reader: impl std::io::Read) -> Result<Vec<Question>> {
+/// Reads the benchmark file: a JSON list of questions, optionally gzip-compressed.
+pub fn read_questions_file(path: &Path) -> Result<Vec<Question>> {
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_to_end(&mut bytes))
+        .map_err(|e| Error::Invalid {
+            what: "questions file",
+            value: path.display().to_string(),
+            reason: format!("cannot read it: {e}"),
+        })?;
+    if bytes.starts_with(&[0x1f, 0x8b]) {
+        read_questions(flate2::read::GzDecoder::new(&bytes[..]))
+    } else {
+        read_questions(&bytes[..])
+    }
+}
+
+/// Reads a JSON list of questions.
+pub fn read_questions(reader: impl Read) -> Result<Vec<Question>> {
     serde_json::from_reader(std::io::BufReader::new(reader)).map_err(|e| Error::Parse {
         context: "reading LongMemEval questions".into(),
         message: e.to_string(),
@@ -127,7 +200,7 @@ pub fn longmemeval(
     embedder: Option<SharedEmbedder>,
     options: &RankOptions,
     work: &Path,
-    mut progress: impl FnMut(usize, usize),
+    mut progress: impl FnMut(usize),
 ) -> Result<EvalReport> {
     let ks = [1usize, 3, 5, 10];
     let mut sums = vec![(0f64, 0f64, 0f64); ks.len()];
@@ -136,7 +209,7 @@ pub fn longmemeval(
     let mut indexing = 0f64;
     let mut by_type: HashMap<String, (usize, f64)> = HashMap::new();
     for (done, q) in questions.iter().enumerate() {
-        progress(done, questions.len());
+        progress(done);
         if q.question_id.ends_with("_abs") {
             skipped += 1;
             continue;
@@ -157,9 +230,7 @@ pub fn longmemeval(
 
         // A fresh repository holding this question's haystack.
         let dir = work.join(format!("q{done}"));
-        crate::store::init_repository(&dir)?;
-        let mut lore = Lore::new(Store::discover(&dir)?);
-        lore.set_embedder(embedder.clone());
+        let mut lore = scratch_handle(&dir, embedder.clone())?;
         let now = parse_date(&q.question_date).unwrap_or_else(Timestamp::now);
         let mut memories = Vec::new();
         let mut session_of: HashMap<String, String> = HashMap::new();
@@ -252,15 +323,8 @@ pub fn longmemeval(
             }
         }
     }
-    progress(questions.len(), questions.len());
+    progress(questions.len());
     latencies.sort_by(f64::total_cmp);
-    let pct = |p: f64| {
-        if latencies.is_empty() {
-            0.0
-        } else {
-            latencies[((latencies.len() - 1) as f64 * p).round() as usize]
-        }
-    };
     let n = scored.max(1) as f64;
     let mut by_type: Vec<(String, usize, f64)> = by_type
         .into_iter()
@@ -268,10 +332,7 @@ pub fn longmemeval(
         .collect();
     by_type.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(EvalReport {
-        embedder: embedder
-            .as_ref()
-            .map(|e| e.id().to_string())
-            .unwrap_or_else(|| "none".into()),
+        embedder: embedder_name(embedder.as_ref()),
         ranking: format!(
             "{:?}, half-life {:?} days, recency weight {}",
             options.fusion, options.half_life_days, options.recency_weight
@@ -291,8 +352,8 @@ pub fn longmemeval(
         loose_recall_any_at_5: loose_hits / loose_n.max(1) as f64,
         loose_questions: loose_n,
         indexing_seconds: indexing,
-        query_ms_p50: pct(0.5),
-        query_ms_p95: pct(0.95),
+        query_ms_p50: percentile(&latencies, 0.5),
+        query_ms_p95: percentile(&latencies, 0.95),
         by_type,
     })
 }

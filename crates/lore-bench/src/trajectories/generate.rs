@@ -1,150 +1,14 @@
-//! `lore eval trajectories`: a seeded generator of long agent trajectories with planted
-//! evidence, and Hit@2 / evidence recall of every strategy against the token budget.
-//!
-//! A trajectory is background steps (common tools and entities, filler words, subgoals that
-//! change every 30–80 steps, topic words sprinkled in as noise) with queries planted into it.
-//! Each query has four topic words and three evidence steps, plus eight distractor steps that
-//! carry some of the same words under unrelated tools and entities:
-//! * **shared** — the evidence shares one entity (used nowhere else but in one unrelated step)
-//!   and one rarely used tool. The first evidence step holds two query words, the second one,
-//!   the third none: it is reachable only through what it shares with the others (the situation
-//!   where grouping by entity or tool should help).
-//! * **heterogeneous** — each evidence step has its own common tool and common entity and two
-//!   of the query words (overlapping pairs); distractors hold one word each. Nothing links the
-//!   evidence but the query.
-//! * **mixed** — each query is drawn as one of the two.
-//!
-//! About one query in seven has its evidence among the last 50 steps ("near"); the rest are
-//! spread over the whole trajectory ("far").
+//! The trajectory generator: seeded background steps with queries and their evidence planted
+//! into them (the shapes are described in the parent module).
 
 use std::collections::HashSet;
-use std::time::Instant;
 
-use serde::Serialize;
+use lore::steps::{Step, StepKind};
 
-use super::{Params, Strategy, TrajectoryIndex};
-use crate::ctx::TrajectoryStep;
-use crate::ctx::step::{Step, StepKind};
-use crate::embed::SharedEmbedder;
-use crate::error::Result;
+use super::{NEAR_STEPS, QueryKind};
 
-/// The budgets every strategy is measured at (tokens).
-pub const BUDGETS: [usize; 5] = [64, 128, 256, 512, 1024];
-/// Evidence this many steps from the end or closer is "near".
-pub const NEAR_STEPS: usize = 50;
-
-/// The benchmark's size.
-#[derive(Clone, Debug, Serialize)]
-pub struct BenchConfig {
-    /// The generator's seed.
-    pub seed: u64,
-    /// Trajectories generated.
-    pub trajectories: usize,
-    /// Steps per trajectory.
-    pub steps: usize,
-    /// Queries of each kind per trajectory.
-    pub queries_per_kind: usize,
-}
-
-impl Default for BenchConfig {
-    fn default() -> BenchConfig {
-        BenchConfig {
-            seed: 7,
-            trajectories: 3,
-            steps: 10_000,
-            queries_per_kind: 20,
-        }
-    }
-}
-
-/// The three query sets.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum QueryKind {
-    /// (a) evidence shares an entity and a tool.
-    Shared,
-    /// (b) evidence shares neither.
-    Heterogeneous,
-    /// (c) a mix of both.
-    Mixed,
-}
-
-impl QueryKind {
-    /// All kinds, in report order.
-    pub const ALL: [QueryKind; 3] = [
-        QueryKind::Shared,
-        QueryKind::Heterogeneous,
-        QueryKind::Mixed,
-    ];
-
-    /// The kind's name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            QueryKind::Shared => "shared",
-            QueryKind::Heterogeneous => "heterogeneous",
-            QueryKind::Mixed => "mixed",
-        }
-    }
-}
-
-/// One strategy on one query set.
-#[derive(Clone, Debug, Serialize)]
-pub struct StrategyScore {
-    /// The strategy.
-    pub strategy: Strategy,
-    /// Share of queries with an evidence step among the first two chosen (budget 1024).
-    pub hit_at_2: f64,
-    /// Evidence recall at each of [`BUDGETS`].
-    pub recall: Vec<f64>,
-    /// Recall of near evidence at each budget.
-    pub recall_near: Vec<f64>,
-    /// Recall of far evidence at each budget.
-    pub recall_far: Vec<f64>,
-    /// Median query time (ms, budget 1024).
-    pub query_p50_ms: f64,
-    /// 95th percentile query time (ms).
-    pub query_p95_ms: f64,
-    /// `auto` only: the share of queries it answered with OSU.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub osu_share: Option<f64>,
-}
-
-/// One query set.
-#[derive(Clone, Debug, Serialize)]
-pub struct KindReport {
-    /// The set.
-    pub kind: QueryKind,
-    /// Queries.
-    pub queries: usize,
-    /// Evidence steps, near and far.
-    pub evidence_near: usize,
-    /// Far evidence steps.
-    pub evidence_far: usize,
-    /// Every strategy.
-    pub strategies: Vec<StrategyScore>,
-}
-
-/// The whole report.
-#[derive(Clone, Debug, Serialize)]
-pub struct TrajectoryReport {
-    /// The configuration.
-    pub config: BenchConfig,
-    /// The embedder.
-    pub embedder: String,
-    /// The retrieval parameters.
-    pub params: Params,
-    /// The budgets.
-    pub budgets: Vec<usize>,
-    /// Mean time to build one trajectory's index, step by step (ms).
-    pub build_ms: f64,
-    /// Mean units per trajectory, by view.
-    pub units: Vec<(String, usize)>,
-    /// The query sets.
-    pub kinds: Vec<KindReport>,
-}
-
-/// A small deterministic generator (SplitMix64).
-struct Rng(u64);
+/// A small deterministic generator (SplitMix64), seeded by its one field.
+pub(super) struct Rng(pub(super) u64);
 
 impl Rng {
     fn next(&mut self) -> u64 {
@@ -351,10 +215,14 @@ const TOPIC: [&str; 120] = [
     "toolchain",
 ];
 
-struct Planted {
-    kind: QueryKind,
-    query: String,
-    evidence: Vec<usize>,
+/// A query planted into a trajectory.
+pub(super) struct Planted {
+    /// The query set it belongs to.
+    pub(super) kind: QueryKind,
+    /// The question asked.
+    pub(super) query: String,
+    /// Positions (0-based) of its evidence steps.
+    pub(super) evidence: Vec<usize>,
 }
 
 fn filler_words(rng: &mut Rng, n: usize) -> Vec<&'static str> {
@@ -389,7 +257,7 @@ fn step_at(
 }
 
 /// Generates one trajectory and its queries.
-fn generate(rng: &mut Rng, steps: usize, per_kind: usize) -> (Vec<Step>, Vec<Planted>) {
+pub(super) fn generate(rng: &mut Rng, steps: usize, per_kind: usize) -> (Vec<Step>, Vec<Planted>) {
     let specific: Vec<String> = ENTITY_HEADS
         .iter()
         .flat_map(|h| ENTITY_TAILS.iter().map(move |t| format!("{h}-{t}")))
@@ -567,158 +435,6 @@ fn generate(rng: &mut Rng, steps: usize, per_kind: usize) -> (Vec<Step>, Vec<Pla
     (trajectory, planted)
 }
 
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return 0.0;
-    }
-    let i = ((sorted.len() - 1) as f64 * p).round() as usize;
-    sorted[i]
-}
-
-#[derive(Default)]
-struct Tally {
-    hits: usize,
-    found: [usize; BUDGETS.len()],
-    found_near: [usize; BUDGETS.len()],
-    found_far: [usize; BUDGETS.len()],
-    times: Vec<f64>,
-    osu: usize,
-}
-
-/// Runs the benchmark.
-pub fn run(
-    config: &BenchConfig,
-    embedder: Option<SharedEmbedder>,
-    params: &Params,
-) -> Result<TrajectoryReport> {
-    let mut rng = Rng(config.seed);
-    let mut tallies: Vec<Vec<Tally>> = QueryKind::ALL
-        .iter()
-        .map(|_| Strategy::ALL.iter().map(|_| Tally::default()).collect())
-        .collect();
-    let mut counts = [[0usize; 3]; 3]; // per kind: queries, near, far evidence
-    let mut build_ms = 0.0;
-    let mut unit_totals: Vec<(String, usize)> = Vec::new();
-    let mut embedder_name = String::from("hashed words (no embedder)");
-    for _ in 0..config.trajectories {
-        let (steps, planted) = generate(&mut rng, config.steps, config.queries_per_kind);
-        let mut index = TrajectoryIndex::new(embedder.clone(), params.clone());
-        embedder_name = index.embedder.id().to_string();
-        let started = Instant::now();
-        for step in steps {
-            index.push(TrajectoryStep {
-                step,
-                branch: "bench".into(),
-                committed: true,
-            })?;
-        }
-        build_ms += started.elapsed().as_secs_f64() * 1e3;
-        let mut counts_by_view: Vec<(String, usize)> = index
-            .unit_counts()
-            .into_iter()
-            .map(|(v, n)| (v.as_str().to_string(), n))
-            .collect();
-        counts_by_view.sort();
-        for (view, n) in counts_by_view {
-            match unit_totals.iter_mut().find(|(v, _)| *v == view) {
-                Some((_, total)) => *total += n,
-                None => unit_totals.push((view, n)),
-            }
-        }
-        let n = index.len();
-        for q in &planted {
-            let k = QueryKind::ALL
-                .iter()
-                .position(|x| *x == q.kind)
-                .unwrap_or(0);
-            counts[k][0] += 1;
-            let near: Vec<bool> = q.evidence.iter().map(|p| n - 1 - p < NEAR_STEPS).collect();
-            counts[k][1] += near.iter().filter(|x| **x).count();
-            counts[k][2] += near.iter().filter(|x| !**x).count();
-            for (si, strategy) in Strategy::ALL.iter().enumerate() {
-                let tally = &mut tallies[k][si];
-                for (bi, budget) in BUDGETS.iter().enumerate() {
-                    let started = Instant::now();
-                    let got = index.recall(&q.query, *budget, *strategy)?;
-                    let elapsed = started.elapsed().as_secs_f64() * 1e3;
-                    let positions: HashSet<usize> =
-                        got.steps.iter().map(|p| p.position - 1).collect();
-                    for (e, is_near) in q.evidence.iter().zip(&near) {
-                        if positions.contains(e) {
-                            tally.found[bi] += 1;
-                            if *is_near {
-                                tally.found_near[bi] += 1;
-                            } else {
-                                tally.found_far[bi] += 1;
-                            }
-                        }
-                    }
-                    if *budget == 1024 {
-                        tally.times.push(elapsed);
-                        if got
-                            .steps
-                            .iter()
-                            .take(2)
-                            .any(|p| q.evidence.contains(&(p.position - 1)))
-                        {
-                            tally.hits += 1;
-                        }
-                        if got.used == Strategy::Osu && *strategy == Strategy::Auto {
-                            tally.osu += 1;
-                        }
-                    }
-                }
-            }
-        }
-    }
-    let trajectories = config.trajectories.max(1) as f64;
-    let kinds = QueryKind::ALL
-        .iter()
-        .enumerate()
-        .map(|(k, kind)| {
-            let [queries, near, far] = counts[k];
-            let ratio = |a: usize, b: usize| if b == 0 { 0.0 } else { a as f64 / b as f64 };
-            let strategies = Strategy::ALL
-                .iter()
-                .enumerate()
-                .map(|(si, strategy)| {
-                    let t = &mut tallies[k][si];
-                    t.times.sort_by(f64::total_cmp);
-                    StrategyScore {
-                        strategy: *strategy,
-                        hit_at_2: ratio(t.hits, queries),
-                        recall: t.found.iter().map(|f| ratio(*f, near + far)).collect(),
-                        recall_near: t.found_near.iter().map(|f| ratio(*f, near)).collect(),
-                        recall_far: t.found_far.iter().map(|f| ratio(*f, far)).collect(),
-                        query_p50_ms: percentile(&t.times, 0.5),
-                        query_p95_ms: percentile(&t.times, 0.95),
-                        osu_share: (*strategy == Strategy::Auto).then(|| ratio(t.osu, queries)),
-                    }
-                })
-                .collect();
-            KindReport {
-                kind: *kind,
-                queries,
-                evidence_near: near,
-                evidence_far: far,
-                strategies,
-            }
-        })
-        .collect();
-    Ok(TrajectoryReport {
-        config: config.clone(),
-        embedder: embedder_name,
-        params: params.clone(),
-        budgets: BUDGETS.to_vec(),
-        build_ms: build_ms / trajectories,
-        units: unit_totals
-            .into_iter()
-            .map(|(v, n)| (v, (n as f64 / trajectories).round() as usize))
-            .collect(),
-        kinds,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -730,11 +446,17 @@ mod tests {
         assert_eq!(a, b);
         assert_eq!(qa.len(), 12);
         assert_eq!(qa.len(), qb.len());
+        let mut all = HashSet::new();
         for q in &qa {
             let mut e = q.evidence.clone();
+            e.sort_unstable();
             e.dedup();
             assert_eq!(e.len(), 3);
             assert!(e.iter().all(|p| *p < 2_000));
+            // No two queries share an evidence step.
+            assert!(e.iter().all(|p| all.insert(*p)));
         }
+        let (c, _) = generate(&mut Rng(4), 2_000, 4);
+        assert_ne!(a, c, "another seed, another trajectory");
     }
 }
