@@ -5,7 +5,7 @@ use clap::{Parser, Subcommand};
 
 use crate::commands::{self, common::Session};
 use crate::error::CmdResult;
-pub use crate::global::GlobalArgs;
+use crate::global::GlobalArgs;
 use crate::ui::Ui;
 
 /// git-native memory for coding agents: what they decided, learned and tried, kept in the

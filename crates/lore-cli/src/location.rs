@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use lore::embed::{self, SharedEmbedder};
 use lore::{Error, GitEnv, Lore, Store};
 
-use crate::cli::GlobalArgs;
 use crate::error::{CmdResult, CommandError};
+use crate::global::GlobalArgs;
 
 /// The personal store's location: `$LORE_HOME`, else `$XDG_DATA_HOME/lore/personal.git`, else
 /// `~/.local/share/lore/personal.git`.

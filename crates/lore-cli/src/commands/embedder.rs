@@ -3,8 +3,8 @@
 use clap::{Args, Subcommand};
 use serde::Serialize;
 
-use crate::cli::GlobalArgs;
 use crate::error::CmdResult;
+use crate::global::GlobalArgs;
 use crate::location;
 use crate::ui::Ui;
 

@@ -7,8 +7,8 @@ use std::io::Read;
 use clap::Args;
 use lore::hooks::{self, Agent, Event, HookInput, HookOptions};
 
-use crate::cli::GlobalArgs;
 use crate::commands::common;
+use crate::global::GlobalArgs;
 use crate::location;
 
 /// Handle a coding agent's hook event (configured by `lore setup`).
