@@ -295,7 +295,7 @@ pub fn memory_header(out: &mut String, m: &Memory) {
         let blob = c
             .blob
             .as_deref()
-            .map(|b| format!(" @ {}", &b[..b.len().min(12)]))
+            .map(|b| format!(" @ {}", short(b)))
             .unwrap_or_default();
         field("cites", format!("{}{lines}{blob}", c.path));
     }
@@ -402,6 +402,11 @@ impl RankArgs {
     pub fn options(&self) -> CmdResult<lore::index::RankOptions> {
         Ok(self.ranking()?.options()?)
     }
+}
+
+/// The first 12 characters of a commit or blob id, as listings show them.
+pub fn short(id: &str) -> &str {
+    id.get(..12).unwrap_or(id)
 }
 
 /// `1 memory`, `3 memories`.

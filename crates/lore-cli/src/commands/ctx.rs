@@ -355,7 +355,7 @@ pub fn run(ui: &mut Ui, session: &mut Session, args: &CtxArgs) -> CmdResult {
                     status.meta.purpose,
                     status.meta.commits,
                     status.committed_steps,
-                    short(&status.tip)
+                    common::short(&status.tip)
                 ));
                 s.push_str(&format!(
                     "summary: {}\n",
@@ -397,7 +397,7 @@ pub fn run(ui: &mut Ui, session: &mut Session, args: &CtxArgs) -> CmdResult {
             ui.emit(&out, |s| {
                 s.push_str(&format!(
                     "committed {} on {} ({})\nsummary: {}\n",
-                    short(&done.commit),
+                    common::short(&done.commit),
                     done.branch,
                     common::count(done.entry.steps, "step", "steps"),
                     done.entry.summary
@@ -433,7 +433,7 @@ pub fn run(ui: &mut Ui, session: &mut Session, args: &CtxArgs) -> CmdResult {
                         "merged {} into {} ({}; {} brought over)\n",
                         m.from,
                         m.into,
-                        short(c),
+                        common::short(c),
                         common::count(m.steps, "step", "steps")
                     ));
                     for r in &m.resolved {
@@ -555,7 +555,7 @@ pub fn run(ui: &mut Ui, session: &mut Session, args: &CtxArgs) -> CmdResult {
                     s.push_str(&format!(
                         "{:>3}  {}  {}  {}\n",
                         v.version,
-                        short(&v.commit),
+                        common::short(&v.commit),
                         v.time,
                         v.message
                     ));
@@ -583,21 +583,10 @@ pub fn run(ui: &mut Ui, session: &mut Session, args: &CtxArgs) -> CmdResult {
                     all_branches: a.all_branches,
                 },
             )?;
-            let got = &out.recalled;
+            let auto = out.recalled.strategy == Strategy::Auto;
             ui.emit(&out, |s| {
-                s.push_str(&format!(
-                    "{} of {} steps, {} of {} tokens, strategy {}{}\n",
-                    got.steps.len(),
-                    out.searched,
-                    got.tokens,
-                    got.budget,
-                    got.used.as_str(),
-                    if got.strategy == Strategy::Auto {
-                        " (auto)"
-                    } else {
-                        ""
-                    }
-                ));
+                s.push_str(&out.header());
+                s.push_str(if auto { " (auto)\n" } else { "\n" });
                 s.push_str(&out.text);
             });
         }
@@ -648,11 +637,7 @@ fn report(ui: &mut Ui, reports: &[lore::secrets::SecretReport]) {
 fn committed(ui: &mut Ui, out: &ops::CtxCommitted, text: &str) {
     report(ui, &out.secrets);
     ui.emit(out, |s| match &out.commit {
-        Some(c) => s.push_str(&format!("{text} ({})\n", short(c))),
+        Some(c) => s.push_str(&format!("{text} ({})\n", common::short(c))),
         None => s.push_str(&format!("{text}\n")),
     });
-}
-
-fn short(id: &str) -> &str {
-    &id[..id.len().min(12)]
 }

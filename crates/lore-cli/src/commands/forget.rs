@@ -48,7 +48,7 @@ pub fn run(ui: &mut Ui, session: &mut Session, args: &ForgetArgs) -> CmdResult {
                 "Forgot {} ({}) at {}; `lore history {}` still shows it, `lore forget --purge {}` removes it from history\n",
                 out.memory.id,
                 out.path,
-                out.commit.as_deref().map(|c| &c[..c.len().min(12)]).unwrap_or(""),
+                out.commit.as_deref().map(common::short).unwrap_or(""),
                 out.memory.id,
                 out.memory.id
             ));

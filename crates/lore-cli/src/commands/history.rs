@@ -35,7 +35,7 @@ pub fn run(ui: &mut Ui, session: &mut Session, args: &HistoryArgs) -> CmdResult 
             }
             s.push_str(&format!(
                 "  {}  {}  {}  {}\n",
-                &v.commit[..v.commit.len().min(12)],
+                common::short(&v.commit),
                 common::short_time(v.time),
                 v.subject.split(':').next().unwrap_or(""),
                 state

@@ -78,7 +78,7 @@ pub fn run(ui: &mut Ui, session: &mut Session, args: &RememberArgs) -> CmdResult
             written.memory.id,
             written.memory.namespace,
             written.path,
-            &written.commit[..written.commit.len().min(12)]
+            common::short(&written.commit)
         ));
         if let Some(old) = &done.superseded {
             s.push_str(&format!(

@@ -3,7 +3,7 @@
 use clap::Args;
 use lore::ops::store as ops;
 
-use super::common::Session;
+use super::common::{self, Session};
 use crate::error::CmdResult;
 use crate::ui::Ui;
 
@@ -37,7 +37,7 @@ pub fn run(ui: &mut Ui, session: &mut Session, args: &ScanArgs) -> CmdResult {
         }
         for m in &out.memories {
             let when = match &m.commit {
-                Some(c) => format!(" (earlier version, commit {})", &c[..c.len().min(12)]),
+                Some(c) => format!(" (earlier version, commit {})", common::short(c)),
                 None => String::new(),
             };
             s.push_str(&format!("{} {}{when}: {}\n", m.id, m.path, m.summary));

@@ -28,7 +28,7 @@ pub fn run(ui: &mut Ui, session: &mut Session, _args: &StatusArgs) -> CmdResult 
         let tip = st
             .tip
             .as_deref()
-            .map(|t| &t[..12])
+            .map(common::short)
             .unwrap_or("(no memories yet)");
         s.push_str(&format!("ref:      {} {tip}\n", st.memory_ref));
         let fresh = if st.index.was_current {

@@ -51,7 +51,7 @@ pub fn run(ui: &mut Ui, session: &mut Session, args: &SupersedeArgs) -> CmdResul
             result.old.memory.id,
             result.new.memory.id,
             result.new.path,
-            &result.new.commit[..result.new.commit.len().min(12)]
+            common::short(&result.new.commit)
         ));
     });
     Ok(())

@@ -60,7 +60,7 @@ pub fn run(ui: &mut Ui, session: &mut Session, args: &UpdateArgs) -> CmdResult {
             "Updated {} ({}) at {}\n",
             written.memory.id,
             written.path,
-            &written.commit[..written.commit.len().min(12)]
+            common::short(&written.commit)
         ));
     });
     Ok(())

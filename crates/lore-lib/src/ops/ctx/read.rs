@@ -284,6 +284,21 @@ pub struct CtxRecalled {
     pub text: String,
 }
 
+impl CtxRecalled {
+    /// One line saying what was packed: steps found of searched, tokens of the budget, the
+    /// strategy that ran.
+    pub fn header(&self) -> String {
+        format!(
+            "{} of {} steps, {} of {} tokens, strategy {}",
+            self.recalled.steps.len(),
+            self.searched,
+            self.recalled.tokens,
+            self.recalled.budget,
+            self.recalled.used.as_str()
+        )
+    }
+}
+
 /// Default budget of trajectory recall, in tokens.
 pub const DEFAULT_STEP_BUDGET: usize = 1000;
 
@@ -326,14 +341,6 @@ impl Operation for CtxRecall {
     }
 
     fn agent_text(out: &CtxRecalled) -> Option<String> {
-        Some(format!(
-            "{} of {} steps, {} of {} tokens, strategy {}\n{}",
-            out.recalled.steps.len(),
-            out.searched,
-            out.recalled.tokens,
-            out.recalled.budget,
-            out.recalled.used.as_str(),
-            out.text
-        ))
+        Some(format!("{}\n{}", out.header(), out.text))
     }
 }
