@@ -81,6 +81,10 @@ fn advice(e: &Error, reader: Reader) -> Vec<String> {
             "`lore list` or `lore recall WORDS` shows what exists".into(),
             "the list or recall tools show what exists".into(),
         ),
+        Error::NoContextWorkspace(_) => say(
+            "start one with `lore ctx init --goal \"…\"`".into(),
+            "start one with the ctx_init tool (goal, to-do items)".into(),
+        ),
         Error::Ambiguous { .. } => vec!["give more characters of the id".into()],
         Error::KeyExists { id, .. } => say(
             format!("`lore update {id}` changes it; `lore supersede {id}` replaces it"),

@@ -118,6 +118,9 @@ pub enum Error {
     /// A context branch, commit, version or segment that does not exist.
     #[error("{0}")]
     ContextNotFound(String),
+    /// The repository has no context workspace yet (nothing to read or branch from).
+    #[error("no context workspace here yet{0}")]
+    NoContextWorkspace(String),
     /// A context operation that conflicts with what exists.
     #[error("{0}")]
     ContextConflict(String),
@@ -164,7 +167,9 @@ impl Error {
             | Error::NotARepository(_)
             | Error::Embedder { .. }
             | Error::SecretBlocked(_) => ErrorClass::InvalidInput,
-            Error::NotFound(_) | Error::ContextNotFound(_) => ErrorClass::NotFound,
+            Error::NotFound(_) | Error::ContextNotFound(_) | Error::NoContextWorkspace(_) => {
+                ErrorClass::NotFound
+            }
             Error::Ambiguous { .. }
             | Error::KeyExists { .. }
             | Error::Changed { .. }
@@ -195,6 +200,7 @@ impl Error {
             Error::Duplicate { .. } => "duplicate",
             Error::SecretBlocked(_) => "secret_blocked",
             Error::ContextNotFound(_) => "context_not_found",
+            Error::NoContextWorkspace(_) => "no_context_workspace",
             Error::ContextConflict(_) => "context_conflict",
             Error::MergeConflict { .. } => "merge_conflict",
             Error::NotARepository(_) => "not_a_repository",

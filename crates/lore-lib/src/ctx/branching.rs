@@ -56,7 +56,7 @@ impl Workspace<'_> {
         let (_, commit) = self.store.transact_ref(&branch_ref(MAIN_BRANCH), |snap| {
             if snap.commit().is_some() {
                 return Err(Error::ContextConflict(
-                    "the context workspace already exists (branch main); see `lore ctx show`"
+                    "the context workspace already exists (branch main); show it instead of starting it again"
                         .into(),
                 ));
             }
@@ -132,7 +132,7 @@ impl Workspace<'_> {
         let (_, commit) = self.store.transact_ref(&branch_ref(name), |snap| {
             if snap.commit().is_some() {
                 return Err(Error::ContextConflict(format!(
-                    "context branch {name:?} already exists; `lore ctx switch {name}` to use it"
+                    "context branch {name:?} already exists; switch to it to use it"
                 )));
             }
             let edits = vec![

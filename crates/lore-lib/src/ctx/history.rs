@@ -135,9 +135,11 @@ impl Workspace<'_> {
             }
         };
         let found = found.cloned().ok_or_else(|| {
+            let n = history.len();
             Error::ContextNotFound(format!(
-                "no version {version:?} of the context ({} versions; `lore ctx history` lists them)",
-                history.len()
+                "no version {version:?} of the context: it has {n} version{}, numbered 1 to {n}, \
+                 or give a commit id from its history",
+                if n == 1 { "" } else { "s" }
             ))
         })?;
         let oid = Oid::from_str(&found.commit)?;

@@ -137,8 +137,8 @@ impl<'s> Workspace<'s> {
         }
         if self.tip(&name)?.is_none() {
             self.warn(format!(
-                "the current context branch {name:?} no longer exists; `lore ctx switch` to \
-                 another"
+                "the current context branch {name:?} no longer exists; using main until another \
+                 is switched to"
             ));
             return Ok(None);
         }
@@ -160,9 +160,7 @@ impl<'s> Workspace<'s> {
         if self.tip(MAIN_BRANCH)?.is_some() {
             return Ok(MAIN_BRANCH.to_string());
         }
-        Err(Error::ContextNotFound(
-            "no context workspace here; start one with `lore ctx init --goal \"…\"`".into(),
-        ))
+        Err(Error::NoContextWorkspace(String::new()))
     }
 
     pub(super) fn unknown_branch(&self, name: &str) -> Error {
@@ -173,16 +171,13 @@ impl<'s> Workspace<'s> {
                 Vec::new()
             }
         };
-        Error::ContextNotFound(if known.is_empty() {
-            format!(
-                "no context branch {name:?}: there is no context workspace yet; run `lore ctx init`"
-            )
-        } else {
-            format!(
-                "no context branch {name:?} (branches: {})",
-                known.join(", ")
-            )
-        })
+        if known.is_empty() {
+            return Error::NoContextWorkspace(format!(" (so no branch {name:?})"));
+        }
+        Error::ContextNotFound(format!(
+            "no context branch {name:?} (branches: {})",
+            known.join(", ")
+        ))
     }
 
     pub(super) fn set_current(&self, name: &str) -> Result<()> {

@@ -138,7 +138,7 @@ pub fn decode_record(record: &str) -> Result<Memory> {
 
 fn decode(record: &str) -> Result<Memory> {
     serde_json::from_str(record).map_err(|e| Error::Parse {
-        context: "reading a record from the index (run `lore reindex`)".into(),
+        context: "reading a record from the index (reindexing rebuilds it)".into(),
         message: e.to_string(),
     })
 }
