@@ -137,6 +137,20 @@ pub enum Error {
         /// Each conflict, readable.
         conflicts: Vec<String>,
     },
+    /// No remote to sync with.
+    #[error("{0}")]
+    NoRemote(String),
+    /// A remote could not be reached, or git failed talking to it.
+    #[error("remote {remote}: {message}")]
+    Remote {
+        /// The remote's name.
+        remote: String,
+        /// What git said.
+        message: String,
+    },
+    /// No open contradiction matches.
+    #[error("no open contradiction matches {0:?}")]
+    NoConflict(String),
     /// The path is not inside a git repository.
     #[error("{0} is not inside a git repository")]
     NotARepository(PathBuf),
@@ -167,9 +181,11 @@ impl Error {
             | Error::NotARepository(_)
             | Error::Embedder { .. }
             | Error::SecretBlocked(_) => ErrorClass::InvalidInput,
-            Error::NotFound(_) | Error::ContextNotFound(_) | Error::NoContextWorkspace(_) => {
-                ErrorClass::NotFound
-            }
+            Error::NotFound(_)
+            | Error::ContextNotFound(_)
+            | Error::NoContextWorkspace(_)
+            | Error::NoRemote(_)
+            | Error::NoConflict(_) => ErrorClass::NotFound,
             Error::Ambiguous { .. }
             | Error::KeyExists { .. }
             | Error::Changed { .. }
@@ -177,9 +193,11 @@ impl Error {
             | Error::ContextConflict(_)
             | Error::MergeConflict { .. }
             | Error::Contention { .. } => ErrorClass::Conflict,
-            Error::Record { .. } | Error::Git(_) | Error::Index(_) | Error::Io { .. } => {
-                ErrorClass::Internal
-            }
+            Error::Record { .. }
+            | Error::Remote { .. }
+            | Error::Git(_)
+            | Error::Index(_)
+            | Error::Io { .. } => ErrorClass::Internal,
         }
     }
 
@@ -204,6 +222,9 @@ impl Error {
             Error::ContextConflict(_) => "context_conflict",
             Error::MergeConflict { .. } => "merge_conflict",
             Error::NotARepository(_) => "not_a_repository",
+            Error::NoRemote(_) => "no_remote",
+            Error::Remote { .. } => "remote_unreachable",
+            Error::NoConflict(_) => "no_conflict",
             Error::Git(_) => "git",
             Error::Index(_) => "index",
             Error::Io { .. } => "io",

@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use lore::ops::{self, Effect, Env, Operation, ctx, memory, review, store};
+use lore::ops::{self, Effect, Env, Operation, ctx, memory, review, store, sync};
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
 use serde_json::Value;
 
@@ -102,6 +102,9 @@ catalog!(
     store::NamespaceAdd,
     store::Reindex,
     review::ReviewList,
+    sync::Sync,
+    sync::Conflicts,
+    sync::Resolve,
     ctx::CtxInit,
     ctx::CtxBranch,
     ctx::CtxSwitch,

@@ -14,6 +14,7 @@ pub mod ctx;
 pub mod memory;
 pub mod review;
 pub mod store;
+pub mod sync;
 pub mod transfer;
 
 use jiff::{SignedDuration, Timestamp};
