@@ -44,7 +44,7 @@ pub struct Synced {
     #[serde(flatten)]
     pub report: SyncReport,
     /// Memories in the store afterwards (the index caught up with the new tip).
-    pub memories: usize,
+    pub stored: usize,
 }
 
 impl Operation for Sync {
@@ -81,7 +81,10 @@ impl Operation for Sync {
         let report = crate::sync::sync(env.lore.store(), &options)?;
         env.progress.phase("indexing", None);
         let memories = env.lore.index()?.doc_count()?.max(0) as usize;
-        Ok(Synced { report, memories })
+        Ok(Synced {
+            report,
+            stored: memories,
+        })
     }
 }
 

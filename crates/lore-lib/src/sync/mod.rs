@@ -30,7 +30,9 @@ use git_cli::{GitCli, PushOutcome};
 /// Where the refs fetched from a remote are kept.
 pub const TRACKING_PREFIX: &str = "refs/lore-remotes/";
 /// How many fetch–merge–push rounds a sync tries before giving up on a busy remote.
-const MAX_ROUNDS: u32 = 6;
+const MAX_ROUNDS: u32 = 30;
+/// How long a sync keeps retrying a push the remote refused because it moved.
+const MAX_RETRY_TIME: Duration = Duration::from_secs(90);
 
 /// The tracking namespace of one remote (`refs/lore-remotes/origin/`).
 pub fn tracking_prefix(remote: &str) -> String {
@@ -151,8 +153,13 @@ fn upstream_remote(repo: &Repository) -> Option<String> {
 pub fn sync(store: &Store, options: &SyncOptions) -> Result<SyncReport> {
     let repo = store.repo();
     let remote = resolve_remote(repo, options.remote.as_deref())?;
+    // One sync per clone at a time (their fetches would race on the tracking refs); other
+    // writers go on meanwhile, and the merge commits by compare-and-swap as every write does.
+    let _one_at_a_time =
+        crate::localstate::FileLock::exclusive(&store.common_dir().join("lore").join("sync"))?;
     let git = GitCli::new(&store.common_dir(), options.timeout);
     let prefix = tracking_prefix(&remote);
+    let started = std::time::Instant::now();
     let mut rounds = 0;
     let mut memories = MergeCounts::default();
     loop {
@@ -228,7 +235,10 @@ pub fn sync(store: &Store, options: &SyncOptions) -> Result<SyncReport> {
                 });
             }
             PushOutcome::Rejected(why) => {
-                if rounds >= MAX_ROUNDS || options.direction == Direction::PushOnly {
+                if rounds >= MAX_ROUNDS
+                    || started.elapsed() > MAX_RETRY_TIME
+                    || options.direction == Direction::PushOnly
+                {
                     return Err(Error::Remote {
                         remote,
                         message: format!(
@@ -237,10 +247,22 @@ pub fn sync(store: &Store, options: &SyncOptions) -> Result<SyncReport> {
                         ),
                     });
                 }
-                std::thread::sleep(Duration::from_millis(20 * u64::from(rounds)));
+                backoff(rounds);
             }
         }
     }
+}
+
+/// Waits before the next round: exponential from 25 ms up to 2 s, with jitter so that clones
+/// refused together do not retry together.
+fn backoff(round: u32) {
+    let ceiling = 25u64.saturating_mul(1 << round.min(7)).min(2000);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    let jitter = u64::from(nanos ^ std::process::id().wrapping_mul(2_654_435_761)) % ceiling.max(1);
+    std::thread::sleep(Duration::from_millis(ceiling / 2 + jitter / 2));
 }
 
 /// Every lore ref on either side: local `refs/lore/*` and the remote's tracked ones.
