@@ -593,3 +593,54 @@ fn context_branches_merge_steps_and_entries_across_clones() {
         "{log}"
     );
 }
+
+#[test]
+fn hooks_sync_at_session_start_and_stop_when_auto_sync_is_on() {
+    let net = Net::new();
+    let a = net.clone("a");
+    let b = net.clone("b");
+    net.remember(
+        &b,
+        "Written on the other machine about flaky tests",
+        &["-n", "decisions"],
+    );
+    net.sync(&b);
+    let hook = |dir: &Path, event: &str| -> String {
+        let mut cmd = lore_command(dir, &net.home(), &["hook", "claude", event]);
+        cmd.stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = cmd.spawn().unwrap();
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(br#"{"session_id":"s1","hook_event_name":"x"}"#)
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success());
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    // Off by default: nothing travels.
+    hook(&a, "SessionStart");
+    assert!(net.ids(&a).is_empty());
+    net.git(&a, &["config", "lore.sync.auto", "true"]);
+    let started = hook(&a, "SessionStart");
+    assert!(
+        started.contains("flaky tests"),
+        "fetched and merged before the context: {started}"
+    );
+    net.remember(&a, "Decided here, pushed at stop", &[]);
+    hook(&a, "Stop");
+    assert_eq!(
+        net.git(&net.central(), &["rev-parse", "refs/lore/memory"]),
+        net.tip(&a)
+    );
+    // Offline: silent, and the agent is not broken.
+    net.git(
+        &a,
+        &["remote", "set-url", "origin", "/nonexistent/remote.git"],
+    );
+    hook(&a, "SessionStart");
+}

@@ -115,6 +115,73 @@ pub struct SyncReport {
     pub rounds: u32,
 }
 
+/// How lore's refs stand against one remote, as of its last fetch (no network).
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct RemoteStanding {
+    /// The remote.
+    pub remote: String,
+    /// Whether lore's refs were ever fetched from it.
+    pub fetched: bool,
+    /// Commits of lore's refs here that the remote lacks (to push).
+    pub ahead: usize,
+    /// Commits of lore's refs there that this clone lacks (to merge).
+    pub behind: usize,
+    /// Lore refs whose remote version could not be merged and is parked.
+    pub parked: Vec<String>,
+}
+
+/// Every remote's standing (see [`RemoteStanding`]).
+pub fn standing(store: &Store) -> Result<Vec<RemoteStanding>> {
+    let repo = store.repo();
+    let mut out = Vec::new();
+    let remotes = repo.remotes()?;
+    for remote in remotes.iter().flatten().flatten() {
+        let prefix = tracking_prefix(remote);
+        let fetched = repo
+            .references_glob(&format!("{prefix}*"))?
+            .next()
+            .is_some();
+        let (mut ahead, mut behind) = (0, 0);
+        for name in lore_ref_names(repo, &prefix)? {
+            match (
+                ref_target(repo, &name)?,
+                ref_target(repo, &tracked_name(&prefix, &name))?,
+            ) {
+                (Some(l), Some(t)) => {
+                    let (a, b) = repo.graph_ahead_behind(l, t)?;
+                    ahead += a;
+                    behind += b;
+                }
+                (Some(l), None) => {
+                    let mut walk = repo.revwalk()?;
+                    walk.push(l)?;
+                    ahead += walk.count();
+                }
+                (None, Some(t)) => {
+                    let mut walk = repo.revwalk()?;
+                    walk.push(t)?;
+                    behind += walk.count();
+                }
+                _ => {}
+            }
+        }
+        let mut parked = Vec::new();
+        for r in repo.references_glob(&format!("refs/lore-parked/{remote}/*"))? {
+            if let Ok(name) = r?.name() {
+                parked.push(name.to_string());
+            }
+        }
+        out.push(RemoteStanding {
+            remote: remote.to_string(),
+            fetched,
+            ahead,
+            behind,
+            parked,
+        });
+    }
+    Ok(out)
+}
+
 /// Finds the remote to sync with: the one named, else the current branch's upstream remote,
 /// else `origin`.
 pub fn resolve_remote(repo: &Repository, given: Option<&str>) -> Result<String> {
