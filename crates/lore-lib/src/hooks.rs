@@ -360,10 +360,10 @@ fn auto_sync(lore: &mut Lore, direction: crate::sync::Direction) {
         timeout: AUTO_SYNC_TIMEOUT,
         now: jiff::Timestamp::now(),
     };
-    if let Err(e) = crate::sync::sync(lore.store(), &options) {
-        if !matches!(e, Error::Remote { .. } | Error::NoRemote(_)) {
-            lore.warn(format!("automatic sync: {e}"));
-        }
+    if let Err(e) = crate::sync::sync(lore.store(), &options)
+        && !matches!(e, Error::Remote { .. } | Error::NoRemote(_))
+    {
+        lore.warn(format!("automatic sync: {e}"));
     }
 }
 
