@@ -644,3 +644,45 @@ fn hooks_sync_at_session_start_and_stop_when_auto_sync_is_on() {
     );
     hook(&a, "SessionStart");
 }
+
+#[test]
+fn hosts_that_refuse_refs_outside_heads_work_with_the_heads_prefix() {
+    let net = Net::new();
+    let hooks = net.central().join("hooks");
+    std::fs::create_dir_all(&hooks).unwrap();
+    std::fs::write(
+        hooks.join("update"),
+        "#!/bin/sh\ncase \"$1\" in refs/heads/*) exit 0;; esac\necho \"only branches here\" >&2\nexit 1\n",
+    )
+    .unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(hooks.join("update"), std::fs::Permissions::from_mode(0o755))
+            .unwrap();
+    }
+    let a = net.clone("a");
+    let b = net.clone("b");
+    net.remember(&a, "kept under refs/heads/lore on the host", &[]);
+    let refused = net.lore(&a, &["sync"]);
+    assert_eq!(
+        refused.status.code(),
+        Some(1),
+        "the host refuses refs/lore/*"
+    );
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        said.contains("only branches here"),
+        "git's words reach the user: {said}"
+    );
+    for dir in [&a, &b] {
+        net.git(dir, &["config", "lore.sync.remoteRefs", "heads"]);
+    }
+    net.sync(&a);
+    assert_eq!(
+        net.git(&net.central(), &["rev-parse", "refs/heads/lore/memory"]),
+        net.tip(&a)
+    );
+    net.sync(&b);
+    assert_eq!(net.ids(&b).len(), 1);
+}

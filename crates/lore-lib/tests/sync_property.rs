@@ -38,7 +38,11 @@ fn git(dir: &Path, home: &Path, args: &[&str]) {
     cmd.args(args).current_dir(dir);
     make_hermetic(&mut cmd, home);
     let out = cmd.output().unwrap();
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 fn options() -> SyncOptions {
@@ -55,7 +59,11 @@ fn run(ops: &[Op]) {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("home");
     std::fs::create_dir_all(&home).unwrap();
-    git(dir.path(), &home, &["init", "-q", "--bare", "-b", "main", "central.git"]);
+    git(
+        dir.path(),
+        &home,
+        &["init", "-q", "--bare", "-b", "main", "central.git"],
+    );
     let clones: Vec<PathBuf> = (0..3)
         .map(|c| {
             let name = format!("c{c}");

@@ -34,6 +34,24 @@ const MAX_ROUNDS: u32 = 30;
 /// How long a sync keeps retrying a push the remote refused because it moved.
 const MAX_RETRY_TIME: Duration = Duration::from_secs(90);
 
+/// Where lore's refs live on a remote: `refs/lore/` (the default), or `refs/heads/lore/` for
+/// hosts that refuse refs outside `refs/heads/` (`git config lore.sync.remoteRefs heads`).
+pub fn remote_prefix(store: &Store) -> Result<&'static str> {
+    match store
+        .config_string("lore.sync.remoteRefs")
+        .as_deref()
+        .map(str::trim)
+    {
+        None | Some("lore") => Ok(LORE_REF_PREFIX),
+        Some("heads") => Ok("refs/heads/lore/"),
+        Some(other) => Err(Error::Invalid {
+            what: "lore.sync.remoteRefs",
+            value: other.to_string(),
+            reason: "use lore (refs/lore/*, the default) or heads (refs/heads/lore/*)".into(),
+        }),
+    }
+}
+
 /// The tracking namespace of one remote (`refs/lore-remotes/origin/`).
 pub fn tracking_prefix(remote: &str) -> String {
     format!("{TRACKING_PREFIX}{remote}/")
@@ -226,13 +244,14 @@ pub fn sync(store: &Store, options: &SyncOptions) -> Result<SyncReport> {
         crate::localstate::FileLock::exclusive(&store.common_dir().join("lore").join("sync"))?;
     let git = GitCli::new(&store.common_dir(), options.timeout);
     let prefix = tracking_prefix(&remote);
+    let on_remote = remote_prefix(store)?;
     let started = std::time::Instant::now();
     let mut rounds = 0;
     let mut memories = MergeCounts::default();
     loop {
         rounds += 1;
         if options.direction != Direction::PushOnly {
-            git.fetch(&remote, &prefix)?;
+            git.fetch(&remote, on_remote, &prefix)?;
         }
         let mut refs = Vec::new();
         let mut pushes: Vec<(String, Option<Oid>)> = Vec::new();
@@ -275,7 +294,7 @@ pub fn sync(store: &Store, options: &SyncOptions) -> Result<SyncReport> {
                 rounds,
             });
         }
-        match git.push(&remote, &pushes)? {
+        match git.push(&remote, on_remote, &pushes)? {
             PushOutcome::Pushed => {
                 for (name, _) in &pushes {
                     if let Some(local) = ref_target(repo, name)? {
