@@ -686,3 +686,71 @@ fn hosts_that_refuse_refs_outside_heads_work_with_the_heads_prefix() {
     net.sync(&b);
     assert_eq!(net.ids(&b).len(), 1);
 }
+
+#[test]
+fn gc_archives_stale_progress_and_expires_old_archived_memories_on_every_clone() {
+    let net = Net::new();
+    let a = net.clone("a");
+    let b = net.clone("b");
+    // Written long ago: imported with their times (ids fixed so the test can name them).
+    let (stale, archived) = ("st41e00000001".to_string(), "ar41e00000001".to_string());
+    let (stale, archived) = (stale[..12].to_string(), archived[..12].to_string());
+    let line = |id: &str, ns: &str, summary: &str, status: &str, when: &str| {
+        serde_json::json!({"id": id, "namespace": ns, "summary": summary, "status": status,
+            "created": when, "updated": when})
+        .to_string()
+    };
+    let file = net.dir.path().join("old.jsonl");
+    std::fs::write(
+        &file,
+        format!(
+            "{}\n{}\n",
+            line(
+                &stale,
+                "progress",
+                "Halfway through the parser rewrite",
+                "active",
+                "2026-01-01T00:00:00Z"
+            ),
+            line(
+                &archived,
+                "decisions",
+                "An old plan nobody follows",
+                "archived",
+                "2025-01-01T00:00:00Z"
+            ),
+        ),
+    )
+    .unwrap();
+    net.ok(&a, &["import", "jsonl", file.to_str().unwrap()]);
+    let fresh = net.remember(&a, "Working on sync tests today", &["-n", "progress"]);
+    net.sync(&a);
+    net.sync(&b);
+    let plan = net.json(&a, &["gc", "--dry-run"]);
+    assert_eq!(plan["archived"], serde_json::json!([stale]));
+    assert_eq!(plan["expired"], serde_json::json!([archived]));
+    let done = net.json(&a, &["gc"]);
+    assert_eq!(done["packed"], true);
+    assert!(done["commit"].is_string());
+    net.sync(&a);
+    net.sync(&b);
+    let shown = net.json(&b, &["show", &stale]);
+    assert_eq!(shown["memory"]["status"], "archived");
+    assert!(
+        !net.ids(&b).contains(&archived),
+        "expired on the other clone too"
+    );
+    assert!(net.ids(&b).contains(&fresh));
+    let path = format!(
+        "decisions/{}/{}/{archived}.md",
+        &archived[..1],
+        &archived[1..2]
+    );
+    let history = net.git(&b, &["log", "--format=%s", "refs/lore/memory", "--", &path]);
+    assert!(history.lines().count() >= 2, "history kept: {history}");
+    net.git(&a, &["config", "lore.decay.progress", "never"]);
+    assert_eq!(
+        net.json(&a, &["gc", "--dry-run"])["archived"],
+        serde_json::json!([])
+    );
+}

@@ -6,6 +6,7 @@
 
 mod corpus;
 mod process;
+pub mod sync;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};

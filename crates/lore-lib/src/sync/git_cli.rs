@@ -133,6 +133,19 @@ impl GitCli {
         }
     }
 
+    /// Runs a local maintenance command (`pack-refs`, `repack`); fails unless it succeeds.
+    pub(crate) fn maintain(&self, args: &[&str]) -> Result<()> {
+        let out = self.run(args, "(local)")?;
+        if out.success {
+            Ok(())
+        } else {
+            Err(Error::io(
+                format!("git {}", args.join(" ")),
+                std::io::Error::other(out.stderr.trim().to_string()),
+            ))
+        }
+    }
+
     fn run(&self, args: &[&str], remote: &str) -> Result<Output> {
         let mut child = Command::new("git")
             .arg("--git-dir")

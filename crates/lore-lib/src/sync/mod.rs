@@ -200,6 +200,15 @@ pub fn standing(store: &Store) -> Result<Vec<RemoteStanding>> {
     Ok(out)
 }
 
+/// Packs lore's refs (and every loose ref with them) and the repository's loose objects into a
+/// pack, as `git pack-refs --all` and `git repack -d` do. Returns true when done.
+pub fn pack(store: &Store) -> Result<bool> {
+    let git = GitCli::new(&store.common_dir(), Duration::from_secs(600));
+    git.maintain(&["pack-refs", "--all"])?;
+    git.maintain(&["repack", "-d", "-q"])?;
+    Ok(true)
+}
+
 /// Finds the remote to sync with: the one named, else the current branch's upstream remote,
 /// else `origin`.
 pub fn resolve_remote(repo: &Repository, given: Option<&str>) -> Result<String> {
