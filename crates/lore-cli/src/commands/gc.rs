@@ -35,8 +35,12 @@ pub fn run(ui: &mut Ui, session: &mut Session, args: &GcArgs) -> CmdResult {
             "Archived"
         };
         s.push_str(&format!(
-            "{verb} {} stale progress, {} {}",
-            common::count(out.archived.len(), "memory", "memories"),
+            "{verb} {}, {} {}",
+            common::count(
+                out.archived.len(),
+                "stale progress memory",
+                "stale progress memories"
+            ),
             if args.dry_run {
                 "would expire"
             } else {
