@@ -74,7 +74,13 @@ impl Net {
     }
 
     fn ok(&self, dir: &Path, args: &[&str]) -> String {
-        stdout_of(self.lore(dir, args), &format!("lore {args:?}"))
+        let out = self.lore(dir, args);
+        // With --json the error is on stdout: show it.
+        let what = format!(
+            "lore {args:?} ({})",
+            String::from_utf8_lossy(&out.stdout).trim()
+        );
+        stdout_of(out, &what)
     }
 
     fn json(&self, dir: &Path, args: &[&str]) -> Value {
@@ -753,4 +759,25 @@ fn gc_archives_stale_progress_and_expires_old_archived_memories_on_every_clone()
         net.json(&a, &["gc", "--dry-run"])["archived"],
         serde_json::json!([])
     );
+}
+
+#[test]
+fn first_writes_in_fresh_clones_racing_to_create_the_index_all_land() {
+    // Three writers at once in each of many fresh clones: the index is created by all of them
+    // together, and none may fail ("database is locked" while switching it to WAL).
+    let net = Net::new();
+    let clones: Vec<PathBuf> = (0..24).map(|c| net.clone(&format!("f{c}"))).collect();
+    std::thread::scope(|s| {
+        for (c, clone) in clones.iter().enumerate() {
+            for w in 0..3 {
+                let net = &net;
+                s.spawn(move || {
+                    net.remember(clone, &format!("first write {w} in clone {c}"), &[]);
+                });
+            }
+        }
+    });
+    for clone in &clones {
+        assert_eq!(net.ids(clone).len(), 3);
+    }
 }

@@ -75,7 +75,21 @@ pub enum SchemaState {
 /// (a damaged file shows as `SQLITE_CORRUPT` or `SQLITE_NOTADB`).
 pub fn prepare(conn: &Connection) -> Result<SchemaState> {
     conn.busy_timeout(std::time::Duration::from_secs(30))?;
-    conn.pragma_update(None, "journal_mode", "WAL")?;
+    // Switching a new database to WAL while another process creates it fails with "database is
+    // locked" without waiting on the busy handler: wait here instead.
+    let started = std::time::Instant::now();
+    let mut pause = std::time::Duration::from_millis(2);
+    while let Err(e) = conn.pragma_update(None, "journal_mode", "WAL") {
+        let busy = matches!(
+            e.sqlite_error_code(),
+            Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+        );
+        if !busy || started.elapsed() > std::time::Duration::from_secs(30) {
+            return Err(e.into());
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(std::time::Duration::from_millis(100));
+    }
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
     if version == SCHEMA_VERSION {

@@ -62,13 +62,14 @@ impl GitCli {
         }
     }
 
-    /// Pushes `updates` (local ref, the value the remote must still have) in one atomic push
-    /// with an explicit lease per ref; each local `refs/lore/X` goes to `<remote_prefix>X`.
+    /// Pushes `updates` (local ref, the commit to push, the value the remote must still have)
+    /// in one atomic push with an explicit lease per ref; each local `refs/lore/X` goes to
+    /// `<remote_prefix>X`.
     pub(crate) fn push(
         &self,
         remote: &str,
         remote_prefix: &str,
-        updates: &[(String, Option<Oid>)],
+        updates: &[(String, Oid, Option<Oid>)],
     ) -> Result<PushOutcome> {
         let remote_name = |local: &str| {
             format!(
@@ -84,7 +85,7 @@ impl GitCli {
             "--porcelain".into(),
             "--no-verify".into(),
         ];
-        for (refname, expected) in updates {
+        for (refname, _, expected) in updates {
             let expect = expected.map(|o| o.to_string()).unwrap_or_default();
             args.push(format!(
                 "--force-with-lease={}:{expect}",
@@ -92,8 +93,8 @@ impl GitCli {
             ));
         }
         args.push(remote.into());
-        for (refname, _) in updates {
-            args.push(format!("{refname}:{}", remote_name(refname)));
+        for (refname, commit, _) in updates {
+            args.push(format!("{commit}:{}", remote_name(refname)));
         }
         let arg_refs: Vec<&str> = args.iter().map(String::as_str).collect();
         let out = self.run(&arg_refs, remote)?;

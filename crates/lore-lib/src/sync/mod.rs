@@ -263,7 +263,8 @@ pub fn sync(store: &Store, options: &SyncOptions) -> Result<SyncReport> {
             git.fetch(&remote, on_remote, &prefix)?;
         }
         let mut refs = Vec::new();
-        let mut pushes: Vec<(String, Option<Oid>)> = Vec::new();
+        // (ref, the local commit pushed, the remote value the lease expects)
+        let mut pushes: Vec<(String, Oid, Option<Oid>)> = Vec::new();
         for name in lore_ref_names(repo, &prefix)? {
             let local = ref_target(repo, &name)?;
             let tracked = ref_target(repo, &tracked_name(&prefix, &name))?;
@@ -282,8 +283,12 @@ pub fn sync(store: &Store, options: &SyncOptions) -> Result<SyncReport> {
                 _ => false,
             };
             let ahead = ahead || (options.dry_run && action == RefAction::Merged);
-            if ahead && options.direction != Direction::FetchOnly && action != RefAction::Parked {
-                pushes.push((name.clone(), tracked));
+            if ahead
+                && options.direction != Direction::FetchOnly
+                && action != RefAction::Parked
+                && let Some(local) = local_now
+            {
+                pushes.push((name.clone(), local, tracked));
             }
             refs.push(RefOutcome {
                 name,
@@ -292,31 +297,35 @@ pub fn sync(store: &Store, options: &SyncOptions) -> Result<SyncReport> {
             });
         }
         if options.dry_run || pushes.is_empty() {
+            // A plan says which refs would be pushed.
+            for r in refs.iter_mut() {
+                r.pushed = pushes.iter().any(|(n, ..)| *n == r.name);
+            }
             let open_conflicts = count_conflicts(store)?;
             return Ok(SyncReport {
                 remote,
                 dry_run: options.dry_run,
                 memories,
                 refs,
-                pushed: 0,
+                pushed: pushes.len(),
                 open_conflicts,
                 rounds,
             });
         }
         match git.push(&remote, on_remote, &pushes)? {
             PushOutcome::Pushed => {
-                for (name, _) in &pushes {
-                    if let Some(local) = ref_target(repo, name)? {
-                        repo.reference(
-                            &tracked_name(&prefix, name),
-                            local,
-                            true,
-                            "lore sync: pushed",
-                        )?;
-                    }
+                // The remote now has exactly the commits pushed (a local write since then is
+                // pushed by the next sync).
+                for (name, local, _) in &pushes {
+                    repo.reference(
+                        &tracked_name(&prefix, name),
+                        *local,
+                        true,
+                        "lore sync: pushed",
+                    )?;
                 }
                 for r in refs.iter_mut() {
-                    r.pushed = pushes.iter().any(|(n, _)| *n == r.name);
+                    r.pushed = pushes.iter().any(|(n, ..)| *n == r.name);
                 }
                 let open_conflicts = count_conflicts(store)?;
                 return Ok(SyncReport {
