@@ -98,7 +98,7 @@ impl TrajectoryIndex {
             .map(|(i, r)| (i as u32, *r))
             .collect();
         top_sorted(&mut top, self.params.auto_inspect);
-        let query_terms: Vec<u32> = terms.iter().map(|(t, _)| *t).collect();
+        let query_terms: std::collections::HashSet<u32> = terms.iter().map(|(t, _)| *t).collect();
         for (s, _) in &top {
             let step = &self.steps[*s as usize];
             for u in &step.units {
