@@ -43,6 +43,8 @@ pub use memory::{
     NamespaceCount, NewMemory, Novelty, Patch, Remembered, StaleMemory, StoreStatus, StoredSecret,
     Superseded, VerifyReport, WriteContext, Written,
 };
+/// The bounds every memory write is checked against.
+pub use memory::{DEFAULT_MAX_BODY_BYTES, MAX_BODY_CONFIG, WriteRules};
 pub use model::{Citation, Key, LineRange, Memory, MemoryId, Namespace, Status};
 pub use store::purge::PurgeReport;
 pub use store::{GitEnv, Store, StoreKind};

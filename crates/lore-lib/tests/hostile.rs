@@ -1,0 +1,66 @@
+//! Hostile and careless input through the library: bounded bodies, secrets in every field a
+//! write records, control characters kept in storage but never shown raw to an agent.
+
+use lore::{Lore, NewMemory, Store, WriteContext};
+use lore_testutils::TestRepo;
+
+fn open(repo: &TestRepo) -> Lore {
+    Lore::new(Store::discover(&repo.path()).expect("discover"))
+}
+
+fn new(summary: &str, body: &str) -> NewMemory {
+    NewMemory {
+        namespace: "decisions".into(),
+        summary: summary.into(),
+        body: body.into(),
+        ..NewMemory::default()
+    }
+}
+
+#[test]
+fn a_body_over_the_configured_bound_is_refused_before_any_work() {
+    let repo = TestRepo::new();
+    let lore = open(&repo);
+    let ctx = WriteContext::default();
+    let big = "word ".repeat(lore::DEFAULT_MAX_BODY_BYTES / 5 + 1);
+    let err = lore.remember(&new("too big", &big), &ctx).unwrap_err();
+    assert!(
+        err.to_string().contains("larger than 1048576 bytes"),
+        "{err}"
+    );
+    repo.git(&["config", lore::MAX_BODY_CONFIG, "100"]);
+    let lore = open(&repo);
+    assert!(lore.remember(&new("small", &"x".repeat(100)), &ctx).is_ok());
+    let err = lore
+        .remember(&new("over", &"x".repeat(101)), &ctx)
+        .unwrap_err();
+    assert!(err.to_string().contains("lore.maxBodyBytes"), "{err}");
+    repo.git(&["config", lore::MAX_BODY_CONFIG, "lots"]);
+    assert!(open(&repo).remember(&new("typo", "x"), &ctx).is_err());
+}
+
+#[test]
+fn secrets_in_tags_agent_and_session_are_redacted_everywhere_they_are_recorded() {
+    let repo = TestRepo::new();
+    let lore = open(&repo);
+    let slack = "xoxb-123456789012-abcdefghijklmnopqrstuvwx";
+    let github = "ghp_ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghij";
+    let ctx = WriteContext {
+        agent: Some(format!("agent-{github}")),
+        session: Some(format!("s {slack}")),
+        ..WriteContext::default()
+    };
+    let mut memory = new("deploy notes", "nothing secret here");
+    memory.tags = vec![slack.into(), "deploy".into()];
+    let written = lore.remember(&memory, &ctx).unwrap();
+    assert!(written.secrets.is_some());
+    let commit = repo.git(&["log", "-1", "--format=%B", "refs/lore/memory"]);
+    let file = repo.git(&["show", &format!("refs/lore/memory:{}", written.path)]);
+    for stored in [&commit, &file] {
+        assert!(
+            !stored.contains(slack) && !stored.contains(github),
+            "{stored}"
+        );
+    }
+    assert!(file.contains("deploy"), "{file}");
+}
