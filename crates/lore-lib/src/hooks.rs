@@ -371,9 +371,13 @@ fn session_start(lore: &mut Lore, options: &HookOptions) -> Result<HookOutcome> 
         }
     }
     if let Some(meta) = branch {
+        let safe = crate::agent_text::neutralize;
         text.push_str(&format!(
             "\nContext branch `{}` ({} commits): {}\nPurpose: {}\nResume with `lore ctx show`.\n",
-            meta.name, meta.commits, meta.summary, meta.purpose
+            safe(&meta.name),
+            meta.commits,
+            safe(&meta.summary),
+            safe(&meta.purpose)
         ));
     }
     let room = options.max_chars.saturating_sub(CAPTURE_GUIDANCE.len() + 2);

@@ -9,6 +9,7 @@
 
 #![warn(missing_docs)]
 
+pub mod agent_text;
 pub mod capture;
 pub mod context;
 pub mod ctx;

@@ -259,9 +259,11 @@ pub fn memory_line(out: &mut String, m: &Memory) {
 
 /// The header block of a memory (everything but the body).
 pub fn memory_header(out: &mut String, m: &Memory) {
-    let _ = writeln!(out, "{}  {}", m.id, m.summary);
+    // Stored text is shown neutralised: no terminal sequence runs, no tag opens.
+    let safe = lore::agent_text::neutralize;
+    let _ = writeln!(out, "{}  {}", m.id, safe(&m.summary));
     let mut field = |name: &str, value: String| {
-        let _ = writeln!(out, "  {name:<10} {value}");
+        let _ = writeln!(out, "  {name:<10} {}", safe(&value));
     };
     field("namespace", m.namespace.to_string());
     if let Some(k) = &m.key {
