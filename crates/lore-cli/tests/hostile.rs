@@ -158,3 +158,41 @@ fn mcp_stdio_answers_garbage_with_json_rpc_errors_and_goes_on() {
     drop(send);
     assert!(child.wait().unwrap().success());
 }
+
+#[test]
+fn nul_bytes_bad_cite_ranges_and_a_first_write_get_plain_answers() {
+    let repo = TestRepo::new();
+    // A first write in a fresh repository says nothing about building the index.
+    let out = run(&repo, &["remember", "-n", "decisions", "first one"], None);
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("built the index"), "{stderr}");
+
+    let file = repo.path().join("body.bin");
+    std::fs::write(&file, b"text\0more").unwrap();
+    let out = run(
+        &repo,
+        &[
+            "remember",
+            "with nul",
+            "--body-file",
+            file.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("NUL byte"));
+
+    std::fs::write(repo.path().join("a.rs"), "one\ntwo\nthree\n").unwrap();
+    let out = run(&repo, &["remember", "cites", "--cite", "a.rs:3-1"], None);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("line range") && !stderr.contains("no such file"),
+        "{stderr}"
+    );
+    assert_eq!(
+        json(&repo, &["list"])["memories"].as_array().unwrap().len(),
+        1
+    );
+}

@@ -38,13 +38,15 @@ impl Session {
 
     /// Runs an operation, showing its warnings and the index's notices on stderr.
     pub fn run<O: Operation>(&mut self, ui: &mut Ui, request: O) -> CmdResult<O::Output> {
+        // A missing index is news only when there was something to index before this command.
+        let had_memories = self.lore.store().tip().ok().flatten().is_some();
         let mut env =
             Env::new(&mut self.lore, self.write.clone()).with_progress(self.progress.clone());
         let out = env.run(request);
         for warning in env.take_warnings() {
             ui.warn(&warning);
         }
-        show_notices(ui, &mut self.lore);
+        show_notices_since(ui, &mut self.lore, had_memories);
         Ok(out?)
     }
 }
@@ -80,6 +82,12 @@ pub fn report_secrets(ui: &mut Ui, report: Option<&lore::secrets::SecretReport>)
 /// Prints what happened to the index (rebuilt, created over existing memories) on stderr.
 pub fn show_notices(ui: &mut Ui, lore: &mut Lore) {
     let has_memories = lore.store().tip().ok().flatten().is_some();
+    show_notices_since(ui, lore, has_memories);
+}
+
+/// [`show_notices`], given whether the store held memories before the command ran (a first
+/// write in a fresh repository builds the index as a matter of course: no notice).
+fn show_notices_since(ui: &mut Ui, lore: &mut Lore, has_memories: bool) {
     for notice in lore.take_notices() {
         match notice {
             IndexNotice::Created if has_memories => {

@@ -134,8 +134,8 @@ pub fn configured_max_body(store: &crate::store::Store) -> Result<usize> {
     }
 }
 
-/// Checks a memory against the write rules: a body over the bound is refused (before anything
-/// else looks at it), and its text — summary, body, tags, agent and session — is screened for
+/// Checks a memory against the write rules: a body over the bound or holding a NUL byte is
+/// refused (before anything else looks at it), and its text — summary, body, tags, agent and session — is screened for
 /// secrets under the policy, redacted in place when the policy says so.
 pub(super) fn screen_memory(
     memory: &mut Memory,
@@ -149,6 +149,14 @@ pub(super) fn screen_memory(
                 "it is larger than {} bytes (git config {MAX_BODY_CONFIG})",
                 rules.max_body_bytes
             ),
+        });
+    }
+    if memory.body.contains('\0') {
+        // git would store the file as binary; lore stores text.
+        return Err(Error::Invalid {
+            what: "body",
+            value: format!("{} bytes", memory.body.len()),
+            reason: "it holds a NUL byte: lore stores text, not binary data".into(),
         });
     }
     let tag_names: Vec<String> = (0..memory.tags.len())
