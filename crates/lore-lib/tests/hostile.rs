@@ -119,3 +119,31 @@ fn context_in_every_rendering_shows_stored_control_characters_and_tags_neutralis
         }
     }
 }
+
+#[test]
+fn index_rows_lost_inside_the_file_are_noticed_on_open_and_caught_up() {
+    let repo = TestRepo::new();
+    let mut lore = open(&repo);
+    for i in 0..3 {
+        lore.remember(
+            &new(&format!("decision number {i}"), ""),
+            &WriteContext::default(),
+        )
+        .unwrap();
+    }
+    assert_eq!(lore.list(&lore::ListFilter::default()).unwrap().len(), 3);
+    let path = lore::index::index_path(lore.store());
+    drop(lore);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute(
+        "DELETE FROM memories WHERE rowid = (SELECT min(rowid) FROM memories)",
+        [],
+    )
+    .unwrap();
+    drop(conn);
+    let mut lore = open(&repo);
+    let status = lore.status().unwrap();
+    assert!(!status.index.was_current, "the lost row went unnoticed");
+    assert_eq!(status.total, 3);
+    assert_eq!(lore.list(&lore::ListFilter::default()).unwrap().len(), 3);
+}
