@@ -77,8 +77,8 @@ fn per_kind_table(cases: &[Case]) -> (String, BTreeMap<String, Tally>, Vec<Strin
         }
     }
     let positives = cases.iter().filter(|c| c.positive).count();
-    let mut table = format!(
-        "| kind | secrets | found | false alarms | precision | recall |\n|---|---:|---:|---:|---:|---:|\n"
+    let mut table = String::from(
+        "| kind | secrets | found | false alarms | precision | recall |\n|---|---:|---:|---:|---:|---:|\n",
     );
     for (kind, t) in &tallies {
         table.push_str(&format!(

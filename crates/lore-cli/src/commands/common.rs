@@ -79,14 +79,9 @@ pub fn report_secrets(ui: &mut Ui, report: Option<&lore::secrets::SecretReport>)
     }
 }
 
-/// Prints what happened to the index (rebuilt, created over existing memories) on stderr.
-pub fn show_notices(ui: &mut Ui, lore: &mut Lore) {
-    let has_memories = lore.store().tip().ok().flatten().is_some();
-    show_notices_since(ui, lore, has_memories);
-}
-
-/// [`show_notices`], given whether the store held memories before the command ran (a first
-/// write in a fresh repository builds the index as a matter of course: no notice).
+/// Prints what happened to the index (rebuilt, created over existing memories) on stderr, given
+/// whether the store held memories before the command ran (a first write in a fresh repository
+/// builds the index as a matter of course: no notice).
 fn show_notices_since(ui: &mut Ui, lore: &mut Lore, has_memories: bool) {
     for notice in lore.take_notices() {
         match notice {
