@@ -32,8 +32,18 @@ fn opens_tag(next: Option<char>) -> bool {
 /// the text itself, unchanged and unallocated, when nothing needs neutralising; applying it
 /// twice changes nothing more than applying it once.
 pub fn neutralize(text: &str) -> Cow<'_, str> {
+    neutralize_with(text, true)
+}
+
+/// [`neutralize`] without the tag escaping, for a rendering that escapes markup itself (XML
+/// escapes every `<`): control characters and separators only.
+pub fn neutralize_controls(text: &str) -> Cow<'_, str> {
+    neutralize_with(text, false)
+}
+
+fn neutralize_with(text: &str, tags: bool) -> Cow<'_, str> {
     let needs = |(i, c): (usize, char)| {
-        is_unsafe(c) || (c == '<' && opens_tag(text[i + 1..].chars().next()))
+        is_unsafe(c) || (tags && c == '<' && opens_tag(text[i + 1..].chars().next()))
     };
     if !text.char_indices().any(needs) {
         return Cow::Borrowed(text);
@@ -43,7 +53,7 @@ pub fn neutralize(text: &str) -> Cow<'_, str> {
     while let Some(c) = chars.next() {
         match c {
             '\r' if chars.peek() == Some(&'\n') => {}
-            '<' if opens_tag(chars.peek().copied()) => out.push_str("&lt;"),
+            '<' if tags && opens_tag(chars.peek().copied()) => out.push_str("&lt;"),
             c if is_unsafe(c) => {
                 let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
             }

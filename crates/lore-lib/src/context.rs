@@ -9,7 +9,7 @@
 
 use serde::Serialize;
 
-use crate::agent_text::neutralize;
+use crate::agent_text::{neutralize, neutralize_controls};
 use crate::error::Result;
 use crate::index::{Hit, ListFilter, SortBy};
 use crate::memory::Lore;
@@ -152,8 +152,12 @@ fn provenance(i: &ContextItem) -> String {
 }
 
 /// An item's recalled text as an agent may read it (see [`crate::agent_text`]).
-fn shown(i: &ContextItem) -> ContextItem {
-    let safe = |s: &str| neutralize(s).into_owned();
+fn shown(i: &ContextItem, format: ContextFormat) -> ContextItem {
+    // XML escapes every `<` itself; the other renderings need tag-like text escaped.
+    let safe = |s: &str| match format {
+        ContextFormat::Xml => neutralize_controls(s).into_owned(),
+        _ => neutralize(s).into_owned(),
+    };
     ContextItem {
         section: i.section,
         id: safe(&i.id),
@@ -170,7 +174,7 @@ fn shown(i: &ContextItem) -> ContextItem {
 /// Renders items in a format. Recalled text is neutralised in every format (control characters
 /// and tag-like text; see [`crate::agent_text`]): it stays inside its quote or element.
 pub fn render(items: &[ContextItem], format: ContextFormat) -> String {
-    let items: Vec<ContextItem> = items.iter().map(shown).collect();
+    let items: Vec<ContextItem> = items.iter().map(|i| shown(i, format)).collect();
     let items = &items[..];
     match format {
         ContextFormat::Json => serde_json::to_string(&serde_json::json!({
