@@ -164,7 +164,11 @@ fn shown(i: &ContextItem, format: ContextFormat) -> ContextItem {
         namespace: safe(&i.namespace),
         summary: safe(&i.summary),
         body: i.body.as_deref().map(safe),
-        author: i.author.as_deref().map(safe),
+        // `Name <email>` is git's form of an author, not a tag.
+        author: i
+            .author
+            .as_deref()
+            .map(|a| neutralize_controls(a).into_owned()),
         date: safe(&i.date),
         commit: i.commit.as_deref().map(safe),
         stale: i.stale.as_deref().map(safe),

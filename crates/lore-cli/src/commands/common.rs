@@ -266,7 +266,7 @@ pub fn memory_header(out: &mut String, m: &Memory) {
     let safe = lore::agent_text::neutralize;
     let _ = writeln!(out, "{}  {}", m.id, safe(&m.summary));
     let mut field = |name: &str, value: String| {
-        let _ = writeln!(out, "  {name:<10} {}", safe(&value));
+        let _ = writeln!(out, "  {name:<10} {value}");
     };
     field("namespace", m.namespace.to_string());
     if let Some(k) = &m.key {
@@ -274,20 +274,24 @@ pub fn memory_header(out: &mut String, m: &Memory) {
     }
     field("status", m.status.to_string());
     if !m.tags.is_empty() {
-        field("tags", m.tags.join(", "));
+        field("tags", safe(&m.tags.join(", ")).into_owned());
     }
     field("created", m.created.to_string());
     if m.updated != m.created {
         field("updated", m.updated.to_string());
     }
     if let Some(a) = &m.author {
-        field("author", a.clone());
+        // `Name <email>` is git's form of an author, not a tag.
+        field(
+            "author",
+            lore::agent_text::neutralize_controls(a).into_owned(),
+        );
     }
     if let Some(a) = &m.agent {
-        field("agent", a.clone());
+        field("agent", safe(a).into_owned());
     }
     if let Some(s) = &m.session {
-        field("session", s.clone());
+        field("session", safe(s).into_owned());
     }
     if let Some(c) = m.confidence {
         field("confidence", c.to_string());
