@@ -58,6 +58,7 @@ fn bench_times_this_binary_and_reports_every_measurement() {
             "hook_session_start_cli",
             "hook_prompt_cli",
             "hook_stop_cli",
+            "hook_long_prompt_cli",
             "reindex_seconds",
             "bytes_per_memory_after_gc",
             "baseline_git_notes_add",
@@ -71,6 +72,7 @@ fn bench_times_this_binary_and_reports_every_measurement() {
         ("hook_session_start_cli", 1),
         ("hook_prompt_cli", 1),
         ("hook_stop_cli", 1),
+        ("hook_long_prompt_cli", 1),
         ("baseline_git_notes_add", 2),
         ("baseline_git_log_grep", 1),
     ] {

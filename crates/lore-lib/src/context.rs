@@ -9,6 +9,7 @@
 
 use serde::Serialize;
 
+use crate::agent_text::{neutralize, neutralize_controls};
 use crate::error::Result;
 use crate::index::{Hit, ListFilter, SortBy};
 use crate::memory::Lore;
@@ -172,8 +173,35 @@ fn provenance(i: &ContextItem) -> String {
     parts.join(", ")
 }
 
-/// Renders items in a format.
+/// An item's recalled text as an agent may read it (see [`crate::agent_text`]).
+fn shown(i: &ContextItem, format: ContextFormat) -> ContextItem {
+    // XML escapes every `<` itself; the other renderings need tag-like text escaped.
+    let safe = |s: &str| match format {
+        ContextFormat::Xml => neutralize_controls(s).into_owned(),
+        _ => neutralize(s).into_owned(),
+    };
+    ContextItem {
+        section: i.section,
+        id: safe(&i.id),
+        namespace: safe(&i.namespace),
+        summary: safe(&i.summary),
+        body: i.body.as_deref().map(safe),
+        // `Name <email>` is git's form of an author, not a tag.
+        author: i
+            .author
+            .as_deref()
+            .map(|a| neutralize_controls(a).into_owned()),
+        date: safe(&i.date),
+        commit: i.commit.as_deref().map(safe),
+        stale: i.stale.as_deref().map(safe),
+    }
+}
+
+/// Renders items in a format. Recalled text is neutralised in every format (control characters
+/// and tag-like text; see [`crate::agent_text`]): it stays inside its quote or element.
 pub fn render(items: &[ContextItem], format: ContextFormat) -> String {
+    let items: Vec<ContextItem> = items.iter().map(|i| shown(i, format)).collect();
+    let items = &items[..];
     match format {
         ContextFormat::Json => serde_json::to_string(&serde_json::json!({
             "notice": PREAMBLE,

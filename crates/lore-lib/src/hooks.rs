@@ -53,6 +53,29 @@ pub enum Event {
 /// The most characters a hook injects (Claude Code's limit for additional context).
 pub const MAX_INJECT_CHARS: usize = 10_000;
 
+/// The git configuration key holding a hook's time budget in milliseconds.
+pub const TIME_BUDGET_CONFIG: &str = "lore.hookTimeoutMs";
+
+/// How long a hook works before it gives up quietly (the agent waits for it meanwhile).
+pub const DEFAULT_TIME_BUDGET: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// A hook's time budget: `git config lore.hookTimeoutMs`, else [`DEFAULT_TIME_BUDGET`]. A value
+/// that is not a whole number of milliseconds is reported as a warning and the default used.
+pub fn time_budget(store: &crate::store::Store) -> std::time::Duration {
+    match store.config_string(TIME_BUDGET_CONFIG) {
+        None => DEFAULT_TIME_BUDGET,
+        Some(v) => match v.trim().parse::<u64>() {
+            Ok(ms) => std::time::Duration::from_millis(ms),
+            Err(_) => {
+                store.warn(format!(
+                    "git config {TIME_BUDGET_CONFIG} = {v:?} is not a number of milliseconds"
+                ));
+                DEFAULT_TIME_BUDGET
+            }
+        },
+    }
+}
+
 /// Told to the agent at session start, after the context.
 pub const CAPTURE_GUIDANCE: &str = "lore captures what you mark: put a decision, lesson or \
 blocker in a block (`>> decision ----` on its own line, the text, then a line of `----`) or \
@@ -388,9 +411,13 @@ fn session_start(lore: &mut Lore, options: &HookOptions) -> Result<HookOutcome> 
         }
     }
     if let Some(meta) = branch {
+        let safe = crate::agent_text::neutralize;
         text.push_str(&format!(
             "\nContext branch `{}` ({} commits): {}\nPurpose: {}\nResume with `lore ctx show`.\n",
-            meta.name, meta.commits, meta.summary, meta.purpose
+            safe(&meta.name),
+            meta.commits,
+            safe(&meta.summary),
+            safe(&meta.purpose)
         ));
     }
     let room = options.max_chars.saturating_sub(CAPTURE_GUIDANCE.len() + 2);

@@ -9,6 +9,7 @@
 
 #![warn(missing_docs)]
 
+pub mod agent_text;
 pub mod capture;
 pub mod context;
 pub mod ctx;
@@ -46,6 +47,8 @@ pub use memory::{
     Remembered, Resolution, Resolved, StaleMemory, StoreStatus, StoredSecret, Superseded,
     VerifyReport, WriteContext, Written,
 };
+/// The bounds every memory write is checked against.
+pub use memory::{DEFAULT_MAX_BODY_BYTES, MAX_BODY_CONFIG, WriteRules};
 pub use model::{Citation, Key, LineRange, Memory, MemoryId, Namespace, Status};
 pub use store::purge::PurgeReport;
 pub use store::{GitEnv, Store, StoreKind};

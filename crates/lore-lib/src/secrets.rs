@@ -216,6 +216,15 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
             "stripe-key",
             r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{20,}\b",
         ),
+        rule("npm-token", r"\bnpm_[A-Za-z0-9]{36}\b"),
+        rule("huggingface-token", r"\bhf_[A-Za-z]{34}\b"),
+        rule(
+            "sendgrid-api-key",
+            r"\bSG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}",
+        ),
+        rule("pypi-token", r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{50,}"),
+        rule("shopify-token", r"\bshp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}\b"),
+        rule("digitalocean-token", r"\bdo[por]_v1_[a-f0-9]{64}\b"),
         rule(
             "jwt",
             r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
@@ -226,14 +235,15 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         ),
         rule(
             "password-assignment",
-            r#"(?i)\b(?:[a-z0-9]+_)*(?:password|passwd|passphrase|pwd|secret|api[_-]?key|apikey|access[_-]?token|auth[_-]?token|client[_-]?secret|private[_-]?key|secret[_-]?key|token)\b["']?\s*(?::=|=>|[:=])\s*(?:"(?P<dq>[^"\r\n]{6,})"|'(?P<sq>[^'\r\n]{6,})'|(?P<bare>[^\s"',;)\]}]{6,}))"#,
+            r#"(?i)\b(?P<key>(?:[a-z0-9]+_)*(?:[a-z0-9]*(?:password|passwd|passphrase)|pwd|secret|api[_-]?key|apikey|access[_-]?token|auth[_-]?token|client[_-]?secret|private[_-]?key|secret[_-]?key|token))\b["']?(?P<sep>\s*(?::=|=>|[:=])\s*)(?:"(?P<dq>[^"\r\n]{6,})"|'(?P<sq>[^'\r\n]{6,})'|(?P<bare>[^\s"',;)\]}]{6,}))"#,
         ),
     ]
 });
 
-/// Candidate tokens for the high-entropy detector.
+/// Candidate tokens for the high-entropy detector (`=` only as base64 padding, so the value of
+/// `NAME=value` is a token of its own).
 static TOKEN: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"[A-Za-z0-9+/=_\-]{24,}").expect("token pattern is valid"));
+    LazyLock::new(|| Regex::new(r"[A-Za-z0-9+/_\-]{24,}={0,2}").expect("token pattern is valid"));
 
 /// Values of a password assignment that are references or placeholders, not secrets.
 fn is_placeholder(value: &str) -> bool {
@@ -278,6 +288,10 @@ fn is_placeholder(value: &str) -> bool {
     if words.contains(&lower.as_str()) || lower.starts_with("your-") || lower.starts_with("your_") {
         return true;
     }
+    // An elided value (`sk-...`, `ghp_…`) shows a key's shape, not a key.
+    if v.ends_with("...") || v.ends_with('…') {
+        return true;
+    }
     // Masks and repeated characters (`********`, `xxxxxxxx`), and earlier redactions.
     let first = v.chars().next().unwrap_or(' ');
     if v.chars().all(|c| c == first) || lower.contains("[redacted") {
@@ -299,6 +313,63 @@ fn is_code_or_word(value: &str) -> bool {
         || value.contains(['<', '>'])
         || value.contains("::")
         || value.starts_with('&')
+}
+
+/// Whether a password assignment is an environment variable's (`DB_PASSWORD=hunter`, as in
+/// `export` lines and `.env` files): an upper-case name right against `=`. Its bare value is a
+/// literal even when it is one word.
+fn is_environment_assignment(caps: &regex::Captures<'_>) -> bool {
+    let key = caps.name("key").map_or("", |k| k.as_str());
+    let sep = caps.name("sep").map_or("", |s| s.as_str());
+    sep == "="
+        && key
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+}
+
+/// Decodes standard or URL-safe base64 (padding optional); `None` if it is not base64.
+fn decode_base64(token: &str) -> Option<Vec<u8>> {
+    let core = token.trim_end_matches('=');
+    let mut bits = 0u32;
+    let mut count = 0u32;
+    let mut out = Vec::with_capacity(core.len() * 3 / 4);
+    for b in core.bytes() {
+        let v = match b {
+            b'A'..=b'Z' => b - b'A',
+            b'a'..=b'z' => b - b'a' + 26,
+            b'0'..=b'9' => b - b'0' + 52,
+            b'+' | b'-' => 62,
+            b'/' | b'_' => 63,
+            _ => return None,
+        };
+        bits = (bits << 6) | u32::from(v);
+        count += 6;
+        if count >= 8 {
+            count -= 8;
+            out.push((bits >> count) as u8);
+            bits &= (1 << count) - 1;
+        }
+    }
+    Some(out)
+}
+
+/// Whether a token is base64 of something plainly not a credential: prose or JSON (printable
+/// text with spaces or brackets), or an image (PNG, JPEG, GIF, WebP magic numbers).
+fn is_encoded_text_or_image(token: &str) -> bool {
+    let Some(bytes) = decode_base64(token) else {
+        return false;
+    };
+    let images: [&[u8]; 4] = [b"\x89PNG", b"\xff\xd8\xff", b"GIF8", b"RIFF"];
+    if images.iter().any(|m| bytes.starts_with(m)) {
+        return true;
+    }
+    let printable = bytes
+        .iter()
+        .filter(|b| b.is_ascii_graphic() || **b == b' ')
+        .count();
+    bytes.len() >= 12
+        && printable * 100 >= bytes.len() * 95
+        && (bytes.contains(&b' ') || bytes.starts_with(b"{") || bytes.starts_with(b"["))
 }
 
 /// Shannon entropy in bits per character.
@@ -368,6 +439,17 @@ const HASH_PREFIXES: &[&str] = &[
     "sha1-", "sha256-", "sha384-", "sha512-", "sha256:", "sha512:",
 ];
 
+/// What precedes a token that is public by nature: an SSH public key, a data URI's payload.
+const PUBLIC_PREFIXES: &[&str] = &[
+    "ssh-ed25519 ",
+    "ssh-rsa ",
+    "ssh-dss ",
+    "ecdsa-sha2-nistp256 ",
+    "ecdsa-sha2-nistp384 ",
+    "ecdsa-sha2-nistp521 ",
+    ";base64,",
+];
+
 fn mask(secret: &str) -> String {
     let shown: String = secret.chars().take(4).collect();
     format!("{shown}… ({} chars)", secret.chars().count())
@@ -390,7 +472,9 @@ pub fn scan_field(text: &str, field: &str) -> Vec<Finding> {
                 .unwrap_or(whole);
             if r.name == "password-assignment"
                 && (is_placeholder(secret.as_str())
-                    || (caps.name("bare").is_some() && is_code_or_word(secret.as_str())))
+                    || (caps.name("bare").is_some()
+                        && !is_environment_assignment(&caps)
+                        && is_code_or_word(secret.as_str())))
             {
                 continue;
             }
@@ -402,10 +486,11 @@ pub fn scan_field(text: &str, field: &str) -> Vec<Finding> {
         if HASH_PREFIXES
             .iter()
             .any(|p| before.ends_with(p) || m.as_str().starts_with(p))
+            || PUBLIC_PREFIXES.iter().any(|p| before.ends_with(p))
         {
             continue;
         }
-        if is_high_entropy(m.as_str()) {
+        if is_high_entropy(m.as_str()) && !is_encoded_text_or_image(m.as_str()) {
             spans.push((m.start(), m.end(), HIGH_ENTROPY_RULE, RULES.len()));
         }
     }

@@ -103,6 +103,9 @@ pub struct SizeResult {
     pub hook_prompt_cli: Stats,
     /// Whole-process `lore hook claude Stop` reading a 200-turn transcript (capture).
     pub hook_stop_cli: Stats,
+    /// Whole-process `lore hook claude UserPromptSubmit` with a prompt of 100,000 distinct
+    /// words (a pasted log or document: the cost of input size), a fifth as many runs.
+    pub hook_long_prompt_cli: Stats,
     /// Seconds to rebuild the index from git.
     pub reindex_seconds: f64,
     /// Object storage per memory after `git gc`.
@@ -340,6 +343,30 @@ impl Measure<'_> {
             })
         })?;
 
+        // A prompt of 100,000 distinct words after a query: the cost of input size.
+        let mut prompt = corpus.query(&mut rng);
+        for i in 0..LONG_PROMPT_WORDS {
+            prompt.push_str(&format!(" w{i:x}q"));
+        }
+        let long_prompt = serde_json::json!({
+            "session_id": "bench-long-prompt",
+            "cwd": cwd,
+            "hook_event_name": "UserPromptSubmit",
+            "prompt": prompt,
+        })
+        .to_string();
+        let hook_long_prompt_cli = self.timed(
+            "lore hook UserPromptSubmit runs with a 100,000-word prompt",
+            (request.hook_runs / 5).max(1),
+            || {
+                lore_process.time(
+                    &dir,
+                    &["hook", "claude", "UserPromptSubmit"],
+                    Some(long_prompt.as_bytes()),
+                )
+            },
+        )?;
+
         let total = size + request.writes + request.cli_writes;
         drop(lore);
         self.step("git gc");
@@ -363,6 +390,7 @@ impl Measure<'_> {
             hook_session_start_cli,
             hook_prompt_cli,
             hook_stop_cli,
+            hook_long_prompt_cli,
             reindex_seconds,
             bytes_per_memory_after_gc,
             baseline_git_notes_add,
@@ -423,6 +451,9 @@ impl Measure<'_> {
 
 /// A session's transcript read whole at Stop (a fresh session each run): 200 turns, one in
 /// twenty marked with a tag, so each run detects 10 signals and checks them for novelty.
+/// Distinct words in the long prompt the prompt hook is timed with.
+const LONG_PROMPT_WORDS: usize = 100_000;
+
 fn write_transcript(path: &Path, corpus: &Corpus, rng: &mut Rng) -> Result<()> {
     let mut lines = String::new();
     for turn in 0..200 {

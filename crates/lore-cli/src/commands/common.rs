@@ -38,13 +38,15 @@ impl Session {
 
     /// Runs an operation, showing its warnings and the index's notices on stderr.
     pub fn run<O: Operation>(&mut self, ui: &mut Ui, request: O) -> CmdResult<O::Output> {
+        // A missing index is news only when there was something to index before this command.
+        let had_memories = self.lore.store().tip().ok().flatten().is_some();
         let mut env =
             Env::new(&mut self.lore, self.write.clone()).with_progress(self.progress.clone());
         let out = env.run(request);
         for warning in env.take_warnings() {
             ui.warn(&warning);
         }
-        show_notices(ui, &mut self.lore);
+        show_notices_since(ui, &mut self.lore, had_memories);
         Ok(out?)
     }
 }
@@ -77,9 +79,10 @@ pub fn report_secrets(ui: &mut Ui, report: Option<&lore::secrets::SecretReport>)
     }
 }
 
-/// Prints what happened to the index (rebuilt, created over existing memories) on stderr.
-pub fn show_notices(ui: &mut Ui, lore: &mut Lore) {
-    let has_memories = lore.store().tip().ok().flatten().is_some();
+/// Prints what happened to the index (rebuilt, created over existing memories) on stderr, given
+/// whether the store held memories before the command ran (a first write in a fresh repository
+/// builds the index as a matter of course: no notice).
+fn show_notices_since(ui: &mut Ui, lore: &mut Lore, has_memories: bool) {
     for notice in lore.take_notices() {
         match notice {
             IndexNotice::Created if has_memories => {
@@ -259,7 +262,9 @@ pub fn memory_line(out: &mut String, m: &Memory) {
 
 /// The header block of a memory (everything but the body).
 pub fn memory_header(out: &mut String, m: &Memory) {
-    let _ = writeln!(out, "{}  {}", m.id, m.summary);
+    // Stored text is shown neutralised: no terminal sequence runs, no tag opens.
+    let safe = lore::agent_text::neutralize;
+    let _ = writeln!(out, "{}  {}", m.id, safe(&m.summary));
     let mut field = |name: &str, value: String| {
         let _ = writeln!(out, "  {name:<10} {value}");
     };
@@ -269,20 +274,24 @@ pub fn memory_header(out: &mut String, m: &Memory) {
     }
     field("status", m.status.to_string());
     if !m.tags.is_empty() {
-        field("tags", m.tags.join(", "));
+        field("tags", safe(&m.tags.join(", ")).into_owned());
     }
     field("created", m.created.to_string());
     if m.updated != m.created {
         field("updated", m.updated.to_string());
     }
     if let Some(a) = &m.author {
-        field("author", a.clone());
+        // `Name <email>` is git's form of an author, not a tag.
+        field(
+            "author",
+            lore::agent_text::neutralize_controls(a).into_owned(),
+        );
     }
     if let Some(a) = &m.agent {
-        field("agent", a.clone());
+        field("agent", safe(a).into_owned());
     }
     if let Some(s) = &m.session {
-        field("session", s.clone());
+        field("session", safe(s).into_owned());
     }
     if let Some(c) = m.confidence {
         field("confidence", c.to_string());

@@ -1,8 +1,11 @@
 //! `lore hook AGENT EVENT`: a coding agent's hook. Reads the event payload on stdin, answers on
 //! stdout in the agent's format, and never fails the agent's session: problems go to stderr and
-//! the exit code is 0.
+//! the exit code is 0. The work runs within a time budget (`git config lore.hookTimeoutMs`);
+//! past it, or should the work panic, the hook answers nothing and lets the agent go on.
 
 use std::io::Read;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
 
 use clap::Args;
 use lore::hooks::{self, Agent, Event, HookInput, HookOptions};
@@ -16,8 +19,9 @@ use crate::location;
 /// AGENT is claude, codex, gemini or cursor; EVENT is the agent's own event name (SessionStart,
 /// UserPromptSubmit, PostToolUse, PreCompact, Stop, SessionEnd; Gemini's BeforeAgent, AfterTool,
 /// PreCompress, AfterAgent; Cursor's sessionStart, beforeSubmitPrompt, afterFileEdit, …). An
-/// event lore does not handle produces no output. Always exits 0.
-#[derive(Args, Debug)]
+/// event lore does not handle produces no output. Always exits 0, within the time budget
+/// (`git config lore.hookTimeoutMs`, default 10000).
+#[derive(Args, Debug, Clone)]
 pub struct HookArgs {
     /// The agent: claude, codex, gemini or cursor.
     // Its own id: `agent` is the global --agent option's.
@@ -27,16 +31,86 @@ pub struct HookArgs {
     pub event: String,
 }
 
+/// What the hook's worker reports to the waiting front end.
+enum Report {
+    /// The store is open and says how long the hook may take.
+    Budget(Duration),
+    /// The work is done: the answer for stdout, if any, or what went wrong.
+    Done(Result<Option<String>, String>),
+}
+
 pub fn run(global: &GlobalArgs, args: &HookArgs) {
-    if let Err(message) = handle(global, args) {
-        eprintln!("lore hook: {message}");
+    let (global, args) = (global.clone(), args.clone());
+    let answer = within_budget(hooks::DEFAULT_TIME_BUDGET, move |report| {
+        handle(&global, &args, report)
+    });
+    match answer {
+        Ok(Some(answer)) => println!("{answer}"),
+        Ok(None) => {}
+        Err(message) => eprintln!("lore hook: {message}"),
     }
 }
 
-fn handle(global: &GlobalArgs, args: &HookArgs) -> Result<(), String> {
+/// Runs `work` on its own thread and waits for its answer at most the budget (the default until
+/// the work reports the configured one). A panic or an overrun is an error message, never an
+/// answer: the agent gets nothing on stdout and goes on.
+fn within_budget<F>(default: Duration, work: F) -> Result<Option<String>, String>
+where
+    F: FnOnce(&dyn Fn(Report)) -> Result<Option<String>, String> + Send + 'static,
+{
+    let started = Instant::now();
+    let (send, receive) = mpsc::channel();
+    let spawned = std::thread::Builder::new()
+        .name("lore-hook".into())
+        .spawn(move || {
+            let report = |r: Report| {
+                let _ = send.send(r);
+            };
+            let done = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(&report)))
+                .unwrap_or_else(|panic| Err(format!("internal error: {}", panic_text(&panic))));
+            report(Report::Done(done));
+        });
+    if let Err(e) = spawned {
+        return Err(format!("cannot start the hook's work: {e}"));
+    }
+    let mut budget = default;
+    loop {
+        let left = budget.saturating_sub(started.elapsed());
+        match receive.recv_timeout(left) {
+            Ok(Report::Budget(configured)) => budget = configured,
+            Ok(Report::Done(done)) => return done,
+            Err(mpsc::RecvTimeoutError::Timeout) => break,
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                return Err("internal error: the hook's work ended without an answer".into());
+            }
+        }
+        if started.elapsed() >= budget {
+            break;
+        }
+    }
+    Err(format!(
+        "gave up after {} ms (the time budget, git config {}); nothing was given to the agent",
+        budget.as_millis(),
+        hooks::TIME_BUDGET_CONFIG
+    ))
+}
+
+fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic".into())
+}
+
+fn handle(
+    global: &GlobalArgs,
+    args: &HookArgs,
+    report: &dyn Fn(Report),
+) -> Result<Option<String>, String> {
     let agent = Agent::parse(&args.agent).map_err(|e| e.to_string())?;
     let Some(event) = Event::parse(agent, &args.event) else {
-        return Ok(());
+        return Ok(None);
     };
     let mut payload = String::new();
     std::io::stdin()
@@ -45,6 +119,7 @@ fn handle(global: &GlobalArgs, args: &HookArgs) -> Result<(), String> {
     let input = HookInput::parse(&payload).map_err(|e| e.to_string())?;
     let mut lore =
         location::open_from(global, input.cwd.as_deref()).map_err(|e| e.message.clone())?;
+    report(Report::Budget(hooks::time_budget(lore.store())));
     let ctx = common::write_context(global);
     let outcome = hooks::handle(
         &mut lore,
@@ -60,8 +135,34 @@ fn handle(global: &GlobalArgs, args: &HookArgs) -> Result<(), String> {
             eprintln!("lore hook: secret scanner: {}", report.describe());
         }
     }
-    if let Some(answer) = hooks::respond(agent, event, &outcome) {
-        println!("{answer}");
+    Ok(hooks::respond(agent, event, &outcome))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panic_in_the_work_gives_no_answer_and_says_why() {
+        let answer = within_budget(Duration::from_secs(5), |_| -> Result<_, String> {
+            panic!("slice index out of range")
+        });
+        let message = answer.unwrap_err();
+        assert!(
+            message.contains("internal error: slice index out of range"),
+            "{message}"
+        );
     }
-    Ok(())
+
+    #[test]
+    fn work_past_the_budget_gives_no_answer() {
+        let answer = within_budget(Duration::from_secs(5), |report| {
+            report(Report::Budget(Duration::from_millis(20)));
+            std::thread::sleep(Duration::from_secs(2));
+            Ok(Some("too late".into()))
+        });
+        assert!(answer.unwrap_err().contains("gave up after 20 ms"));
+        let answer = within_budget(Duration::from_secs(5), |_| Ok(Some("in time".into())));
+        assert_eq!(answer.unwrap().as_deref(), Some("in time"));
+    }
 }

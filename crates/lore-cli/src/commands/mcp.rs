@@ -4,13 +4,12 @@
 use std::net::SocketAddr;
 
 use clap::Args;
-use rmcp::ServiceExt;
 
 use super::common;
 use crate::error::{CmdResult, CommandError};
 use crate::global::GlobalArgs;
 use crate::location;
-use crate::mcp::{LoreServer, http};
+use crate::mcp::{LoreServer, http, stdio};
 
 /// Serve lore to MCP clients (agents): over stdio, or streamable HTTP with --http.
 ///
@@ -68,17 +67,11 @@ pub fn run(global: &GlobalArgs, args: &McpArgs) -> CmdResult {
         .build()
         .map_err(|e| CommandError::usage(format!("cannot start the async runtime: {e}")))?;
     match &args.http {
-        None => runtime.block_on(async {
-            let running = server
-                .serve(rmcp::transport::stdio())
-                .await
-                .map_err(|e| CommandError::usage(format!("MCP over stdio: {e}")))?;
-            running
-                .waiting()
-                .await
-                .map_err(|e| CommandError::usage(format!("MCP over stdio: {e}")))?;
-            Ok(())
-        }),
+        None => runtime.block_on(stdio::serve(
+            server,
+            tokio::io::stdin(),
+            tokio::io::stdout(),
+        )),
         Some(addr) => {
             let addr = parse_addr(addr).ok_or_else(|| {
                 CommandError::usage(format!("--http {addr}: not an address"))

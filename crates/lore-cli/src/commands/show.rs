@@ -52,7 +52,7 @@ pub fn run(ui: &mut Ui, session: &mut Session, args: &ShowArgs) -> CmdResult {
         common::memory_header(s, &out.memory);
         if out.level != ops::Level::Summary && !out.memory.body.is_empty() {
             s.push('\n');
-            s.push_str(&out.memory.body);
+            s.push_str(&lore::agent_text::neutralize(&out.memory.body));
             if !out.memory.body.ends_with('\n') {
                 s.push('\n');
             }

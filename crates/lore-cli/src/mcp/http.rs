@@ -19,12 +19,19 @@ fn same(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
+/// The credentials of an `Authorization` value with the Bearer scheme, whose name is
+/// case-insensitive (RFC 9110 §11.1): `Bearer t`, `bearer t`, `BEARER  t`.
+fn bearer_credentials(value: &str) -> Option<&str> {
+    let (scheme, rest) = value.trim_start().split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| rest.trim())
+}
+
 async fn require_token(token: String, request: Request, next: Next) -> Response {
     let given = request
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
+        .and_then(bearer_credentials)
         .unwrap_or("");
     if same(given.as_bytes(), token.as_bytes()) {
         return next.run(request).await;
@@ -84,4 +91,18 @@ pub async fn serve(
         })
         .await
         .map_err(|e| CommandError::usage(format!("HTTP server: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bearer_credentials;
+
+    #[test]
+    fn the_bearer_scheme_is_case_insensitive() {
+        for given in ["Bearer t0k", "bearer t0k", "BEARER  t0k"] {
+            assert_eq!(bearer_credentials(given), Some("t0k"), "{given}");
+        }
+        assert_eq!(bearer_credentials("Basic t0k"), None);
+        assert_eq!(bearer_credentials("Bearer"), None);
+    }
 }

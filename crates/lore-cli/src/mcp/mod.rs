@@ -5,6 +5,7 @@
 
 pub mod http;
 mod progress;
+pub mod stdio;
 mod tools;
 
 use std::sync::{Arc, Mutex};

@@ -20,13 +20,30 @@ pub struct Reply {
 impl Reply {
     /// The tool result: structured content, with the text (and warnings) as content.
     pub fn into_result(self, warnings: &[String]) -> CallToolResult {
-        let mut text = self.text.unwrap_or_else(|| self.value.to_string());
+        // The text agents read: a rendering (which neutralises what it quotes), else the JSON
+        // with every string neutralised; the structured content keeps the stored bytes.
+        let mut text = self
+            .text
+            .unwrap_or_else(|| neutralized(self.value.clone()).to_string());
         for w in warnings {
             text.push_str(&format!("\nwarning: {w}"));
         }
         let mut result = CallToolResult::structured(self.value);
         result.content = vec![ContentBlock::text(text)];
         result
+    }
+}
+
+/// A JSON value with every string (keys aside) neutralised for an agent to read.
+fn neutralized(value: serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match value {
+        Value::String(s) => Value::String(lore::agent_text::neutralize(&s).into_owned()),
+        Value::Array(items) => Value::Array(items.into_iter().map(neutralized).collect()),
+        Value::Object(map) => {
+            Value::Object(map.into_iter().map(|(k, v)| (k, neutralized(v))).collect())
+        }
+        other => other,
     }
 }
 

@@ -24,6 +24,13 @@ impl Workspace<'_> {
     pub fn log(&self, branch: Option<&str>, mut new: NewStep) -> Result<(String, Step)> {
         let branch = self.resolve(branch)?;
         self.screen_step(&mut new.text, &mut new.arguments, &mut new.result)?;
+        self.screen_step_labels(
+            &mut new.tool,
+            &mut new.subgoal,
+            &mut new.entities,
+            &mut new.agent,
+            &mut new.session,
+        )?;
         let step = new.into_step()?;
         self.journal(&branch).append(&step)?;
         Ok((branch, step))

@@ -11,7 +11,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::commit::BranchFiles;
-use super::files::{read_meta, read_segments, text_of, to_yaml};
+use super::files::{read_meta, read_segments, text_of, to_yaml, to_yaml_text, yaml_error};
 use super::metadata::parse_metadata;
 use super::step::{parse_log, render_log};
 use super::{
@@ -198,11 +198,24 @@ impl Workspace<'_> {
             let mut steps = parse_log(&log.unwrap_or_default(), now)?;
             for step in &mut steps {
                 self.screen_step(&mut step.text, &mut step.arguments, &mut step.result)?;
+                self.screen_step_labels(
+                    &mut step.tool,
+                    &mut step.subgoal,
+                    &mut step.entities,
+                    &mut step.agent,
+                    &mut step.session,
+                )?;
             }
             let metadata = self
                 .read_imported(&bdir.join(METADATA_FILE))?
                 .unwrap_or_else(|| "{}\n".into());
-            parse_metadata(&metadata)?;
+            let parsed = parse_metadata(&metadata)?;
+            // Re-written only when it holds a secret: otherwise its text is kept as it came.
+            let metadata = if crate::secrets::scan(&metadata).is_empty() {
+                metadata
+            } else {
+                to_yaml_text(&self.screened_value("metadata", parsed)?, METADATA_FILE)?
+            };
             let meta = match self.read_imported(&bdir.join(BRANCH_FILE))? {
                 Some(text) => {
                     let meta: BranchMeta =
@@ -238,7 +251,15 @@ impl Workspace<'_> {
                     }
                 }
             };
-            let own_roadmap = self.read_imported(&bdir.join(ROADMAP_FILE))?;
+            let meta: BranchMeta = {
+                let value = serde_norway::to_value(&meta).map_err(yaml_error(BRANCH_FILE))?;
+                serde_norway::from_value(self.screened_value("branch", value)?)
+                    .map_err(yaml_error(BRANCH_FILE))?
+            };
+            let own_roadmap = self
+                .read_imported(&bdir.join(ROADMAP_FILE))?
+                .map(|r| self.screened("roadmap", &r))
+                .transpose()?;
             report.steps += steps.len();
             self.write_branch(
                 &meta,

@@ -68,6 +68,9 @@ impl Workspace<'_> {
                 reason: "use 1-64 letters, digits, '_' or '-'".into(),
             });
         }
+        let value = value
+            .map(|v| self.screened_value("metadata", v))
+            .transpose()?;
         let branch = self.resolve(branch)?;
         let now = Self::now(ctx);
         let (_, commit) = self.store.transact_ref(&branch_ref(&branch), |snap| {

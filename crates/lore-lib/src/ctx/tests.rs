@@ -371,3 +371,53 @@ fn schemas_name_every_field_that_is_serialized() {
         assert!(described.contains(&key), "{key} not in {described:?}");
     }
 }
+
+#[test]
+fn secrets_in_metadata_step_labels_and_imported_branch_files_are_redacted() {
+    let slack = "xoxb-123456789012-abcdefghijklmnopqrstuvwx";
+    let github = "ghp_ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghij";
+    let repo = TestRepo::new();
+    let store = store(&repo);
+    let ws = Workspace::new(&store);
+    init(&ws);
+    let value: serde_norway::Value =
+        serde_norway::from_str(&format!("{{env: {{SLACK_TOKEN: {slack}}}}}")).unwrap();
+    ws.metadata_set(None, "config", Some(value), &WriteContext::default())
+        .unwrap();
+    let step = NewStep {
+        tool: Some(format!("curl -H {github}")),
+        entities: vec![slack.into()],
+        text: Some("called the api".into()),
+        ..NewStep::default()
+    };
+    ws.log(None, step).unwrap();
+    ws.commit(None, "first", None, None, &WriteContext::default())
+        .unwrap();
+    let dir = repo.path().join("exported");
+    ws.export_gcc(&dir).unwrap();
+    let branch_dir = dir.join("branches").join(MAIN_BRANCH);
+    let branch_file = branch_dir.join(BRANCH_FILE);
+    let text = std::fs::read_to_string(&branch_file).unwrap();
+    let text = text.replace(
+        "purpose: ship the parser",
+        &format!("purpose: ship with {github}"),
+    );
+    std::fs::write(&branch_file, text).unwrap();
+    std::fs::write(
+        branch_dir.join(METADATA_FILE),
+        format!("deploy:\n  token: {slack}\n"),
+    )
+    .unwrap();
+    ws.import_gcc(&dir, true, &WriteContext::default()).unwrap();
+    let everything = repo.git(&["log", "-p", "--all"]);
+    assert!(everything.contains("[REDACTED:"), "{everything}");
+    let tip = repo.git(&["ls-tree", "-r", "refs/lore/ctx/main"]);
+    for line in tip.lines() {
+        let blob = line.split_whitespace().nth(2).unwrap();
+        let content = repo.git(&["cat-file", "-p", blob]);
+        assert!(
+            !content.contains(slack) && !content.contains(github),
+            "{line}: {content}"
+        );
+    }
+}

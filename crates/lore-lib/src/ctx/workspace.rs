@@ -89,6 +89,71 @@ impl<'s> Workspace<'s> {
         Ok(())
     }
 
+    /// A step's names and labels (tool, subgoal, entities, agent, session), screened in place:
+    /// a secret pasted as a tool name or an entity is still a secret.
+    pub(crate) fn screen_step_labels(
+        &self,
+        tool: &mut Option<String>,
+        subgoal: &mut Option<String>,
+        entities: &mut [String],
+        agent: &mut Option<String>,
+        session: &mut Option<String>,
+    ) -> Result<()> {
+        for (field, value) in [
+            ("tool", tool),
+            ("subgoal", subgoal),
+            ("agent", agent),
+            ("session", session),
+        ] {
+            if let Some(v) = value.as_mut() {
+                *v = self.screened(field, v)?;
+            }
+        }
+        for entity in entities {
+            *entity = self.screened("entity", entity)?;
+        }
+        Ok(())
+    }
+
+    /// A YAML document (metadata, a branch's record) with every string in it screened; mapping
+    /// keys and `name` fields (validated names) are left as they are.
+    pub(crate) fn screened_value(
+        &self,
+        field: &str,
+        value: serde_norway::Value,
+    ) -> Result<serde_norway::Value> {
+        use serde_norway::Value;
+        Ok(match value {
+            Value::String(s) => Value::String(self.screened(field, &s)?),
+            Value::Sequence(items) => Value::Sequence(
+                items
+                    .into_iter()
+                    .map(|v| self.screened_value(field, v))
+                    .collect::<Result<_>>()?,
+            ),
+            Value::Mapping(map) => {
+                let mut out = serde_norway::Mapping::new();
+                for (k, v) in map {
+                    let v = if k.as_str() == Some("name") {
+                        v
+                    } else {
+                        self.screened_value(field, v)?
+                    };
+                    out.insert(k, v);
+                }
+                Value::Mapping(out)
+            }
+            Value::Tagged(tagged) => {
+                let tagged = *tagged;
+                Value::Tagged(Box::new(serde_norway::value::TaggedValue {
+                    tag: tagged.tag,
+                    value: self.screened_value(field, tagged.value)?,
+                }))
+            }
+            other => other,
+        })
+    }
+
     /// `text` as the secret policy lets it be stored (redacted, or refused under `block`); the
     /// scanner's report is kept for [`Workspace::take_secret_reports`].
     pub(crate) fn screened(&self, field: &str, text: &str) -> Result<String> {

@@ -126,7 +126,10 @@ impl Index {
         let embedder_matches = |conn: &Connection| -> Result<bool> {
             Ok(schema::read_meta(conn, "embedder")?.unwrap_or_default() == wanted)
         };
-        if self.indexed_tip()? == tip && embedder_matches(&self.conn)? {
+        if self.indexed_tip()? == tip
+            && embedder_matches(&self.conn)?
+            && schema::rows_intact(&self.conn)?
+        {
             return Ok(CatchUp::default());
         }
         self.vectors = OnceCell::new();
@@ -138,12 +141,14 @@ impl Index {
         let indexed = schema::read_tip(&tx)?;
         let tip = store.tip()?;
         let same_embedder = embedder_matches(&tx)?;
-        if indexed == tip && same_embedder {
+        // Rows lost inside the file (the count kept beside them disagrees): rebuilt from git.
+        let intact = schema::rows_intact(&tx)?;
+        if indexed == tip && same_embedder && intact {
             return Ok(CatchUp::default());
         }
         let (changes, full) = match indexed {
-            _ if indexed == tip => (Vec::new(), false),
-            Some(old) if store.has_commit(old) => (store.diff(Some(old), tip)?, false),
+            _ if intact && indexed == tip => (Vec::new(), false),
+            Some(old) if intact && store.has_commit(old) => (store.diff(Some(old), tip)?, false),
             _ => {
                 schema::clear(&tx)?;
                 let files = store.files(tip)?;
@@ -160,7 +165,7 @@ impl Index {
         };
         let mut report = CatchUp {
             full,
-            moved: indexed != tip,
+            moved: indexed != tip || !intact,
             ..CatchUp::default()
         };
         // Vectors of another embedder (or none) are dropped; all memories are embedded afresh

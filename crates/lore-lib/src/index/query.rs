@@ -220,25 +220,37 @@ pub fn list(conn: &Connection, filter: &ListFilter) -> Result<Vec<Memory>> {
         .collect())
 }
 
+/// The most distinct words a query searches for: a longer text (a pasted log, a whole document)
+/// is searched by its first this many.
+pub const MAX_QUERY_TERMS: usize = 256;
+
 /// The search terms of a free-text query: lower-case alphanumeric words, stop words dropped
-/// (unless nothing else is left), duplicates removed.
+/// (unless nothing else is left), duplicates removed, at most [`MAX_QUERY_TERMS`] of them.
+/// One pass over the text whatever its length.
 pub fn query_terms(text: &str) -> Vec<String> {
-    let mut all: Vec<String> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut content: Vec<String> = Vec::new();
+    let mut stop: Vec<String> = Vec::new();
     for word in text
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
     {
         let w = word.to_lowercase();
-        if !all.contains(&w) {
-            all.push(w);
+        if !seen.insert(w.clone()) {
+            continue;
+        }
+        if STOPWORDS.contains(&w.as_str()) {
+            if stop.len() < MAX_QUERY_TERMS {
+                stop.push(w);
+            }
+        } else {
+            content.push(w);
+            if content.len() == MAX_QUERY_TERMS {
+                break;
+            }
         }
     }
-    let content: Vec<String> = all
-        .iter()
-        .filter(|w| !STOPWORDS.contains(&w.as_str()))
-        .cloned()
-        .collect();
-    if content.is_empty() { all } else { content }
+    if content.is_empty() { stop } else { content }
 }
 
 /// The `n` rarest query words of `text` (by how many memories hold them; words no memory holds
@@ -610,5 +622,27 @@ mod tests {
         assert_eq!(query_terms("the"), vec!["the"]);
         assert_eq!(query_terms("\"x\" OR y*"), vec!["x", "y"]);
         assert!(query_terms("  ?! ").is_empty());
+    }
+
+    /// Distinct words: a quadratic duplicate check would take minutes here.
+    fn distinct_words(n: usize) -> String {
+        (0..n).map(|i| format!("w{i:x}q ")).collect()
+    }
+
+    #[test]
+    fn query_terms_cost_is_linear_and_their_number_bounded() {
+        let text = distinct_words(200_000);
+        let started = std::time::Instant::now();
+        let terms = query_terms(&text);
+        // A generous budget of 2 µs per byte (the linear pass takes a small fraction of it).
+        let budget = std::time::Duration::from_micros(2 * text.len() as u64);
+        assert!(
+            started.elapsed() < budget,
+            "{:?} for {} bytes",
+            started.elapsed(),
+            text.len()
+        );
+        assert_eq!(terms.len(), super::MAX_QUERY_TERMS);
+        assert_eq!(terms[0], "w0q");
     }
 }

@@ -161,6 +161,22 @@ pub fn read_doc_count(conn: &Connection) -> Result<i64> {
     }
 }
 
+/// Whether the memory rows are all there: their number matches the count kept in `meta`
+/// beside them (one count over the table's smallest b-tree). Rows deleted inside the file, by
+/// hand or by damage, make it false.
+pub fn rows_intact(conn: &Connection) -> Result<bool> {
+    let kept: Option<String> = conn
+        .query_row("SELECT value FROM meta WHERE name = 'docs'", [], |r| {
+            r.get(0)
+        })
+        .optional()?;
+    let Some(kept) = kept.and_then(|v| v.parse::<i64>().ok()) else {
+        return Ok(true);
+    };
+    let rows: i64 = conn.query_row("SELECT count(*) FROM memories", [], |r| r.get(0))?;
+    Ok(rows == kept)
+}
+
 /// A value from `meta`.
 pub fn read_meta(conn: &Connection, name: &str) -> Result<Option<String>> {
     Ok(conn

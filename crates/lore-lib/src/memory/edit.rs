@@ -76,7 +76,7 @@ impl Lore {
             });
         }
         let now = ctx.now();
-        let policy = self.secret_policy()?;
+        let policy = self.write_rules()?;
         let ((memory, path, secrets), commit) = self.store.transact(|snap| {
             let mut m = read_memory_at(snap, &path, &found.id)?;
             apply_patch(&mut m, patch)?;
@@ -128,7 +128,7 @@ impl Lore {
             new.key = found.key.as_ref().map(|k| k.to_string());
         }
         let prepared = self.prepare(&new, ctx)?;
-        let policy = self.secret_policy()?;
+        let policy = self.write_rules()?;
         let now = prepared.created;
         let ((old, old_new_path, fresh, fresh_path, secrets), commit) =
             self.store.transact(|snap| {

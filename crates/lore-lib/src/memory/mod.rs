@@ -33,7 +33,7 @@ pub use edit::{Patch, Superseded};
 pub use history::MemoryVersion;
 pub use lifecycle::{GcReport, LifecyclePolicy};
 pub use novelty::{DuplicateOf, Novelty, Remembered};
-pub use screening::StoredSecret;
+pub use screening::{DEFAULT_MAX_BODY_BYTES, MAX_BODY_CONFIG, StoredSecret, WriteRules};
 pub use status::{IndexStatus, NamespaceCount, StoreStatus};
 pub use write::{BatchReport, NewMemory, WriteContext, Written};
 
@@ -92,7 +92,16 @@ impl Lore {
     /// Runs a memory's text (summary and body) through the secret scanner under the policy in
     /// force, redacting in place when the policy says so.
     pub fn screen(&self, memory: &mut Memory) -> Result<Option<SecretReport>> {
-        screening::screen_memory(memory, self.secret_policy()?)
+        screening::screen_memory(memory, self.write_rules()?)
+    }
+
+    /// What every write of this handle is checked against: the secret policy in force and the
+    /// largest body (`git config lore.maxBodyBytes`, else 1 MiB).
+    pub fn write_rules(&self) -> Result<screening::WriteRules> {
+        Ok(screening::WriteRules {
+            policy: self.secret_policy()?,
+            max_body_bytes: screening::configured_max_body(&self.store)?,
+        })
     }
 
     /// The store.

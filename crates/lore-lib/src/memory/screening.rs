@@ -7,7 +7,7 @@ use git2::Oid;
 use serde::Serialize;
 
 use super::Lore;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::model::{MAX_SUMMARY_CHARS, Memory};
 use crate::record;
 use crate::secrets::{self, Finding, SecretPolicy, SecretReport};
@@ -99,15 +99,88 @@ fn scan_stored(path: &str, bytes: &[u8], commit: Option<Oid>) -> Option<StoredSe
     })
 }
 
-/// Screens a memory's summary and body under `policy`, redacting in place when it says so.
+/// The git configuration key holding the largest body a write accepts, in bytes.
+pub const MAX_BODY_CONFIG: &str = "lore.maxBodyBytes";
+
+/// The largest body a write accepts unless configured otherwise: 1 MiB.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 1 << 20;
+
+/// What every write is checked against before it is stored: the secret policy and the largest
+/// body.
+#[derive(Clone, Copy, Debug)]
+pub struct WriteRules {
+    /// The secret policy.
+    pub policy: SecretPolicy,
+    /// The largest body, in bytes.
+    pub max_body_bytes: usize,
+}
+
+/// The largest body configured for a store: `git config lore.maxBodyBytes`, else
+/// [`DEFAULT_MAX_BODY_BYTES`]. A value that is not a positive number is an error, so a typo
+/// never silently lifts the bound.
+pub fn configured_max_body(store: &crate::store::Store) -> Result<usize> {
+    match store.config_string(MAX_BODY_CONFIG) {
+        None => Ok(DEFAULT_MAX_BODY_BYTES),
+        Some(v) => v
+            .trim()
+            .parse::<usize>()
+            .ok()
+            .filter(|n| *n > 0)
+            .ok_or(Error::Invalid {
+                what: "git config lore.maxBodyBytes",
+                value: v,
+                reason: "expected a positive number of bytes".into(),
+            }),
+    }
+}
+
+/// Checks a memory against the write rules: a body over the bound or holding a NUL byte is
+/// refused (before anything else looks at it), and its text — summary, body, tags, agent and session — is screened for
+/// secrets under the policy, redacted in place when the policy says so.
 pub(super) fn screen_memory(
     memory: &mut Memory,
-    policy: SecretPolicy,
+    rules: WriteRules,
 ) -> Result<Option<SecretReport>> {
-    let report = secrets::screen(
-        &mut [("summary", &mut memory.summary), ("body", &mut memory.body)],
-        policy,
-    )?;
+    if memory.body.len() > rules.max_body_bytes {
+        return Err(Error::Invalid {
+            what: "body",
+            value: format!("{} bytes", memory.body.len()),
+            reason: format!(
+                "it is larger than {} bytes (git config {MAX_BODY_CONFIG})",
+                rules.max_body_bytes
+            ),
+        });
+    }
+    if memory.body.contains('\0') {
+        // git would store the file as binary; lore stores text.
+        return Err(Error::Invalid {
+            what: "body",
+            value: format!("{} bytes", memory.body.len()),
+            reason: "it holds a NUL byte: lore stores text, not binary data".into(),
+        });
+    }
+    let tag_names: Vec<String> = (0..memory.tags.len())
+        .map(|i| format!("tag {}", i + 1))
+        .collect();
+    let mut agent = memory.agent.take().unwrap_or_default();
+    let mut session = memory.session.take().unwrap_or_default();
+    let report = {
+        let mut fields: Vec<(&str, &mut String)> = vec![
+            ("summary", &mut memory.summary),
+            ("body", &mut memory.body),
+            ("agent", &mut agent),
+            ("session", &mut session),
+        ];
+        fields.extend(
+            tag_names
+                .iter()
+                .map(String::as_str)
+                .zip(memory.tags.iter_mut()),
+        );
+        secrets::screen(&mut fields, rules.policy)?
+    };
+    memory.agent = Some(agent).filter(|a| !a.is_empty());
+    memory.session = Some(session).filter(|s| !s.is_empty());
     if report.is_some() {
         // A redaction placeholder can lengthen the summary past its limit.
         if memory.summary.chars().count() > MAX_SUMMARY_CHARS {
@@ -117,6 +190,9 @@ pub(super) fn screen_memory(
                 .take(MAX_SUMMARY_CHARS - 1)
                 .collect::<String>()
                 + "…";
+        }
+        for tag in &mut memory.tags {
+            *tag = tag.to_lowercase();
         }
         memory.validate()?;
     }

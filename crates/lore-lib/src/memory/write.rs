@@ -43,11 +43,14 @@ impl WriteContext {
         for id in ids {
             t.push(("Lore-Memory".into(), id.to_string()));
         }
+        // Who wrote is recorded as given, less any secret it holds (whatever the policy: a
+        // name is never the place for one).
+        let unsecret = |v: &str| crate::secrets::redact(v, &crate::secrets::scan(v));
         if let Some(a) = &self.agent {
-            t.push(("Lore-Agent".into(), a.clone()));
+            t.push(("Lore-Agent".into(), unsecret(a)));
         }
         if let Some(s) = &self.session {
-            t.push(("Lore-Session".into(), s.clone()));
+            t.push(("Lore-Session".into(), unsecret(s)));
         }
         t
     }
@@ -213,7 +216,7 @@ impl Lore {
         ctx: &WriteContext,
     ) -> Result<BatchReport> {
         // The policy is read from the repository's configuration once for the whole batch.
-        let policy = self.secret_policy()?;
+        let policy = self.write_rules()?;
         let mut screened = Vec::with_capacity(memories.len());
         let mut secret_reports = Vec::new();
         for m in memories {

@@ -23,6 +23,16 @@ pub fn parse_cite(spec: &str) -> Result<(String, Option<LineRange>)> {
         Some((p, r)) if !p.is_empty() && LineRange::parse(r).is_ok() => {
             Ok((p.to_string(), Some(LineRange::parse(r)?)))
         }
+        // Something shaped like a range (`3-1`, `0`, `5-`) that is not a valid one is a bad
+        // range, not part of a file name.
+        Some((p, r))
+            if !p.is_empty()
+                && !r.is_empty()
+                && r.chars().all(|c| c.is_ascii_digit() || c == '-')
+                && r.chars().any(|c| c.is_ascii_digit()) =>
+        {
+            Err(LineRange::parse(r).unwrap_err())
+        }
         _ => Ok((spec.to_string(), None)),
     }
 }
@@ -745,6 +755,10 @@ mod tests {
         assert_eq!(p, "src/a.rs");
         assert_eq!(l.unwrap().to_string(), "3-9");
         assert_eq!(parse_cite("c:\\x").unwrap().0, "c:\\x");
+        for bad in ["a.rs:3-1", "a.rs:0", "a.rs:5-"] {
+            let err = parse_cite(bad).unwrap_err().to_string();
+            assert!(err.contains("line range"), "{bad}: {err}");
+        }
     }
 
     #[test]

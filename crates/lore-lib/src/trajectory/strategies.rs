@@ -14,9 +14,10 @@ impl TrajectoryIndex {
     pub(super) fn query_terms(&self, query: &str) -> Vec<(u32, f32)> {
         let n = self.steps.len() as f32;
         let mut out: Vec<(u32, f32)> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
         for w in words(query) {
             if let Some(t) = self.vocab.get(&w)
-                && !out.iter().any(|(x, _)| x == t)
+                && seen.insert(*t)
             {
                 let df = self.df[*t as usize] as f32;
                 out.push((*t, (1.0 + (n - df + 0.5) / (df + 0.5)).ln()));
@@ -97,7 +98,7 @@ impl TrajectoryIndex {
             .map(|(i, r)| (i as u32, *r))
             .collect();
         top_sorted(&mut top, self.params.auto_inspect);
-        let query_terms: Vec<u32> = terms.iter().map(|(t, _)| *t).collect();
+        let query_terms: std::collections::HashSet<u32> = terms.iter().map(|(t, _)| *t).collect();
         for (s, _) in &top {
             let step = &self.steps[*s as usize];
             for u in &step.units {

@@ -119,8 +119,8 @@ fn table(s: &mut String, out: &BenchReport) {
         s.push_str(&format!("embedding: {rate:.0} short texts/s on one core\n"));
     }
     s.push('\n');
-    s.push_str("| memories | remember p50/p95 (in-process) | remember p50/p95 (CLI) | recall p50/p95 (in-process) | recall p50/p95 (CLI) | hook SessionStart p50/p95 | hook UserPromptSubmit p50/p95 | hook Stop (capture) p50/p95 | reindex | bytes/memory after gc | git notes add p50/p95 | git log --grep p50 |\n");
-    s.push_str("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    s.push_str("| memories | remember p50/p95 (in-process) | remember p50/p95 (CLI) | recall p50/p95 (in-process) | recall p50/p95 (CLI) | hook SessionStart p50/p95 | hook UserPromptSubmit p50/p95 | hook Stop (capture) p50/p95 | hook UserPromptSubmit, 100k-word prompt p50/p95 | reindex | bytes/memory after gc | git notes add p50/p95 | git log --grep p50 |\n");
+    s.push_str("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for r in &out.results {
         let pair = |st: &Stats| format!("{:.2} / {:.2} ms", st.p50_ms, st.p95_ms);
         let base = |st: &Option<Stats>, both: bool| match st {
@@ -129,7 +129,7 @@ fn table(s: &mut String, out: &BenchReport) {
             None => "-".into(),
         };
         s.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {:.2} s | {:.0} | {} | {} |\n",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.2} s | {:.0} | {} | {} |\n",
             r.memories,
             pair(&r.remember_in_process),
             pair(&r.remember_cli),
@@ -138,6 +138,7 @@ fn table(s: &mut String, out: &BenchReport) {
             pair(&r.hook_session_start_cli),
             pair(&r.hook_prompt_cli),
             pair(&r.hook_stop_cli),
+            pair(&r.hook_long_prompt_cli),
             r.reindex_seconds,
             r.bytes_per_memory_after_gc,
             base(&r.baseline_git_notes_add, true),
