@@ -194,6 +194,7 @@ fn shown(i: &ContextItem, format: ContextFormat) -> ContextItem {
         date: safe(&i.date),
         commit: i.commit.as_deref().map(safe),
         stale: i.stale.as_deref().map(safe),
+        contradicted: i.contradicted.as_deref().map(safe),
     }
 }
 

@@ -206,7 +206,7 @@ impl Lore {
     ) -> Result<Resolved> {
         let now = ctx.now();
         let author = self.author(ctx);
-        let policy = self.secret_policy()?;
+        let rules = self.write_rules()?;
         let ((name, memory), commit) = self.store.transact(|snap| {
             let records = open_conflicts(snap)?;
             let record = find(&records, query)?;
@@ -325,7 +325,7 @@ impl Lore {
                     if let Some(b) = body {
                         live.body = b.clone();
                     }
-                    super::screening::screen_memory(&mut live, policy)?;
+                    super::screening::screen_memory(&mut live, rules)?;
                     live.updated = now;
                     live.author = author.clone();
                     live.agent = ctx.agent.clone().or(live.agent);

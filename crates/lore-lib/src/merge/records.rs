@@ -147,14 +147,19 @@ impl Tombstone {
         forgotten: Timestamp,
         by: (&Option<String>, &Option<String>, &Option<String>),
     ) -> Tombstone {
+        // Who forgot is recorded less any secret it holds (a name is never the place for one).
+        let unsecret = |v: &Option<String>| {
+            v.as_deref()
+                .map(|v| crate::secrets::redact(v, &crate::secrets::scan(v)))
+        };
         Tombstone {
             id: memory.id.clone(),
             path: path.to_string(),
             summary: memory.summary.clone(),
             forgotten,
             author: by.0.clone(),
-            agent: by.1.clone(),
-            session: by.2.clone(),
+            agent: unsecret(by.1),
+            session: unsecret(by.2),
         }
     }
 
