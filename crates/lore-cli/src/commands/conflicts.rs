@@ -2,6 +2,7 @@
 
 use clap::Args;
 use lore::ConflictVersion;
+use lore::agent_text::neutralize;
 use lore::ops::sync as ops;
 
 use super::common::{self, Session};
@@ -62,7 +63,7 @@ fn version(s: &mut String, label: &str, v: &ConflictVersion) {
     let what = if v.forgotten {
         "forgot it".to_string()
     } else {
-        v.summary.clone().unwrap_or_default()
+        neutralize(v.summary.as_deref().unwrap_or_default()).into_owned()
     };
     s.push_str(&format!(
         "  {label} [{}]: {what}\n    ({})\n",
@@ -70,7 +71,7 @@ fn version(s: &mut String, label: &str, v: &ConflictVersion) {
         who.join(", ")
     ));
     if let Some(body) = v.body.as_deref().filter(|b| !b.trim().is_empty()) {
-        for line in body.lines().take(6) {
+        for line in neutralize(body).lines().take(6) {
             s.push_str(&format!("    | {line}\n"));
         }
     }
