@@ -357,7 +357,8 @@ impl Measure<'_> {
         .to_string();
         let hook_long_prompt_cli = self.timed(
             "lore hook UserPromptSubmit runs with a 100,000-word prompt",
-            (request.hook_runs / 5).max(1),
+            // A fifth of the hook runs, at least one when hooks are timed at all.
+            request.hook_runs.div_ceil(5),
             || {
                 lore_process.time(
                     &dir,
