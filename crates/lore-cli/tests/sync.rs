@@ -54,16 +54,7 @@ impl Net {
     }
 
     fn git(&self, dir: &Path, args: &[&str]) -> String {
-        let mut cmd = Command::new("git");
-        cmd.args(args).current_dir(dir);
-        make_hermetic(&mut cmd, &self.home());
-        let out = cmd.output().unwrap();
-        assert!(
-            out.status.success(),
-            "git {args:?} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
+        lore_testutils::git_in(dir, &self.home(), args)
     }
 
     fn lore(&self, dir: &Path, args: &[&str]) -> Output {

@@ -2,23 +2,13 @@
 //! field; overlapping edits of one memory's body are a contradiction with ours kept live.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
 use lore::sync::{Direction, SyncOptions, sync};
 use lore::{Lore, NewMemory, Patch, Status, Store, WriteContext};
-use lore_testutils::make_hermetic;
 
 fn git(dir: &Path, home: &Path, args: &[&str]) {
-    let mut cmd = Command::new("git");
-    cmd.args(args).current_dir(dir);
-    make_hermetic(&mut cmd, home);
-    let out = cmd.output().unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    lore_testutils::git_in(dir, home, args);
 }
 
 /// Two clones of one bare repository, each with a handle.

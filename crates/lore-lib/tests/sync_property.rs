@@ -4,14 +4,12 @@
 //! conflict record — never lost.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
 use lore::merge::open_conflicts;
 use lore::store::layout;
 use lore::sync::{Direction, SyncOptions, sync};
 use lore::{Lore, MemoryId, NewMemory, Patch, Store, WriteContext};
-use lore_testutils::make_hermetic;
 use proptest::prelude::*;
 
 #[derive(Clone, Debug)]
@@ -34,15 +32,7 @@ fn op() -> impl Strategy<Value = Op> {
 }
 
 fn git(dir: &Path, home: &Path, args: &[&str]) {
-    let mut cmd = Command::new("git");
-    cmd.args(args).current_dir(dir);
-    make_hermetic(&mut cmd, home);
-    let out = cmd.output().unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    lore_testutils::git_in(dir, home, args);
 }
 
 fn options() -> SyncOptions {

@@ -83,6 +83,21 @@ pub fn make_hermetic(cmd: &mut Command, home: &Path) {
     cmd.envs(hermetic_env(home));
 }
 
+/// Runs git in `dir` with the hermetic environment rooted at `home`; panics (with stderr) if it
+/// fails. Returns stdout, trimmed.
+pub fn git_in(dir: &Path, home: &Path, args: &[&str]) -> String {
+    let mut cmd = Command::new("git");
+    cmd.args(args).current_dir(dir);
+    make_hermetic(&mut cmd, home);
+    let out = cmd.output().expect("running git");
+    assert!(
+        out.status.success(),
+        "git {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
 /// A git repository in a temporary directory, with a fixed identity and one commit on main.
 pub struct TestRepo {
     dir: tempfile::TempDir,

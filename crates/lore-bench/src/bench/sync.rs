@@ -153,48 +153,31 @@ impl Operation for BenchSync {
         process.time(&b, &["sync"], None)?;
         lore_b.index()?;
 
-        let mut phase = Throttle::new(
-            progress,
-            "no-op syncs",
-            self.noop_runs as u64,
-            PROGRESS_STEPS,
-        );
-        let mut samples = Vec::new();
-        for done in 1..=self.noop_runs {
-            samples.push(process.time(&b, &["sync"], None)?);
-            phase.advance(done as u64);
-        }
-        let noop = stats(samples);
-
-        let mut phase = Throttle::new(progress, "merges", self.merge_runs as u64, PROGRESS_STEPS);
-        let mut samples = Vec::new();
-        for done in 1..=self.merge_runs {
+        // `runs` timed syncs of clone b, each after `before` (untimed).
+        let timed_syncs = |what: &str, runs: usize, before: &mut dyn FnMut() -> Result<()>| {
+            let mut phase = Throttle::new(progress, what, runs as u64, PROGRESS_STEPS);
+            let mut samples = Vec::with_capacity(runs);
+            for done in 1..=runs {
+                before()?;
+                samples.push(process.time(&b, &["sync"], None)?);
+                phase.advance(done as u64);
+            }
+            Ok::<_, Error>(stats(samples))
+        };
+        let noop = timed_syncs("no-op syncs", self.noop_runs, &mut || Ok(()))?;
+        let merge = timed_syncs("merges", self.merge_runs, &mut || {
             fill(&mut lore_a, self.merge_each, &mut rng)?;
             process.time(&a, &["sync"], None)?;
-            fill(&mut lore_b, self.merge_each, &mut rng)?;
-            samples.push(process.time(&b, &["sync"], None)?);
-            phase.advance(done as u64);
-        }
-        let merge = stats(samples);
+            fill(&mut lore_b, self.merge_each, &mut rng)
+        })?;
         // Both clones at the same tip again.
         process.time(&a, &["sync"], None)?;
         lore_a.index()?;
         lore_b.index()?;
-
-        let mut phase = Throttle::new(
-            progress,
-            "syncs bringing new memories",
-            self.bring_runs as u64,
-            PROGRESS_STEPS,
-        );
-        let mut samples = Vec::new();
-        for done in 1..=self.bring_runs {
+        let bring_new = timed_syncs("syncs bringing new memories", self.bring_runs, &mut || {
             fill(&mut lore_a, self.bring, &mut rng)?;
-            process.time(&a, &["sync"], None)?;
-            samples.push(process.time(&b, &["sync"], None)?);
-            phase.advance(done as u64);
-        }
-        let bring_new = stats(samples);
+            process.time(&a, &["sync"], None).map(|_| ())
+        })?;
         Ok(SyncBenchReport {
             machine: machine(),
             embedder: embedder_name(embedder.as_ref()),

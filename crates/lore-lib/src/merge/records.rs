@@ -103,10 +103,7 @@ pub struct ConflictRecord {
 impl ConflictRecord {
     /// Parses a conflict record file.
     pub fn parse(bytes: &[u8], path: &str) -> Result<ConflictRecord> {
-        serde_norway::from_slice(bytes).map_err(|e| Error::Record {
-            path: path.to_string(),
-            message: e.to_string(),
-        })
+        from_yaml(bytes, path)
     }
 
     /// Renders the record as YAML.
@@ -165,16 +162,20 @@ impl Tombstone {
 
     /// Parses a tombstone file.
     pub fn parse(bytes: &[u8], path: &str) -> Result<Tombstone> {
-        serde_norway::from_slice(bytes).map_err(|e| Error::Record {
-            path: path.to_string(),
-            message: e.to_string(),
-        })
+        from_yaml(bytes, path)
     }
 
     /// Renders the tombstone as YAML.
     pub fn render(&self) -> Result<Vec<u8>> {
         yaml(self, &self.path)
     }
+}
+
+fn from_yaml<T: serde::de::DeserializeOwned>(bytes: &[u8], path: &str) -> Result<T> {
+    serde_norway::from_slice(bytes).map_err(|e| Error::Record {
+        path: path.to_string(),
+        message: e.to_string(),
+    })
 }
 
 fn yaml<T: Serialize>(value: &T, path: &str) -> Result<Vec<u8>> {
