@@ -394,6 +394,16 @@ fn a_remote_that_moves_during_the_merge_is_merged_again_not_overwritten() {
     }
 }
 
+/// A `git-daemon` stopped when the test ends, however it ends.
+struct Daemon(std::process::Child);
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 #[test]
 fn sync_through_git_daemon_on_loopback() {
     let net = Net::new();
@@ -401,10 +411,11 @@ fn sync_through_git_daemon_on_loopback() {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         l.local_addr().unwrap().port()
     };
-    let mut daemon = Command::new("git");
+    // git-daemon itself, not `git daemon` (which would leave it running when killed).
+    let exec_path = net.git(net.dir.path(), &["--exec-path"]);
+    let mut daemon = Command::new(Path::new(&exec_path).join("git-daemon"));
     daemon
         .args([
-            "daemon",
             "--export-all",
             "--enable=receive-pack",
             "--reuseaddr",
@@ -416,7 +427,7 @@ fn sync_through_git_daemon_on_loopback() {
         .stdout(Stdio::null())
         .stderr(Stdio::null());
     make_hermetic(&mut daemon, &net.home());
-    let mut daemon = daemon.spawn().unwrap();
+    let daemon = Daemon(daemon.spawn().unwrap());
     let url = format!("git://127.0.0.1:{port}/central.git");
     let started = std::time::Instant::now();
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
@@ -430,8 +441,7 @@ fn sync_through_git_daemon_on_loopback() {
     net.sync(&a);
     net.sync(&b);
     net.sync(&a);
-    let _ = daemon.kill();
-    let _ = daemon.wait();
+    drop(daemon);
     assert_eq!(net.ids(&a).len(), 2);
     assert_eq!(net.tip(&a), net.tip(&b));
 }
