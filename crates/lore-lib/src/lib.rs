@@ -28,6 +28,7 @@ pub mod secrets;
 pub mod setup;
 pub mod steps;
 pub mod store;
+pub mod thoughts;
 pub mod tokens;
 pub mod trajectory;
 

@@ -13,7 +13,9 @@
 pub mod ctx;
 pub mod memory;
 pub mod review;
+pub mod sequential;
 pub mod store;
+pub mod thoughts;
 pub mod transfer;
 
 use jiff::{SignedDuration, Timestamp};
