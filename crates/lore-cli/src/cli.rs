@@ -49,6 +49,7 @@ pub enum Command {
     Hook(commands::hook::HookArgs),
     Setup(commands::setup::SetupArgs),
     Mcp(commands::mcp::McpArgs),
+    Think(commands::thoughts::ThinkArgs),
 }
 
 /// Runs the parsed command line.
@@ -89,6 +90,7 @@ pub fn run(ui: &mut Ui, cli: Cli) -> CmdResult {
         Command::Export(args) => commands::export::run(ui, s, &args),
         Command::Scan(args) => commands::scan::run(ui, s, &args),
         Command::Review(args) => commands::review::run(ui, s, &args),
+        Command::Think(args) => commands::thoughts::run(ui, s, &args),
         Command::Bench(_)
         | Command::Embedder(_)
         | Command::Eval(_)

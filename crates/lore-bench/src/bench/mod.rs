@@ -4,8 +4,8 @@
 //! front end gives; nothing is downloaded. Whole-process timings run the `lore` binary the
 //! front end names.
 
-mod corpus;
-mod process;
+pub(crate) mod corpus;
+pub(crate) mod process;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};

@@ -25,5 +25,6 @@ pub mod setup;
 pub mod show;
 pub mod status;
 pub mod supersede;
+pub mod thoughts;
 pub mod update;
 pub mod verify;

@@ -29,6 +29,13 @@ fn default_threshold() -> f64 {
     DEFAULT_COPY_THRESHOLD
 }
 
+fn default_band() -> f64 {
+    0.25
+}
+
+/// How many free-text candidates (by BM25) a search considers.
+const SEARCH_CANDIDATES: usize = 50;
+
 /// The session a request names, else the writer's, else `default`.
 fn session_of(env: &Env<'_>, given: Option<&str>, fallback: &str) -> String {
     given
@@ -338,6 +345,10 @@ pub struct ThinkSearch {
     /// The copyability threshold: a hit at least this similar is flagged (default 0.8).
     #[serde(default = "default_threshold")]
     pub copy_threshold: f64,
+    /// With free text: how far below the most similar candidate a thought may be and still be
+    /// ranked (default 0.25); the rest are not relevant enough.
+    #[serde(default = "default_band")]
+    pub relevance_band: f64,
 }
 
 impl Default for ThinkSearch {
@@ -352,6 +363,7 @@ impl Default for ThinkSearch {
             limit: default_limit(),
             weights: None,
             copy_threshold: DEFAULT_COPY_THRESHOLD,
+            relevance_band: default_band(),
         }
     }
 }
@@ -370,7 +382,8 @@ impl Operation for ThinkSearch {
     const TITLE: &'static str = "Search reasoning history";
     const DESCRIPTION: &'static str = "Search earlier thoughts: free text, keywords (grep), \
         content added or removed (pickaxe), outcome, session, the open frontier; ranked by \
-        ρ = 0.7·score + 0.2·outcome + 0.1·recency. Each hit shows its similarity to the query; \
+        ρ = 0.7·score + 0.2·outcome + 0.1·recency among the thoughts most similar to the \
+        free text. Each hit shows its similarity to the query; \
         near_duplicate means the earlier answer may apply.";
     const EFFECT: Effect = Effect::ReadOnly;
     type Output = ThoughtHits;
@@ -393,13 +406,25 @@ impl Operation for ThinkSearch {
             session: self.session,
             frontier: self.frontier,
             limit: self.limit,
-            candidates: 200,
+            candidates: SEARCH_CANDIDATES,
             weights: self.weights.unwrap_or_default(),
             now: env.write.now,
         };
         let mut hits = index.search(&query)?;
-        if let Some(text) = self.query.or(self.grep) {
-            search::with_similarity(&mut hits, &text, env.lore.embedder(), threshold)?;
+        let embedder = env.lore.embedder();
+        match (self.query, self.grep) {
+            (Some(text), _) if !text.trim().is_empty() => {
+                hits = search::rank_in_band(
+                    hits,
+                    &text,
+                    embedder,
+                    threshold,
+                    self.relevance_band,
+                    self.limit,
+                )?;
+            }
+            (_, Some(words)) => search::with_similarity(&mut hits, &words, embedder, threshold)?,
+            _ => {}
         }
         Ok(ThoughtHits {
             hits,

@@ -71,7 +71,7 @@ impl ThoughtIndex {
             std::fs::create_dir_all(dir)
                 .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
         }
-        let mut conn = match open_connection(&path).and_then(|c| prepare_schema(c)) {
+        let mut conn = match open_connection(&path).and_then(prepare_schema) {
             Ok(conn) => conn,
             // A file that is not a database (or is damaged) is derived data: start again.
             Err(Error::Index(_)) => {

@@ -89,7 +89,7 @@ pub struct ThoughtQuery {
     pub frontier: bool,
     /// How many hits.
     pub limit: usize,
-    /// How many text candidates (by BM25) are ranked by ρ.
+    /// How many free-text candidates (by BM25) are considered.
     pub candidates: usize,
     /// The ranking's weights.
     pub weights: RankWeights,
@@ -241,6 +241,12 @@ impl ThoughtIndex {
                      ORDER BY rank LIMIT {candidates})"
                 )
             };
+            // Free text returns every candidate: [`rank_in_band`] keeps the relevant ones.
+            let limit = if query_terms.is_empty() {
+                limit
+            } else {
+                q.candidates.max(limit)
+            };
             let limit = bind(Value::Integer(limit as i64));
             format!(
                 "SELECT {columns} FROM thoughts t {} ORDER BY rho DESC, t.rowid DESC LIMIT {limit}",
@@ -267,6 +273,29 @@ impl ThoughtIndex {
         })?;
         Ok(rows.collect::<std::result::Result<_, _>>()?)
     }
+}
+
+/// Ranks free-text candidates: each gets its similarity to `query`; those within `band` of the
+/// most similar one are relevant, and these are ordered by ρ and cut to `limit`. So a
+/// near-duplicate is never crowded out by newer, better-scored thoughts that merely share a
+/// word, and among equally relevant thoughts ρ decides.
+pub fn rank_in_band(
+    mut hits: Vec<ThoughtHit>,
+    query: &str,
+    embedder: Option<&SharedEmbedder>,
+    threshold: f64,
+    band: f64,
+    limit: usize,
+) -> Result<Vec<ThoughtHit>> {
+    with_similarity(&mut hits, query, embedder, threshold)?;
+    let best = hits
+        .iter()
+        .filter_map(|h| h.similarity)
+        .fold(0.0_f64, f64::max);
+    hits.retain(|h| h.similarity.unwrap_or(0.0) >= best - band);
+    hits.sort_by(|a, b| b.rho.total_cmp(&a.rho));
+    hits.truncate(limit.max(1));
+    Ok(hits)
 }
 
 /// Fills in each hit's similarity to `query` (the embedder's cosine, else the cosine of word

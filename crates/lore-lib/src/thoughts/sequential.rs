@@ -1,5 +1,5 @@
 //! Where a call of the sequential-thinking interface puts its thought in the tree: the next
-//! thought continues the newest one of its branch, a revision becomes a sibling of the thought it
+//! thought continues the newest one of its branch (thought 1 starts a new root), a revision becomes a sibling of the thought it
 //! revises, a branch starts from the thought it names.
 
 use git2::Oid;
@@ -86,9 +86,14 @@ pub fn place(index: &ThoughtIndex, seq: &Sequence) -> Result<Placement> {
             branch: Some(seq.branch.clone().unwrap_or_else(|| format!("from-{n}"))),
         });
     }
-    let parent = match index.latest(&seq.session, seq.branch.as_deref())? {
-        Some(p) => Some(p),
-        None => index.latest(&seq.session, None)?,
+    // Thought 1 starts a new sequence; any other continues the newest of its branch.
+    let parent = if seq.number == 1 {
+        None
+    } else {
+        match index.latest(&seq.session, seq.branch.as_deref())? {
+            Some(p) => Some(p),
+            None => index.latest(&seq.session, None)?,
+        }
     };
     Ok(Placement {
         parent,

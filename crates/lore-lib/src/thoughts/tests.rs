@@ -196,7 +196,7 @@ fn ranking_follows_scores_outcomes_and_filters() {
             ..ThinkSearch::default()
         },
     );
-    assert_eq!(failed, [high.clone()]);
+    assert_eq!(failed, std::slice::from_ref(&high));
     // Marking it success replaces the failed mark.
     Env::new(&mut lore, ctx())
         .run(ThinkOutcome {
@@ -225,7 +225,7 @@ fn ranking_follows_scores_outcomes_and_filters() {
             ..ThinkSearch::default()
         },
     );
-    assert_eq!(grep, [low.clone()]);
+    assert_eq!(grep, std::slice::from_ref(&low));
     let pickaxe = search(
         &mut lore,
         ThinkSearch {
@@ -233,7 +233,7 @@ fn ranking_follows_scores_outcomes_and_filters() {
             ..ThinkSearch::default()
         },
     );
-    assert_eq!(pickaxe, [high.clone()]);
+    assert_eq!(pickaxe, std::slice::from_ref(&high));
     let introduced = search(
         &mut lore,
         ThinkSearch {
@@ -243,7 +243,7 @@ fn ranking_follows_scores_outcomes_and_filters() {
     );
     assert_eq!(
         introduced,
-        [root.clone()],
+        std::slice::from_ref(&root),
         "children keep the word: no change"
     );
 }
@@ -394,7 +394,7 @@ fn done_merges_the_best_path_and_keeps_a_keyed_lesson() {
             ..ThinkSearch::default()
         },
     );
-    assert_eq!(best, [good.clone()]);
+    assert_eq!(best, std::slice::from_ref(&good));
     // A finished session has no frontier.
     let frontier = search(
         &mut lore,

@@ -2,6 +2,8 @@
 //! and index at several sizes, beside the git-notes baseline), and its report as a markdown
 //! table.
 
+mod substrates;
+
 use std::ffi::OsString;
 
 use clap::Args;
@@ -20,6 +22,8 @@ use crate::ui::Ui;
 /// with the same --seed on the same machine. Repositories are made under $TMPDIR.
 #[derive(Args, Debug)]
 pub struct BenchArgs {
+    #[command(subcommand)]
+    pub what: Option<BenchWhat>,
     /// Store sizes to measure at (memories already stored), comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "1000,10000,100000")]
     pub sizes: Vec<usize>,
@@ -53,9 +57,18 @@ pub struct BenchArgs {
     pub seed: u64,
 }
 
+/// Other measurements than the store benchmark.
+#[derive(clap::Subcommand, Debug)]
+pub enum BenchWhat {
+    Substrates(substrates::SubstratesArgs),
+}
+
 /// Runs `lore bench`, with a progress bar on a terminal (none with `--json`).
 pub fn run(ui: &mut Ui, global: &GlobalArgs, args: &BenchArgs) -> CmdResult {
     let progress = crate::progress_bar::for_terminal(ui.json());
+    if let Some(BenchWhat::Substrates(sub)) = &args.what {
+        return substrates::run(ui, global, sub, progress);
+    }
     run_with_progress(ui, global, args, progress)
 }
 

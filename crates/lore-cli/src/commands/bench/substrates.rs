@@ -1,0 +1,183 @@
+//! `lore bench substrates`: arguments to the substrates benchmark (five memory substrates on one
+//! seeded workload, and lore's reasoning trees at scale) and its report as markdown tables.
+
+use std::ffi::OsString;
+
+use clap::Args;
+use lore::progress::SharedProgress;
+use lore_bench::bench::Stats;
+use lore_bench::run_measurement;
+use lore_bench::substrates::{BenchSubstrates, SubstratesReport};
+
+use crate::error::{CmdResult, CommandError};
+use crate::global::GlobalArgs;
+use crate::location;
+use crate::ui::Ui;
+
+/// Compare five memory substrates (none, markdown file, git/lore, vector, graph) on one seeded
+/// workload, and measure lore's reasoning trees at scale.
+#[derive(Args, Debug)]
+pub struct SubstratesArgs {
+    /// Filler cases stored beside the recurring problems.
+    #[arg(long, default_value_t = 1000)]
+    pub fillers: usize,
+    /// Queries per similarity tier.
+    #[arg(long, default_value_t = 40)]
+    pub queries_per_tier: usize,
+    /// Thoughts stored before lore's timed operations at scale (0 skips that part).
+    #[arg(long, default_value_t = 100_000)]
+    pub scale: usize,
+    /// Timed operations of each kind at scale.
+    #[arg(long, default_value_t = 200)]
+    pub timed: usize,
+    /// Timed whole-process `lore think add` runs.
+    #[arg(long, default_value_t = 20)]
+    pub cli_writes: usize,
+    /// Seed of the workload.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+}
+
+/// Runs the substrates benchmark in a temporary directory.
+pub fn run(
+    ui: &mut Ui,
+    global: &GlobalArgs,
+    args: &SubstratesArgs,
+    progress: SharedProgress,
+) -> CmdResult {
+    let internal = |message: String| CommandError {
+        class: lore::ErrorClass::Internal,
+        code: None,
+        message,
+        hints: Vec::new(),
+    };
+    let tmp = tempfile::tempdir().map_err(|e| internal(format!("creating a temp dir: {e}")))?;
+    let lore_binary =
+        std::env::current_exe().map_err(|e| internal(format!("finding lore's own binary: {e}")))?;
+    let mut lore_args: Vec<OsString> = vec!["--embedder".into(), global.embedder.clone().into()];
+    if let Some(dir) = &global.model_dir {
+        lore_args.extend(["--model-dir".into(), dir.clone().into_os_string()]);
+    }
+    let request = BenchSubstrates {
+        fillers: args.fillers,
+        queries_per_tier: args.queries_per_tier,
+        scale: args.scale,
+        timed: args.timed,
+        cli_writes: args.cli_writes,
+        seed: args.seed,
+        lore_binary,
+        lore_args,
+        work_dir: tmp.path().join("work"),
+    };
+    std::fs::create_dir_all(&request.work_dir)
+        .map_err(|e| internal(format!("creating a work dir: {e}")))?;
+    let embedder = location::embedder(global)?;
+    let (out, warnings) = run_measurement(request, &tmp.path().join("handle"), embedder, progress)?;
+    for w in warnings {
+        ui.warn(&w);
+    }
+    ui.emit(&out, |s| tables(s, &out));
+    Ok(())
+}
+
+fn pair(st: &Stats) -> String {
+    format!("{:.2} / {:.2} ms", st.p50_ms, st.p95_ms)
+}
+
+fn yes(b: bool) -> &'static str {
+    if b { "yes" } else { "no" }
+}
+
+fn tables(s: &mut String, out: &SubstratesReport) {
+    s.push_str(&format!(
+        "machine: {}\nembedder: {}\ncases stored: {}\n\n",
+        out.machine, out.embedder, out.cases
+    ));
+    s.push_str("| substrate | write p50/p95 | read p50/p95 | bytes/item | replay | diff | merge | contradiction surfaces |\n");
+    s.push_str("|---|---:|---:|---:|---|---|---|---|\n");
+    for r in &out.costs {
+        let c = &r.capabilities;
+        s.push_str(&format!(
+            "| {} | {} | {} | {:.0} | {} | {} | {} | {} |\n",
+            r.substrate,
+            pair(&r.write),
+            pair(&r.read),
+            r.bytes_per_item,
+            yes(c.replay),
+            yes(c.diff),
+            c.merge,
+            yes(c.contradiction)
+        ));
+    }
+    s.push_str(&format!(
+        "| git (paper) | ~{:.0} ms | ~{:.0} ms | | | | | |\n\n",
+        out.paper_git_ms.0, out.paper_git_ms.1
+    ));
+    s.push_str(&format!(
+        "Retrieval per tier: hit rate of the stored case / mean similarity / share flagged \
+         near-duplicate (≥ {:.2})\n\n",
+        out.copy_threshold
+    ));
+    let mut substrates: Vec<&str> = Vec::new();
+    for r in &out.retrieval {
+        if !substrates.contains(&r.substrate.as_str()) {
+            substrates.push(&r.substrate);
+        }
+    }
+    s.push_str("| tier |");
+    for name in &substrates {
+        s.push_str(&format!(" {name} |"));
+    }
+    s.push_str("\n|---|");
+    s.push_str(&"---:|".repeat(substrates.len()));
+    s.push('\n');
+    for tier in lore_bench::substrates::workload::Tier::ALL {
+        s.push_str(&format!("| {} |", tier.name()));
+        for name in &substrates {
+            let cell = out
+                .retrieval
+                .iter()
+                .find(|r| r.tier == tier && r.substrate == *name)
+                .map(|r| {
+                    format!(
+                        " {:.0}% / {:.2} / {:.0}% |",
+                        r.hit_rate * 100.0,
+                        r.mean_similarity,
+                        r.flagged * 100.0
+                    )
+                })
+                .unwrap_or_else(|| " - |".into());
+            s.push_str(&cell);
+        }
+        s.push('\n');
+    }
+    if let Some(sc) = &out.scale {
+        s.push_str(&format!(
+            "\nlore at {} thoughts (written in {:.1} s, indexed in {:.1} s)\n\n",
+            sc.thoughts, sc.fill_seconds, sc.index_seconds
+        ));
+        s.push_str("| operation | p50 / p95 | target |\n|---|---:|---|\n");
+        s.push_str(&format!(
+            "| thought write, in process | {} | ≤ 2 ms |\n",
+            pair(&sc.write_in_process)
+        ));
+        if let Some(cli) = &sc.write_cli {
+            s.push_str(&format!(
+                "| thought write, `lore think add` process | {} | ≤ 10 ms |\n",
+                pair(cli)
+            ));
+        }
+        s.push_str(&format!(
+            "| ρ-ranked retrieval with text | {} | ≤ 10 ms p50 |\n",
+            pair(&sc.search_query)
+        ));
+        s.push_str(&format!(
+            "| ρ-ranked retrieval over all | {} | ≤ 10 ms p50 |\n",
+            pair(&sc.search_all)
+        ));
+        s.push_str(&format!(
+            "| replay of a depth-50 node | {} | ≤ 20 ms |\n",
+            pair(&sc.replay_depth_50)
+        ));
+    }
+}
