@@ -46,6 +46,9 @@ pub enum Command {
     Eval(commands::eval::EvalArgs),
     Scan(commands::scan::ScanArgs),
     Review(commands::review::ReviewArgs),
+    Sync(commands::sync::SyncArgs),
+    Conflicts(commands::conflicts::ConflictsArgs),
+    Resolve(commands::conflicts::ResolveArgs),
     Hook(commands::hook::HookArgs),
     Setup(commands::setup::SetupArgs),
     Mcp(commands::mcp::McpArgs),
@@ -90,6 +93,9 @@ pub fn run(ui: &mut Ui, cli: Cli) -> CmdResult {
         Command::Export(args) => commands::export::run(ui, s, &args),
         Command::Scan(args) => commands::scan::run(ui, s, &args),
         Command::Review(args) => commands::review::run(ui, s, &args),
+        Command::Sync(args) => commands::sync::run(ui, s, &args),
+        Command::Conflicts(args) => commands::conflicts::run(ui, s, &args),
+        Command::Resolve(args) => commands::conflicts::run_resolve(ui, s, &args),
         Command::Think(args) => commands::thoughts::run(ui, s, &args),
         Command::Bench(_)
         | Command::Embedder(_)

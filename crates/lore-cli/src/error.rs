@@ -113,6 +113,18 @@ fn advice(e: &Error, reader: Reader) -> Vec<String> {
         Error::Changed { .. } | Error::Contention { .. } => {
             vec!["read it again and retry".into()]
         }
+        Error::NoRemote(_) => say(
+            "add one with `git remote add origin URL`, or name one: `lore sync REMOTE`".into(),
+            "ask a person to add a git remote, or give remote".into(),
+        ),
+        Error::Remote { .. } => vec![
+            "nothing was changed; check that `git fetch` reaches the remote, then sync again"
+                .into(),
+        ],
+        Error::NoConflict(_) => say(
+            "`lore conflicts` lists the open ones".into(),
+            "the conflicts tool lists the open ones".into(),
+        ),
         _ => Vec::new(),
     }
 }

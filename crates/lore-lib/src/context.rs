@@ -80,6 +80,9 @@ pub struct ContextItem {
     /// Why its citations no longer match, if stale.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stale: Option<String>,
+    /// The open contradiction it is in, if another clone holds a different version.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub contradicted: Option<String>,
 }
 
 /// The assembled context.
@@ -117,6 +120,24 @@ pub fn item_for(section: Section, m: &Memory) -> ContextItem {
     item(section, m, None)
 }
 
+/// A memory as a context item, flagged when it is contested (see [`Lore::contradictions`]).
+pub fn item_flagged(
+    section: Section,
+    m: &Memory,
+    contradictions: &std::collections::HashMap<crate::model::MemoryId, String>,
+) -> ContextItem {
+    let mut i = item(section, m, None);
+    i.contradicted = contradictions.get(&m.id).cloned();
+    i
+}
+
+/// How a contested memory is flagged wherever it is shown to an agent.
+pub fn contradiction_note(name: &str) -> String {
+    format!(
+        "contradicted: another version of this memory exists (open conflict {name}); do not rely on it until resolved"
+    )
+}
+
 fn item(section: Section, m: &Memory, stale: Option<String>) -> ContextItem {
     ContextItem {
         section,
@@ -128,6 +149,7 @@ fn item(section: Section, m: &Memory, stale: Option<String>) -> ContextItem {
         date: m.updated.to_string(),
         commit: m.anchor.as_ref().map(|a| a[..a.len().min(12)].to_string()),
         stale,
+        contradicted: None,
     }
 }
 
@@ -162,7 +184,7 @@ pub fn render(items: &[ContextItem], format: ContextFormat) -> String {
             let mut s = format!("<lore-context notice=\"{}\">\n", xml_escape(PREAMBLE));
             for i in items {
                 s.push_str(&format!(
-                    "<memory section=\"{:?}\" id=\"{}\" namespace=\"{}\" date=\"{}\"{}{}{}>\n<summary>{}</summary>\n",
+                    "<memory section=\"{:?}\" id=\"{}\" namespace=\"{}\" date=\"{}\"{}{}{}{}>\n<summary>{}</summary>\n",
                     i.section,
                     i.id,
                     i.namespace,
@@ -170,6 +192,7 @@ pub fn render(items: &[ContextItem], format: ContextFormat) -> String {
                     i.author.as_ref().map(|a| format!(" author=\"{}\"", xml_escape(a))).unwrap_or_default(),
                     i.commit.as_ref().map(|c| format!(" commit=\"{c}\"")).unwrap_or_default(),
                     i.stale.as_ref().map(|r| format!(" stale=\"{}\"", xml_escape(r))).unwrap_or_default(),
+                    i.contradicted.as_ref().map(|c| format!(" contradicted=\"{}\"", xml_escape(c))).unwrap_or_default(),
                     xml_escape(&i.summary)
                 ));
                 if let Some(b) = &i.body {
@@ -203,6 +226,9 @@ pub fn render(items: &[ContextItem], format: ContextFormat) -> String {
                 if let Some(r) = &i.stale {
                     s.push_str(&format!("> *stale: {r}*\n"));
                 }
+                if let Some(c) = &i.contradicted {
+                    s.push_str(&format!("> *{}*\n", contradiction_note(c)));
+                }
                 if let Some(b) = &i.body {
                     for line in b.lines() {
                         s.push_str(&format!("> {line}\n"));
@@ -221,9 +247,12 @@ pub fn build(lore: &mut Lore, request: &ContextRequest) -> Result<Context> {
     // Each candidate with its body, for hydration.
     let mut candidates: Vec<(ContextItem, String)> = Vec::new();
     let mut seen = std::collections::HashSet::new();
+    let contradictions = lore.contradictions()?;
     let mut add = |section: Section, h: Hit| {
         if seen.insert(h.memory.id.to_string()) {
-            candidates.push((item(section, &h.memory, h.stale), h.memory.body));
+            let mut i = item(section, &h.memory, h.stale);
+            i.contradicted = contradictions.get(&h.memory.id).cloned();
+            candidates.push((i, h.memory.body));
         }
     };
     let mut matches: Vec<Hit> = Vec::new();

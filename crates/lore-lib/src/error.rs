@@ -137,6 +137,20 @@ pub enum Error {
         /// Each conflict, readable.
         conflicts: Vec<String>,
     },
+    /// No remote to sync with.
+    #[error("{0}")]
+    NoRemote(String),
+    /// A remote could not be reached, or git failed talking to it.
+    #[error("remote {remote}: {message}")]
+    Remote {
+        /// The remote's name.
+        remote: String,
+        /// What git said.
+        message: String,
+    },
+    /// No open contradiction matches.
+    #[error("no open contradiction matches {0:?}")]
+    NoConflict(String),
     /// A thought (by id, prefix or sequential number) that no reasoning session holds.
     #[error("{0}")]
     ThoughtNotFound(String),
@@ -182,6 +196,8 @@ impl Error {
             Error::NotFound(_)
             | Error::ContextNotFound(_)
             | Error::NoContextWorkspace(_)
+            | Error::NoRemote(_)
+            | Error::NoConflict(_)
             | Error::ThoughtNotFound(_) => ErrorClass::NotFound,
             Error::Ambiguous { .. }
             | Error::KeyExists { .. }
@@ -190,9 +206,11 @@ impl Error {
             | Error::ContextConflict(_)
             | Error::MergeConflict { .. }
             | Error::Contention { .. } => ErrorClass::Conflict,
-            Error::Record { .. } | Error::Git(_) | Error::Index(_) | Error::Io { .. } => {
-                ErrorClass::Internal
-            }
+            Error::Record { .. }
+            | Error::Remote { .. }
+            | Error::Git(_)
+            | Error::Index(_)
+            | Error::Io { .. } => ErrorClass::Internal,
         }
     }
 
@@ -220,6 +238,9 @@ impl Error {
             Error::ThoughtCycle(_) => "thought_cycle",
             Error::ForeignBundle(_) => "foreign_bundle",
             Error::NotARepository(_) => "not_a_repository",
+            Error::NoRemote(_) => "no_remote",
+            Error::Remote { .. } => "remote_unreachable",
+            Error::NoConflict(_) => "no_conflict",
             Error::Git(_) => "git",
             Error::Index(_) => "index",
             Error::Io { .. } => "io",

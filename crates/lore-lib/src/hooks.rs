@@ -443,9 +443,10 @@ fn inject(
     if fresh.is_empty() {
         return Ok(None);
     }
+    let contradictions = lore.contradictions()?;
     let items: Vec<_> = fresh
         .iter()
-        .map(|m| context::item_for(context::Section::Match, m))
+        .map(|m| context::item_flagged(context::Section::Match, m, &contradictions))
         .collect();
     Ok(Some(cap_chars(
         &context::render(&items, context::ContextFormat::Markdown),

@@ -20,6 +20,7 @@ pub mod index;
 pub mod interop;
 pub mod localstate;
 pub(crate) mod memory;
+pub mod merge;
 pub mod model;
 pub mod ops;
 pub mod progress;
@@ -28,6 +29,7 @@ pub mod secrets;
 pub mod setup;
 pub mod steps;
 pub mod store;
+pub mod sync;
 pub mod thoughts;
 pub mod tokens;
 pub mod trajectory;
@@ -40,9 +42,10 @@ pub use index::{Hit, IndexNotice, ListFilter, SortBy};
 /// The JSON-lines files of local state, at their former path.
 pub use localstate::linefile;
 pub use memory::{
-    BatchReport, DuplicateOf, FileContent, FileLimits, IndexStatus, Lore, MemoryVersion,
-    NamespaceCount, NewMemory, Novelty, Patch, Remembered, StaleMemory, StoreStatus, StoredSecret,
-    Superseded, VerifyReport, WriteContext, Written,
+    BatchReport, Conflict, ConflictVersion, DuplicateOf, FileContent, FileLimits, IndexStatus,
+    Lore, MemoryVersion, NamespaceCount, NewMemory, Novelty, Patch, Remembered, Resolution,
+    Resolved, StaleMemory, StoreStatus, StoredSecret, Superseded, VerifyReport, WriteContext,
+    Written,
 };
 pub use model::{Citation, Key, LineRange, Memory, MemoryId, Namespace, Status};
 pub use store::purge::PurgeReport;

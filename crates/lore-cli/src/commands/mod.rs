@@ -3,6 +3,7 @@
 
 pub mod bench;
 pub mod common;
+pub mod conflicts;
 pub mod context;
 pub mod ctx;
 pub mod embedder;
@@ -25,6 +26,7 @@ pub mod setup;
 pub mod show;
 pub mod status;
 pub mod supersede;
+pub mod sync;
 pub mod thoughts;
 pub mod update;
 pub mod verify;

@@ -59,6 +59,11 @@ pub fn run(ui: &mut Ui, session: &mut Session, args: &RecallArgs) -> CmdResult {
             if let Some(reason) = &h.stale {
                 s.push_str(&format!("          stale: {reason}\n"));
             }
+            if let Some(name) = &h.contradicted {
+                s.push_str(&format!(
+                    "          contradicted: another version exists (`lore conflicts`, {name})\n"
+                ));
+            }
             if !h.duplicates.is_empty() {
                 s.push_str(&format!(
                     "          near-duplicates folded in: {}\n",

@@ -7,7 +7,9 @@
 
 use std::sync::Arc;
 
-use lore::ops::{self, Effect, Env, Operation, ctx, memory, review, sequential, store, thoughts};
+use lore::ops::{
+    self, Effect, Env, Operation, ctx, memory, review, sequential, store, sync, thoughts,
+};
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
 use serde_json::Value;
 
@@ -103,6 +105,9 @@ catalog!(
     store::NamespaceAdd,
     store::Reindex,
     review::ReviewList,
+    sync::Sync,
+    sync::Conflicts,
+    sync::Resolve,
     ctx::CtxInit,
     ctx::CtxBranch,
     ctx::CtxSwitch,

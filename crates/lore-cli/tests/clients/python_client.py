@@ -20,13 +20,14 @@ EXPECTED_TOOLS = {
     "init", "status", "verify", "scan", "namespaces", "namespace_add", "reindex", "review_list",
     "ctx_init", "ctx_branch", "ctx_switch", "ctx_log", "ctx_status", "ctx_commit", "ctx_merge",
     "ctx_show", "ctx_metadata_get", "ctx_metadata_set", "ctx_read", "ctx_update", "ctx_history",
-    "ctx_snapshot", "ctx_recall", "sequentialthinking", "think_add", "think_score",
-    "think_outcome", "think_done", "think_search", "think_replay", "think_diff",
+    "ctx_snapshot", "ctx_recall", "sync", "conflicts", "resolve", "sequentialthinking",
+    "think_add", "think_score", "think_outcome", "think_done", "think_search", "think_replay",
+    "think_diff",
 }
 READ_ONLY = {"context", "recall", "show", "list", "history", "status", "verify", "scan",
              "namespaces", "review_list", "ctx_status", "ctx_show", "ctx_metadata_get",
-             "ctx_read", "ctx_history", "ctx_snapshot", "ctx_recall", "think_search",
-             "think_replay", "think_diff"}
+             "ctx_read", "ctx_history", "ctx_snapshot", "ctx_recall", "conflicts",
+             "think_search", "think_replay", "think_diff"}
 
 
 def fail(message):
@@ -180,6 +181,13 @@ async def exercise(client):
     if queue != {"suggestions": []}:
         fail(f"queue: {queue}")
     await call("forget", {"memory": new_id})
+    if json.loads(await call("conflicts", {})) != {"conflicts": []}:
+        fail("a store that never synced has no contradictions")
+    # No remote in this repository, no contradiction to resolve: clear errors.
+    await err(client, "sync", {}, "no_remote")
+    called.add("sync")
+    await err(client, "resolve", {"conflict": "decisions/nothing", "keep": "ours"}, "no_conflict")
+    called.add("resolve")
 
     # Reasoning trees: sequential thinking, then every thought operation on the same tree (a
     # session per protocol era: the HTTP test runs both against one repository).

@@ -56,27 +56,37 @@ impl Workspace<'_> {
         Ok(commit.filter(|_| changed))
     }
 
-    /// The branch's first-parent history, newest first.
+    /// The branch's history, newest first: its own commits, including those a sync merged in
+    /// from another clone's copy of the branch (commits of other branches, such as the branch
+    /// it was made from or branches merged into it, are left out).
     pub fn history(&self, branch: &str) -> Result<Vec<Oid>> {
         let tip = self
             .tip(branch)?
             .ok_or_else(|| self.unknown_branch(branch))?;
         let repo = self.store.repo();
         let mut out = Vec::new();
-        let mut current = Some(tip);
-        while let Some(c) = current {
-            out.push(c);
-            let commit = repo.find_commit(c)?;
-            current = commit.parent_ids().next();
-            // The first-parent chain of a branch reaches into the branch it was made from;
-            // stop at this branch's first commit.
+        let mut queue = std::collections::VecDeque::from([tip]);
+        let mut seen = std::collections::HashSet::from([tip]);
+        while let Some(c) = queue.pop_front() {
             let snap = self.store.snapshot(Some(c))?;
             if read_meta(&snap)?.is_none_or(|m| m.name != branch) {
-                out.pop();
-                break;
+                continue;
+            }
+            out.push(c);
+            for p in repo.find_commit(c)?.parent_ids() {
+                if seen.insert(p) {
+                    queue.push_back(p);
+                }
             }
         }
-        Ok(out)
+        // Newest first by commit time, ties in walk order.
+        let mut timed: Vec<(i64, usize, Oid)> = out
+            .iter()
+            .enumerate()
+            .map(|(i, c)| Ok((repo.find_commit(*c)?.time().seconds(), i, *c)))
+            .collect::<Result<_>>()?;
+        timed.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        Ok(timed.into_iter().map(|(_, _, c)| c).collect())
     }
 
     /// The blog's `get_context_history`: every version of the roadmap, oldest first.

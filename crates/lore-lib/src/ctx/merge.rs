@@ -201,7 +201,7 @@ fn trivial_merge(base: &str, ours: &str, theirs: &str) -> Option<String> {
     }
 }
 
-fn merge_roadmap(
+pub(super) fn merge_roadmap(
     base: &str,
     ours: &str,
     theirs: &str,
@@ -278,7 +278,7 @@ fn conflict_hunks(text: &str) -> Vec<String> {
     out
 }
 
-fn merge_metadata(
+pub(super) fn merge_metadata(
     base: &str,
     ours: &str,
     theirs: &str,
@@ -366,7 +366,7 @@ fn yaml_inline(value: &serde_norway::Value) -> Result<String> {
 /// The merge base of two context commits: `None` when they share no history (an imported
 /// branch meets the others only in merges). Any other failure is an error: a merge against the
 /// wrong base would take back or duplicate edits.
-pub(super) fn merge_base(repo: &git2::Repository, a: Oid, b: Oid) -> Result<Option<Oid>> {
+pub(crate) fn merge_base(repo: &git2::Repository, a: Oid, b: Oid) -> Result<Option<Oid>> {
     match repo.merge_base(a, b) {
         Ok(base) => Ok(Some(base)),
         Err(e) if e.code() == git2::ErrorCode::NotFound && e.class() == git2::ErrorClass::Merge => {

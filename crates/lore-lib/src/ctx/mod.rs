@@ -28,10 +28,12 @@ mod files;
 pub mod gcc;
 mod history;
 mod merge;
+pub(crate) use merge::merge_base;
 mod metadata;
 mod recall;
 pub mod step;
 mod summary;
+pub mod sync_merge;
 pub mod view;
 mod workspace;
 

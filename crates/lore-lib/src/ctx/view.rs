@@ -219,11 +219,15 @@ impl Workspace<'_> {
     ) -> Result<BranchView> {
         let branch = self.resolve(branch)?;
         let meta = self.meta(&branch)?;
-        let mut entries = Vec::new();
+        let mut entries: Vec<CommitLine> = Vec::new();
         for c in self.history(&branch)? {
             let snap = self.store.snapshot(Some(c))?;
             if let Some(entry) = read_meta(&snap)?.and_then(|m| m.last)
                 && is_entry(entry.kind)
+                // A sync merge carries one side's latest entry: show each entry once.
+                && !entries.iter().any(|e| {
+                    e.entry.time == entry.time && e.entry.contribution == entry.contribution
+                })
             {
                 entries.push(CommitLine {
                     commit: c.to_string(),

@@ -214,7 +214,10 @@ impl Index {
                     PathKind::NamespaceMarker(ns) => {
                         writer.set_namespace(&ns, change.new.is_some())?;
                     }
-                    PathKind::StoreFile | PathKind::Other => {}
+                    PathKind::StoreFile
+                    | PathKind::Tombstone
+                    | PathKind::Conflict
+                    | PathKind::Other => {}
                 }
             }
             writer.delta

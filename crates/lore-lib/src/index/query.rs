@@ -76,6 +76,10 @@ pub struct Hit {
     /// The ranking's components (when asked for).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub explain: Option<super::rank::Explain>,
+    /// The name of the open contradiction this memory is in: another clone holds a different
+    /// version, kept beside it until someone resolves it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub contradicted: Option<String>,
     /// Index row (internal).
     #[serde(skip)]
     pub(crate) rowid: i64,
@@ -91,6 +95,7 @@ impl Hit {
             duplicates: Vec::new(),
             stale: None,
             explain: None,
+            contradicted: None,
             rowid,
         }
     }

@@ -1,6 +1,7 @@
 //! Changing memories that exist: update (a patch applied to the version at the tip), supersede
-//! (a new memory replaces an old one, linked both ways), forget (a deletion commit) and purge
-//! (every version removed from lore's history).
+//! (a new memory replaces an old one, linked both ways), forget (a deletion commit that leaves a
+//! tombstone, so the deletion travels through merges) and purge (every version removed from
+//! lore's history).
 
 use std::collections::HashSet;
 
@@ -12,9 +13,10 @@ use super::write::{
     NewMemory, WriteContext, Written, check_namespace, commit_text, display_name, free_path,
 };
 use crate::error::{Error, Result};
+use crate::merge::records::Tombstone;
 use crate::model::{Citation, Memory, MemoryId, Status, check_summary, normalize_tags};
 use crate::record;
-use crate::store::layout::path_of;
+use crate::store::layout::{path_of, tombstone_path};
 use crate::store::{Edit, Message, Snapshot, purge::PurgeReport};
 
 /// Changes to apply to an existing memory.
@@ -208,6 +210,7 @@ impl Lore {
     /// Deletes a memory (a deletion commit; its history stays in git).
     pub fn forget(&mut self, query: &str, ctx: &WriteContext) -> Result<Written> {
         let (path, found) = self.resolve(query)?;
+        let author = self.author(ctx);
         let (memory, commit) = self.store.transact(|snap| {
             let m = read_memory_at(snap, &path, &found.id)?;
             let message = Message {
@@ -215,7 +218,16 @@ impl Lore {
                 body: None,
                 trailers: ctx.trailers("forget", &[&m.id]),
             };
-            Ok((vec![Edit::Remove { path: path.clone() }], message, m))
+            let tombstone =
+                Tombstone::of(&m, &path, ctx.now(), (&author, &ctx.agent, &ctx.session));
+            let edits = vec![
+                Edit::Remove { path: path.clone() },
+                Edit::Upsert {
+                    path: tombstone_path(&m.id),
+                    content: tombstone.render()?,
+                },
+            ];
+            Ok((edits, message, m))
         })?;
         Ok(Written {
             memory,

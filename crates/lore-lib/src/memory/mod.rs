@@ -7,6 +7,7 @@
 
 mod changes;
 mod citations;
+mod conflicts;
 mod edit;
 mod history;
 mod novelty;
@@ -26,12 +27,19 @@ use crate::secrets::{self, SecretPolicy, SecretReport};
 use crate::store::Store;
 
 pub use citations::{FileContent, FileLimits, StaleMemory, VerifyReport};
+pub use conflicts::{Conflict, ConflictVersion, Resolution, Resolved};
 pub use edit::{Patch, Superseded};
 pub use history::MemoryVersion;
 pub use novelty::{DuplicateOf, Novelty, Remembered};
 pub use screening::StoredSecret;
 pub use status::{IndexStatus, NamespaceCount, StoreStatus};
 pub use write::{BatchReport, NewMemory, WriteContext, Written};
+
+/// The contested memories (id → conflict name) at one tip of the memory chain.
+type ContestedAt = (
+    Option<git2::Oid>,
+    std::collections::HashMap<crate::model::MemoryId, String>,
+);
 
 /// A store and its (lazily opened) index.
 pub struct Lore {
@@ -44,6 +52,8 @@ pub struct Lore {
     warnings: RefCell<Vec<String>>,
     last_catch_up: Option<CatchUp>,
     secret_policy: Option<SecretPolicy>,
+    /// Contested memories at a tip (see `conflicts.rs`), cached while the tip stays.
+    contradictions: RefCell<Option<ContestedAt>>,
 }
 
 impl Lore {
@@ -57,6 +67,7 @@ impl Lore {
             warnings: RefCell::new(Vec::new()),
             last_catch_up: None,
             secret_policy: None,
+            contradictions: RefCell::new(None),
         }
     }
 

@@ -83,7 +83,9 @@ impl Lore {
         options: &RankOptions,
         explain: bool,
     ) -> Result<Vec<Hit>> {
-        self.read(|i| i.search(text, filter, options, explain))
+        let mut hits = self.read(|i| i.search(text, filter, options, explain))?;
+        self.mark_contradicted(&mut hits)?;
+        Ok(hits)
     }
 
     /// Active memories that cite `path` or name it in their text, newest first.

@@ -112,7 +112,7 @@ pub struct BatchReport {
 pub(super) type Guarded<T> = std::result::Result<Written, T>;
 
 impl Lore {
-    fn author(&self, ctx: &WriteContext) -> Option<String> {
+    pub(super) fn author(&self, ctx: &WriteContext) -> Option<String> {
         if let Some(a) = &ctx.author {
             return Some(a.clone());
         }

@@ -15,6 +15,7 @@ pub mod memory;
 pub mod review;
 pub mod sequential;
 pub mod store;
+pub mod sync;
 pub mod thoughts;
 pub mod transfer;
 

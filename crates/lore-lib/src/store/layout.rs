@@ -6,6 +6,8 @@
 //!   <namespace>/.namespace.yaml       marks a user-registered namespace
 //!   <namespace>/<key>.md              a keyed memory (stable, readable path)
 //!   <namespace>/<c0>/<c1>/<id>.md     an unkeyed memory, fanned out by its id's first two chars
+//!   .tombstones/<c0>/<c1>/<id>.yaml   a forgotten memory: deletion is explicit, never by absence
+//!   .conflicts/<memory path>.yaml     a contradiction found by a merge: the versions not in force
 //! ```
 
 use crate::model::{Key, Memory, MemoryId, Namespace};
@@ -20,6 +22,34 @@ pub const STORE_FILE: &str = "lore.yaml";
 pub const NAMESPACE_FILE: &str = ".namespace.yaml";
 /// The extension of memory files.
 pub const MEMORY_EXT: &str = ".md";
+/// The directory of tombstones (one per forgotten memory).
+pub const TOMBSTONE_DIR: &str = ".tombstones";
+/// The directory of open contradictions (one file per contested memory path).
+pub const CONFLICT_DIR: &str = ".conflicts";
+/// The extension of tombstones and conflict records.
+pub const YAML_EXT: &str = ".yaml";
+
+/// The tombstone path of a forgotten memory.
+pub fn tombstone_path(id: &MemoryId) -> String {
+    let s = id.as_str();
+    format!("{TOMBSTONE_DIR}/{}/{}/{s}{YAML_EXT}", &s[..1], &s[1..2])
+}
+
+/// The conflict record path of a contested memory path (`decisions/db.md` →
+/// `.conflicts/decisions/db.yaml`).
+pub fn conflict_path(memory_path: &str) -> String {
+    let stem = memory_path.strip_suffix(MEMORY_EXT).unwrap_or(memory_path);
+    format!("{CONFLICT_DIR}/{stem}{YAML_EXT}")
+}
+
+/// The memory path a conflict record is about (the inverse of [`conflict_path`]).
+pub fn contested_path(conflict_path: &str) -> Option<String> {
+    let stem = conflict_path
+        .strip_prefix(CONFLICT_DIR)?
+        .strip_prefix('/')?
+        .strip_suffix(YAML_EXT)?;
+    Some(format!("{stem}{MEMORY_EXT}"))
+}
 
 /// The path of a memory's file.
 pub fn memory_path(namespace: &Namespace, key: Option<&Key>, id: &MemoryId) -> String {
@@ -59,6 +89,10 @@ pub enum PathKind {
     NamespaceMarker(String),
     /// The store metadata file.
     StoreFile,
+    /// The tombstone of a forgotten memory.
+    Tombstone,
+    /// The record of an open contradiction.
+    Conflict,
     /// Anything else (ignored by lore).
     Other,
 }
@@ -67,6 +101,20 @@ pub enum PathKind {
 pub fn classify(path: &str) -> PathKind {
     if path == STORE_FILE {
         return PathKind::StoreFile;
+    }
+    if let Some(rest) = path
+        .strip_prefix(TOMBSTONE_DIR)
+        .and_then(|r| r.strip_prefix('/'))
+    {
+        return match rest.split('/').collect::<Vec<_>>().as_slice() {
+            [a, b, file] if a.len() == 1 && b.len() == 1 && file.ends_with(YAML_EXT) => {
+                PathKind::Tombstone
+            }
+            _ => PathKind::Other,
+        };
+    }
+    if contested_path(path).is_some() {
+        return PathKind::Conflict;
     }
     let mut parts = path.split('/');
     let Some(ns) = parts.next() else {
@@ -109,6 +157,15 @@ mod tests {
         assert_eq!(classify("lore.yaml"), PathKind::StoreFile);
         assert_eq!(classify("README"), PathKind::Other);
         assert_eq!(classify("decisions/ab/x.md"), PathKind::Other);
+        assert_eq!(tombstone_path(&id), ".tombstones/a/b/ab3def456789.yaml");
+        assert_eq!(classify(&tombstone_path(&id)), PathKind::Tombstone);
+        let contested = conflict_path("decisions/db-engine.md");
+        assert_eq!(contested, ".conflicts/decisions/db-engine.yaml");
+        assert_eq!(classify(&contested), PathKind::Conflict);
+        assert_eq!(
+            contested_path(&contested).unwrap(),
+            "decisions/db-engine.md"
+        );
         assert_eq!(
             name_from_path("decisions/a/b/ab3def456789.md"),
             "ab3def456789"

@@ -173,6 +173,15 @@ impl<'r> Snapshot<'r> {
     /// The files directly inside a directory of the tree (name and blob), sorted by name; empty
     /// when there is no such directory.
     pub fn files_in(&self, dir: &str) -> Result<Vec<(String, Oid)>> {
+        self.entries_in(dir, ObjectType::Blob)
+    }
+
+    /// The directories directly inside a directory of the tree (name and tree id), sorted.
+    pub fn dirs_in(&self, dir: &str) -> Result<Vec<(String, Oid)>> {
+        self.entries_in(dir, ObjectType::Tree)
+    }
+
+    fn entries_in(&self, dir: &str, kind: ObjectType) -> Result<Vec<(String, Oid)>> {
         let Some(tree) = &self.tree else {
             return Ok(Vec::new());
         };
@@ -185,7 +194,7 @@ impl<'r> Snapshot<'r> {
         let sub = self.repo.find_tree(entry.id())?;
         let mut out: Vec<(String, Oid)> = sub
             .iter()
-            .filter(|e| e.kind() == Some(ObjectType::Blob))
+            .filter(|e| e.kind() == Some(kind))
             .filter_map(|e| Some((e.name().ok()?.to_string(), e.id())))
             .collect();
         out.sort();
@@ -493,8 +502,18 @@ impl Store {
                 &empty
             }
         };
+        // Edits apply in order: a later edit of a path replaces an earlier one.
+        let mut last: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+        for (i, edit) in edits.iter().enumerate() {
+            let (Edit::Upsert { path, .. } | Edit::Remove { path }) = edit;
+            last.insert(path.as_str(), i);
+        }
         let mut builder = git2::build::TreeUpdateBuilder::new();
-        for edit in edits {
+        for (i, edit) in edits.iter().enumerate() {
+            let (Edit::Upsert { path, .. } | Edit::Remove { path }) = edit;
+            if last.get(path.as_str()) != Some(&i) {
+                continue;
+            }
             match edit {
                 Edit::Upsert { path, content } => {
                     let blob = self.repo.blob(content)?;

@@ -1,0 +1,182 @@
+//! The two kinds of record a merge relies on, stored in the memory tree beside the memories:
+//! tombstones (a memory was forgotten on purpose) and conflict records (a contradiction a merge
+//! found, with every version not in force kept as data).
+
+use jiff::Timestamp;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::model::{Memory, MemoryId};
+use crate::record;
+
+/// A forgotten memory. Deletion travels between clones only as a tombstone: a memory missing
+/// from one side of a merge without one is kept, never dropped by absence.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Tombstone {
+    /// The forgotten memory's id.
+    pub id: MemoryId,
+    /// Where it lived when it was forgotten.
+    pub path: String,
+    /// Its summary then, for the record.
+    pub summary: String,
+    /// When it was forgotten.
+    pub forgotten: Timestamp,
+    /// Who forgot it (`Name <email>`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub author: Option<String>,
+    /// The agent that forgot it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// The agent session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+}
+
+/// Why a merge could not decide between two versions of a memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ConflictKind {
+    /// Both sides changed the same memory's content differently.
+    BothChanged,
+    /// Both sides wrote a different memory under the same key.
+    BothAdded,
+    /// One side changed the memory, the other forgot it.
+    EditForget,
+}
+
+impl ConflictKind {
+    /// A short phrase for listings.
+    pub fn describe(self) -> &'static str {
+        match self {
+            ConflictKind::BothChanged => "changed differently on both sides",
+            ConflictKind::BothAdded => "written under the same key on both sides",
+            ConflictKind::EditForget => "changed on one side, forgotten on the other",
+        }
+    }
+}
+
+/// One version of a contested memory that is not in force (or the tombstone that forgot it).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ConflictSide {
+    /// The memory's id (the same as the live one when both sides changed one memory).
+    pub id: MemoryId,
+    /// The commit this version came from.
+    pub commit: String,
+    /// The memory file as that side had it; none when that side forgot the memory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// The tombstone, when that side forgot the memory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forgotten: Option<Tombstone>,
+}
+
+impl ConflictSide {
+    /// The side's memory, parsed (none for a forgetting side or an unreadable text).
+    pub fn memory(&self) -> Option<Memory> {
+        self.text
+            .as_deref()
+            .and_then(|t| record::parse(t, self.id.as_str()).ok())
+    }
+}
+
+/// An open contradiction on one memory path: the version in force stays live in the tree, every
+/// other version is kept here until someone decides (`resolve`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ConflictRecord {
+    /// The contested memory path (`decisions/db-engine.md`).
+    pub path: String,
+    /// What kind of contradiction it is.
+    pub kind: ConflictKind,
+    /// The id of the version in force (none when the live side forgot it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub live: Option<MemoryId>,
+    /// When the merge found it.
+    pub detected: Timestamp,
+    /// The memory file at the merge base, if it existed there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base: Option<String>,
+    /// The versions not in force.
+    pub sides: Vec<ConflictSide>,
+}
+
+impl ConflictRecord {
+    /// Parses a conflict record file.
+    pub fn parse(bytes: &[u8], path: &str) -> Result<ConflictRecord> {
+        serde_norway::from_slice(bytes).map_err(|e| Error::Record {
+            path: path.to_string(),
+            message: e.to_string(),
+        })
+    }
+
+    /// Renders the record as YAML.
+    pub fn render(&self) -> Result<Vec<u8>> {
+        yaml(self, &self.path)
+    }
+
+    /// Adds the sides of `other` this record does not hold yet (same id and text).
+    pub fn absorb(&mut self, other: ConflictRecord) {
+        for side in other.sides {
+            let known = self
+                .sides
+                .iter()
+                .any(|s| s.id == side.id && s.text == side.text && s.forgotten == side.forgotten);
+            if !known {
+                self.sides.push(side);
+            }
+        }
+        if self.base.is_none() {
+            self.base = other.base;
+        }
+    }
+
+    /// The ids this record keeps out of the live tree (parked), other than the live one.
+    pub fn parked_ids(&self) -> impl Iterator<Item = &MemoryId> {
+        self.sides
+            .iter()
+            .filter(|s| s.text.is_some() && Some(&s.id) != self.live.as_ref())
+            .map(|s| &s.id)
+    }
+}
+
+impl Tombstone {
+    /// The tombstone of `memory`, forgotten at `path`.
+    pub fn of(
+        memory: &Memory,
+        path: &str,
+        forgotten: Timestamp,
+        by: (&Option<String>, &Option<String>, &Option<String>),
+    ) -> Tombstone {
+        Tombstone {
+            id: memory.id.clone(),
+            path: path.to_string(),
+            summary: memory.summary.clone(),
+            forgotten,
+            author: by.0.clone(),
+            agent: by.1.clone(),
+            session: by.2.clone(),
+        }
+    }
+
+    /// Parses a tombstone file.
+    pub fn parse(bytes: &[u8], path: &str) -> Result<Tombstone> {
+        serde_norway::from_slice(bytes).map_err(|e| Error::Record {
+            path: path.to_string(),
+            message: e.to_string(),
+        })
+    }
+
+    /// Renders the tombstone as YAML.
+    pub fn render(&self) -> Result<Vec<u8>> {
+        yaml(self, &self.path)
+    }
+}
+
+fn yaml<T: Serialize>(value: &T, path: &str) -> Result<Vec<u8>> {
+    serde_norway::to_string(value)
+        .map(String::into_bytes)
+        .map_err(|e| Error::Parse {
+            context: format!("writing {path}"),
+            message: e.to_string(),
+        })
+}

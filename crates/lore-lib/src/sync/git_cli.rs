@@ -1,0 +1,170 @@
+//! The network side of sync, done by the git command line so that credentials, ssh agents,
+//! proxies and URL rewrites work exactly as they do for the user's own `git fetch`/`git push`.
+//! Every call has a time limit, never prompts (`GIT_TERMINAL_PROMPT=0`) and reports git's own
+//! words when it fails.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use git2::Oid;
+
+use crate::error::{Error, Result};
+
+/// The git command line, run on one repository.
+pub(crate) struct GitCli {
+    git_dir: PathBuf,
+    timeout: Duration,
+}
+
+/// How a push ended.
+pub(crate) enum PushOutcome {
+    /// Every ref was updated.
+    Pushed,
+    /// The remote refused (a lease no longer held, or a ref moved): fetch and merge again.
+    Rejected(String),
+}
+
+impl GitCli {
+    pub(crate) fn new(git_dir: &Path, timeout: Duration) -> GitCli {
+        GitCli {
+            git_dir: git_dir.to_path_buf(),
+            timeout,
+        }
+    }
+
+    /// Fetches every lore ref of `remote` into its tracking namespace (forced, so a remote
+    /// that was rewritten or diverged never makes the fetch fail; pruned, so deleted refs go).
+    pub(crate) fn fetch(&self, remote: &str, tracking_prefix: &str) -> Result<()> {
+        let refspec = format!("+refs/lore/*:{tracking_prefix}*");
+        let out = self.run(
+            &[
+                "fetch",
+                "--no-tags",
+                "--no-write-fetch-head",
+                "--prune",
+                "--quiet",
+                remote,
+                &refspec,
+            ],
+            remote,
+        )?;
+        if out.success {
+            Ok(())
+        } else {
+            Err(unreachable(remote, &out.stderr))
+        }
+    }
+
+    /// Pushes `updates` (local ref, remote ref, the value the remote must still have) in one
+    /// atomic push with an explicit lease per ref.
+    pub(crate) fn push(
+        &self,
+        remote: &str,
+        updates: &[(String, Option<Oid>)],
+    ) -> Result<PushOutcome> {
+        let mut args: Vec<String> = vec![
+            "push".into(),
+            "--atomic".into(),
+            "--porcelain".into(),
+            "--no-verify".into(),
+        ];
+        for (refname, expected) in updates {
+            let expect = expected.map(|o| o.to_string()).unwrap_or_default();
+            args.push(format!("--force-with-lease={refname}:{expect}"));
+        }
+        args.push(remote.into());
+        for (refname, _) in updates {
+            args.push(format!("{refname}:{refname}"));
+        }
+        let arg_refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = self.run(&arg_refs, remote)?;
+        if out.success {
+            return Ok(PushOutcome::Pushed);
+        }
+        let rejected: Vec<&str> = out.stdout.lines().filter(|l| l.starts_with('!')).collect();
+        if rejected.is_empty() {
+            Err(unreachable(remote, &out.stderr))
+        } else {
+            Ok(PushOutcome::Rejected(rejected.join("; ")))
+        }
+    }
+
+    fn run(&self, args: &[&str], remote: &str) -> Result<Output> {
+        let mut child = Command::new("git")
+            .arg("--git-dir")
+            .arg(&self.git_dir)
+            .args(args)
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| Error::io("running git", e))?;
+        let mut stdout = child.stdout.take();
+        let mut stderr = child.stderr.take();
+        let out_reader = std::thread::spawn(move || read_all(stdout.as_mut()));
+        let err_reader = std::thread::spawn(move || read_all(stderr.as_mut()));
+        let started = Instant::now();
+        let status = loop {
+            if let Some(status) = child
+                .try_wait()
+                .map_err(|e| Error::io("waiting for git", e))?
+            {
+                break status;
+            }
+            if started.elapsed() > self.timeout {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(Error::Remote {
+                    remote: remote.to_string(),
+                    message: format!(
+                        "git {} took longer than {} s and was stopped",
+                        args[0],
+                        self.timeout.as_secs()
+                    ),
+                });
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        Ok(Output {
+            success: status.success(),
+            stdout: out_reader.join().unwrap_or_default(),
+            stderr: err_reader.join().unwrap_or_default(),
+        })
+    }
+}
+
+struct Output {
+    success: bool,
+    stdout: String,
+    stderr: String,
+}
+
+fn read_all(pipe: Option<&mut impl Read>) -> String {
+    let mut text = String::new();
+    if let Some(pipe) = pipe {
+        let mut bytes = Vec::new();
+        let _ = pipe.read_to_end(&mut bytes);
+        text = String::from_utf8_lossy(&bytes).into_owned();
+    }
+    text
+}
+
+fn unreachable(remote: &str, stderr: &str) -> Error {
+    let message = stderr
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ");
+    Error::Remote {
+        remote: remote.to_string(),
+        message: if message.is_empty() {
+            "git could not reach it".into()
+        } else {
+            message
+        },
+    }
+}

@@ -1,0 +1,471 @@
+//! `sync`: lore's refs travel to and from a remote and merge, without touching the user's
+//! branches or configuration.
+//!
+//! One round: fetch `+refs/lore/*` into a tracking namespace of the remote
+//! (`refs/lore-remotes/<remote>/…`, forced, so a diverged remote never fails the fetch); for each
+//! lore ref, fast-forward or merge (memory in process by memory, context branches by step and
+//! segment, see [`crate::merge`]); then push every ref that is ahead in one atomic push whose
+//! lease per ref is the value just fetched. A rejected push (someone pushed meanwhile) starts
+//! the round again, a bounded number of times. A ref that could not be merged is parked and not
+//! pushed, so nothing of the remote's is ever overwritten.
+
+mod git_cli;
+pub mod setup;
+
+use std::time::Duration;
+
+use git2::{ErrorCode, Oid, Repository};
+use jiff::Timestamp;
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::merge::{self, MergeCounts};
+use crate::model::MemoryId;
+use crate::record;
+use crate::store::layout::{self, PathKind};
+use crate::store::{LORE_REF_PREFIX, MEMORY_REF, Message, RefWrite, Store};
+use git_cli::{GitCli, PushOutcome};
+
+/// Where the refs fetched from a remote are kept.
+pub const TRACKING_PREFIX: &str = "refs/lore-remotes/";
+/// How many fetch–merge–push rounds a sync tries before giving up on a busy remote.
+const MAX_ROUNDS: u32 = 30;
+/// How long a sync keeps retrying a push the remote refused because it moved.
+const MAX_RETRY_TIME: Duration = Duration::from_secs(90);
+
+/// The tracking namespace of one remote (`refs/lore-remotes/origin/`).
+pub fn tracking_prefix(remote: &str) -> String {
+    format!("{TRACKING_PREFIX}{remote}/")
+}
+
+/// Which directions a sync goes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    /// Fetch, merge and push.
+    #[default]
+    Both,
+    /// Fetch and merge; push nothing.
+    FetchOnly,
+    /// Push what is ahead of what was last fetched; fetch and merge nothing.
+    PushOnly,
+}
+
+/// How to sync.
+#[derive(Clone, Debug)]
+pub struct SyncOptions {
+    /// The remote (default: the current branch's upstream remote, else `origin`).
+    pub remote: Option<String>,
+    /// Which directions.
+    pub direction: Direction,
+    /// Only say what would happen.
+    pub dry_run: bool,
+    /// The time limit of each git network call.
+    pub timeout: Duration,
+    /// The time to record in merge commits and conflict records.
+    pub now: Timestamp,
+}
+
+/// What happened to one lore ref.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RefAction {
+    /// Both sides have the same commit.
+    UpToDate,
+    /// Only the remote has it: created locally.
+    Created,
+    /// The local ref moved forward to the remote's.
+    FastForwarded,
+    /// Both sides had new commits: merged.
+    Merged,
+    /// Only the local side has new commits (pushed unless fetch-only or dry-run).
+    Ahead,
+    /// Diverged and not mergeable automatically: the remote's version is kept beside it.
+    Parked,
+}
+
+/// One lore ref's outcome.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct RefOutcome {
+    /// The ref (`refs/lore/memory`).
+    pub name: String,
+    /// What happened (or, in a dry run, would happen).
+    pub action: RefAction,
+    /// Whether it was pushed.
+    pub pushed: bool,
+}
+
+/// What a sync did.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct SyncReport {
+    /// The remote synced with.
+    pub remote: String,
+    /// Only a plan: nothing was written or pushed.
+    pub dry_run: bool,
+    /// Memories that arrived or changed, and contradictions found.
+    pub memories: MergeCounts,
+    /// Every lore ref on either side.
+    pub refs: Vec<RefOutcome>,
+    /// How many refs were pushed.
+    pub pushed: usize,
+    /// Open contradictions after the sync.
+    pub open_conflicts: usize,
+    /// Fetch–merge–push rounds it took (more than one: the remote moved meanwhile).
+    pub rounds: u32,
+}
+
+/// Finds the remote to sync with: the one named, else the current branch's upstream remote,
+/// else `origin`.
+pub fn resolve_remote(repo: &Repository, given: Option<&str>) -> Result<String> {
+    let name = match given {
+        Some(name) => name.to_string(),
+        None => upstream_remote(repo).unwrap_or_else(|| "origin".to_string()),
+    };
+    match repo.find_remote(&name) {
+        Ok(_) => Ok(name),
+        Err(e) if e.code() == ErrorCode::NotFound || e.code() == ErrorCode::InvalidSpec => {
+            let known: Vec<String> = repo
+                .remotes()
+                .map(|r| r.iter().flatten().flatten().map(str::to_string).collect())
+                .unwrap_or_default();
+            Err(Error::NoRemote(if known.is_empty() {
+                format!("no remote {name:?}: this repository has no remotes")
+            } else {
+                format!("no remote {name:?} (remotes: {})", known.join(", "))
+            }))
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn upstream_remote(repo: &Repository) -> Option<String> {
+    let head = repo.head().ok()?;
+    let branch = head.shorthand().ok()?;
+    repo.config()
+        .ok()?
+        .get_string(&format!("branch.{branch}.remote"))
+        .ok()
+        .filter(|r| r != ".")
+}
+
+/// Runs one sync.
+pub fn sync(store: &Store, options: &SyncOptions) -> Result<SyncReport> {
+    let repo = store.repo();
+    let remote = resolve_remote(repo, options.remote.as_deref())?;
+    // One sync per clone at a time (their fetches would race on the tracking refs); other
+    // writers go on meanwhile, and the merge commits by compare-and-swap as every write does.
+    let _one_at_a_time =
+        crate::localstate::FileLock::exclusive(&store.common_dir().join("lore").join("sync"))?;
+    let git = GitCli::new(&store.common_dir(), options.timeout);
+    let prefix = tracking_prefix(&remote);
+    let started = std::time::Instant::now();
+    let mut rounds = 0;
+    let mut memories = MergeCounts::default();
+    loop {
+        rounds += 1;
+        if options.direction != Direction::PushOnly {
+            git.fetch(&remote, &prefix)?;
+        }
+        let mut refs = Vec::new();
+        let mut pushes: Vec<(String, Option<Oid>)> = Vec::new();
+        for name in lore_ref_names(repo, &prefix)? {
+            let local = ref_target(repo, &name)?;
+            let tracked = ref_target(repo, &tracked_name(&prefix, &name))?;
+            let (action, counts) = if options.direction == Direction::PushOnly {
+                (relation(repo, local, tracked)?, MergeCounts::default())
+            } else {
+                reconcile(store, &name, local, tracked, &remote, options)?
+            };
+            if !options.dry_run || rounds == 1 {
+                memories.add(counts);
+            }
+            let local_now = ref_target(repo, &name)?;
+            let ahead = match (local_now, tracked) {
+                (Some(l), Some(t)) => l != t && repo.graph_descendant_of(l, t)?,
+                (Some(_), None) => true,
+                _ => false,
+            };
+            let ahead = ahead || (options.dry_run && action == RefAction::Merged);
+            if ahead && options.direction != Direction::FetchOnly && action != RefAction::Parked {
+                pushes.push((name.clone(), tracked));
+            }
+            refs.push(RefOutcome {
+                name,
+                action,
+                pushed: false,
+            });
+        }
+        if options.dry_run || pushes.is_empty() {
+            let open_conflicts = count_conflicts(store)?;
+            return Ok(SyncReport {
+                remote,
+                dry_run: options.dry_run,
+                memories,
+                refs,
+                pushed: 0,
+                open_conflicts,
+                rounds,
+            });
+        }
+        match git.push(&remote, &pushes)? {
+            PushOutcome::Pushed => {
+                for (name, _) in &pushes {
+                    if let Some(local) = ref_target(repo, name)? {
+                        repo.reference(
+                            &tracked_name(&prefix, name),
+                            local,
+                            true,
+                            "lore sync: pushed",
+                        )?;
+                    }
+                }
+                for r in refs.iter_mut() {
+                    r.pushed = pushes.iter().any(|(n, _)| *n == r.name);
+                }
+                let open_conflicts = count_conflicts(store)?;
+                return Ok(SyncReport {
+                    remote,
+                    dry_run: false,
+                    memories,
+                    pushed: pushes.len(),
+                    refs,
+                    open_conflicts,
+                    rounds,
+                });
+            }
+            PushOutcome::Rejected(why) => {
+                if rounds >= MAX_ROUNDS
+                    || started.elapsed() > MAX_RETRY_TIME
+                    || options.direction == Direction::PushOnly
+                {
+                    return Err(Error::Remote {
+                        remote,
+                        message: format!(
+                            "the push was refused after {rounds} round(s) because the remote kept \
+                             moving ({why}); sync again"
+                        ),
+                    });
+                }
+                backoff(rounds);
+            }
+        }
+    }
+}
+
+/// Waits before the next round: exponential from 25 ms up to 2 s, with jitter so that clones
+/// refused together do not retry together.
+fn backoff(round: u32) {
+    let ceiling = 25u64.saturating_mul(1 << round.min(7)).min(2000);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    let jitter = u64::from(nanos ^ std::process::id().wrapping_mul(2_654_435_761)) % ceiling.max(1);
+    std::thread::sleep(Duration::from_millis(ceiling / 2 + jitter / 2));
+}
+
+/// Every lore ref on either side: local `refs/lore/*` and the remote's tracked ones.
+fn lore_ref_names(repo: &Repository, prefix: &str) -> Result<Vec<String>> {
+    let mut names = std::collections::BTreeSet::new();
+    for r in repo.references_glob(&format!("{LORE_REF_PREFIX}*"))? {
+        if let Ok(name) = r?.name() {
+            names.insert(name.to_string());
+        }
+    }
+    for r in repo.references_glob(&format!("{prefix}*"))? {
+        if let Ok(name) = r?.name() {
+            names.insert(format!("{LORE_REF_PREFIX}{}", &name[prefix.len()..]));
+        }
+    }
+    Ok(names.into_iter().collect())
+}
+
+fn tracked_name(prefix: &str, name: &str) -> String {
+    format!("{prefix}{}", &name[LORE_REF_PREFIX.len()..])
+}
+
+fn ref_target(repo: &Repository, name: &str) -> Result<Option<Oid>> {
+    match repo.refname_to_id(name) {
+        Ok(oid) => Ok(Some(oid)),
+        Err(e) if e.code() == ErrorCode::NotFound => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// How the local ref stands against the remote's, without changing anything.
+fn relation(repo: &Repository, local: Option<Oid>, remote: Option<Oid>) -> Result<RefAction> {
+    Ok(match (local, remote) {
+        (None, None) => RefAction::UpToDate,
+        (None, Some(_)) => RefAction::Created,
+        (Some(_), None) => RefAction::Ahead,
+        (Some(l), Some(r)) if l == r => RefAction::UpToDate,
+        (Some(l), Some(r)) if repo.graph_descendant_of(l, r)? => RefAction::Ahead,
+        (Some(l), Some(r)) if repo.graph_descendant_of(r, l)? => RefAction::FastForwarded,
+        _ => RefAction::Merged,
+    })
+}
+
+/// Brings one local ref up to the remote's: create, fast-forward or merge.
+fn reconcile(
+    store: &Store,
+    name: &str,
+    local: Option<Oid>,
+    remote_tip: Option<Oid>,
+    remote: &str,
+    options: &SyncOptions,
+) -> Result<(RefAction, MergeCounts)> {
+    let repo = store.repo();
+    let action = relation(repo, local, remote_tip)?;
+    let Some(theirs) = remote_tip else {
+        return Ok((action, MergeCounts::default()));
+    };
+    let is_memory = name == MEMORY_REF;
+    match action {
+        RefAction::UpToDate | RefAction::Ahead | RefAction::Parked => {
+            Ok((action, MergeCounts::default()))
+        }
+        RefAction::Created | RefAction::FastForwarded => {
+            let counts = if is_memory {
+                count_changes(store, local, theirs)?
+            } else {
+                MergeCounts::default()
+            };
+            if !options.dry_run {
+                store.compare_and_swap(name, local, theirs, "sync: fast-forward")?;
+            }
+            Ok((action, counts))
+        }
+        RefAction::Merged if is_memory => {
+            merge_memory(store, theirs, remote, options).map(|c| (RefAction::Merged, c))
+        }
+        RefAction::Merged => {
+            let merged = if options.dry_run {
+                crate::ctx::sync_merge::can_merge(store, name, theirs)?
+            } else {
+                crate::ctx::sync_merge::merge_branch(store, name, theirs, remote, options.now)?
+            };
+            if merged {
+                Ok((RefAction::Merged, MergeCounts::default()))
+            } else {
+                if !options.dry_run {
+                    park(repo, name, remote, theirs)?;
+                }
+                Ok((RefAction::Parked, MergeCounts::default()))
+            }
+        }
+    }
+}
+
+/// Where a ref's unmergeable remote version is kept (`refs/lore-parked/<remote>/ctx/main`).
+pub fn parked_name(remote: &str, name: &str) -> String {
+    format!(
+        "refs/lore-parked/{remote}/{}",
+        &name[LORE_REF_PREFIX.len()..]
+    )
+}
+
+fn park(repo: &Repository, name: &str, remote: &str, theirs: Oid) -> Result<()> {
+    repo.reference(
+        &parked_name(remote, name),
+        theirs,
+        true,
+        "lore sync: parked a version that could not be merged",
+    )?;
+    Ok(())
+}
+
+/// Merges the remote's memory chain into ours as one two-parent commit.
+fn merge_memory(
+    store: &Store,
+    theirs: Oid,
+    remote: &str,
+    options: &SyncOptions,
+) -> Result<MergeCounts> {
+    let repo = store.repo();
+    if options.dry_run {
+        let snap = store.snapshot(store.tip()?)?;
+        let base = match snap.commit() {
+            Some(ours) => crate::ctx::merge_base(repo, ours, theirs)?,
+            None => None,
+        };
+        return Ok(merge::merge_trees(store, &snap, base, theirs, options.now)?.counts);
+    }
+    let (counts, _) = store.transact_ref(MEMORY_REF, |snap| {
+        let Some(ours) = snap.commit() else {
+            return Ok((RefWrite::default(), MergeCounts::default()));
+        };
+        if ours == theirs || repo.graph_descendant_of(ours, theirs)? {
+            return Ok((RefWrite::default(), MergeCounts::default()));
+        }
+        let base = crate::ctx::merge_base(repo, ours, theirs)?;
+        let merged = merge::merge_trees(store, snap, base, theirs, options.now)?;
+        let c = merged.counts;
+        let message = Message {
+            subject: format!(
+                "merge {remote}: {} new, {} updated, {} forgotten, {} contradiction(s)",
+                c.new, c.updated, c.forgotten, c.conflicts
+            ),
+            body: (!merged.contested.is_empty()).then(|| {
+                let mut body = String::from("Contradictions (see `lore conflicts`):\n");
+                for path in &merged.contested {
+                    body.push_str(&format!("- {path}\n"));
+                }
+                body
+            }),
+            trailers: vec![
+                ("Lore-Action".into(), "merge".into()),
+                ("Lore-Remote".into(), remote.to_string()),
+            ],
+        };
+        Ok((
+            RefWrite {
+                merge_parent: Some(theirs),
+                ..RefWrite::on_tip(merged.edits, message)
+            },
+            c,
+        ))
+    })?;
+    Ok(counts)
+}
+
+/// What a fast-forward brings: memories added, changed and forgotten between two tips.
+fn count_changes(store: &Store, from: Option<Oid>, to: Oid) -> Result<MergeCounts> {
+    let mut counts = MergeCounts::default();
+    let mut added: Vec<MemoryId> = Vec::new();
+    let mut removed: Vec<MemoryId> = Vec::new();
+    for change in store.diff(from, Some(to))? {
+        match layout::classify(&change.path) {
+            PathKind::Memory => {
+                let id = |blob: Option<Oid>| -> Option<MemoryId> {
+                    let bytes = store.read_blob(blob?).ok()?;
+                    record::parse(std::str::from_utf8(&bytes).ok()?, &change.path)
+                        .ok()
+                        .map(|m| m.id)
+                };
+                match (change.old, change.new) {
+                    (Some(_), Some(_)) => counts.updated += 1,
+                    (None, Some(_)) => added.extend(id(change.new)),
+                    (Some(_), None) => removed.extend(id(change.old)),
+                    (None, None) => {}
+                }
+            }
+            PathKind::Conflict if change.old.is_none() => counts.conflicts += 1,
+            _ => {}
+        }
+    }
+    for id in &added {
+        if removed.contains(id) {
+            counts.updated += 1;
+        } else {
+            counts.new += 1;
+        }
+    }
+    counts.forgotten = removed.iter().filter(|id| !added.contains(id)).count();
+    Ok(counts)
+}
+
+fn count_conflicts(store: &Store) -> Result<usize> {
+    let snap = store.snapshot(store.tip()?)?;
+    Ok(merge::open_conflicts(&snap)?.len())
+}
