@@ -47,7 +47,7 @@ pub(crate) fn process_failed(context: String, detail: impl Into<String>) -> Erro
 }
 
 /// Runs the git CLI in `dir` (without the system configuration); fails unless it succeeds.
-pub(super) fn git(dir: &Path, args: &[&str]) -> Result<Output> {
+pub(crate) fn git(dir: &Path, args: &[&str]) -> Result<Output> {
     let out = Command::new("git")
         .arg("-C")
         .arg(dir)
@@ -112,6 +112,34 @@ impl LoreProcess<'_> {
             ));
         }
         Ok(elapsed)
+    }
+}
+
+impl LoreProcess<'_> {
+    /// Runs `lore --json ARGS` against the repository at `dir` and returns its output; fails
+    /// unless it succeeds.
+    pub(crate) fn json(&self, dir: &Path, args: &[&str]) -> Result<serde_json::Value> {
+        let out = Command::new(self.binary)
+            .arg("--repo")
+            .arg(dir)
+            .arg("--json")
+            .args(self.args)
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| Error::Io {
+                context: format!("running {}", self.binary.display()),
+                source: e,
+            })?;
+        if !out.status.success() {
+            return Err(process_failed(
+                format!("lore {args:?} failed"),
+                String::from_utf8_lossy(&out.stdout).into_owned()
+                    + &String::from_utf8_lossy(&out.stderr),
+            ));
+        }
+        serde_json::from_slice(&out.stdout)
+            .map_err(|e| process_failed(format!("lore {args:?} printed no JSON"), e.to_string()))
     }
 }
 

@@ -7,6 +7,7 @@
 //! writes in process and as a process, ρ-ranked retrieval and depth-50 replay at 100k thoughts).
 
 pub mod backends;
+pub mod merge;
 mod scale;
 pub mod workload;
 

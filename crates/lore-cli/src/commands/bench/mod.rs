@@ -61,13 +61,16 @@ pub struct BenchArgs {
 #[derive(clap::Subcommand, Debug)]
 pub enum BenchWhat {
     Substrates(substrates::SubstratesArgs),
+    Merge(substrates::MergeArgs),
 }
 
 /// Runs `lore bench`, with a progress bar on a terminal (none with `--json`).
 pub fn run(ui: &mut Ui, global: &GlobalArgs, args: &BenchArgs) -> CmdResult {
     let progress = crate::progress_bar::for_terminal(ui.json());
-    if let Some(BenchWhat::Substrates(sub)) = &args.what {
-        return substrates::run(ui, global, sub, progress);
+    match &args.what {
+        Some(BenchWhat::Substrates(sub)) => return substrates::run(ui, global, sub, progress),
+        Some(BenchWhat::Merge(merge)) => return substrates::run_merge(ui, merge, progress),
+        None => {}
     }
     run_with_progress(ui, global, args, progress)
 }

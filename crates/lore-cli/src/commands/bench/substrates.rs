@@ -1,5 +1,7 @@
-//! `lore bench substrates`: arguments to the substrates benchmark (five memory substrates on one
-//! seeded workload, and lore's reasoning trees at scale) and its report as markdown tables.
+//! `lore bench substrates` and `lore bench merge`: arguments to the substrates benchmark (five
+//! memory substrates on one seeded workload, and lore's reasoning trees at scale) and to the merge
+//! experiment (keyed lessons against concatenation and hashed file names), and their reports as
+//! markdown tables.
 
 use std::ffi::OsString;
 
@@ -7,6 +9,7 @@ use clap::Args;
 use lore::progress::SharedProgress;
 use lore_bench::bench::Stats;
 use lore_bench::run_measurement;
+use lore_bench::substrates::merge::{MergeExperiment, MergeOutcome, MergeReport};
 use lore_bench::substrates::{BenchSubstrates, SubstratesReport};
 
 use crate::error::{CmdResult, CommandError};
@@ -38,6 +41,81 @@ pub struct SubstratesArgs {
     pub seed: u64,
 }
 
+/// Two worker processes and an orchestrator over a central bare repository: disjoint lessons
+/// merge cleanly; contradictory keyed lessons surface as conflicts, while concatenation and
+/// hashed file names keep them silently.
+#[derive(Args, Debug)]
+pub struct MergeArgs {
+    /// Lessons each worker keeps on its own domain.
+    #[arg(long, default_value_t = 5)]
+    pub lessons_per_worker: usize,
+    /// Topics both workers contradict each other on.
+    #[arg(long, default_value_t = 5)]
+    pub contradictions: usize,
+}
+
+fn internal(message: String) -> CommandError {
+    CommandError {
+        class: lore::ErrorClass::Internal,
+        code: None,
+        message,
+        hints: Vec::new(),
+    }
+}
+
+/// Runs the merge experiment in a temporary directory.
+pub fn run_merge(ui: &mut Ui, args: &MergeArgs, progress: SharedProgress) -> CmdResult {
+    let tmp = tempfile::tempdir().map_err(|e| internal(format!("creating a temp dir: {e}")))?;
+    let request = MergeExperiment {
+        lessons_per_worker: args.lessons_per_worker,
+        contradictions: args.contradictions,
+        lore_binary: std::env::current_exe()
+            .map_err(|e| internal(format!("finding lore's own binary: {e}")))?,
+        work_dir: tmp.path().join("work"),
+    };
+    std::fs::create_dir_all(&request.work_dir)
+        .map_err(|e| internal(format!("creating a work dir: {e}")))?;
+    let (out, warnings) = run_measurement(request, &tmp.path().join("handle"), None, progress)?;
+    for w in warnings {
+        ui.warn(&w);
+    }
+    ui.emit(&out, |s| merge_table(s, &out));
+    Ok(())
+}
+
+fn merge_table(s: &mut String, out: &MergeReport) {
+    s.push_str(&format!(
+        "disjoint domains: {} lessons merged, {} conflicts
+
+",
+        out.disjoint_lessons, out.disjoint_conflicts
+    ));
+    s.push_str(
+        "| layout | contradictions injected | conflicts surfaced | entries kept side by side |
+",
+    );
+    s.push_str(
+        "|---|---:|---:|---:|
+",
+    );
+    let row = |s: &mut String, name: &str, o: &MergeOutcome| {
+        s.push_str(&format!(
+            "| {name} | {} | {} | {} |
+",
+            o.contradictions_injected, o.conflicts, o.entries_kept
+        ));
+    };
+    row(s, "keyed lessons (lessons/<topic>)", &out.keyed);
+    row(s, "one markdown file, concatenated", &out.concatenation);
+    row(s, "hashed file names (unkeyed)", &out.hashed);
+    s.push_str(&format!(
+        "
+{:.1} s
+",
+        out.seconds
+    ));
+}
+
 /// Runs the substrates benchmark in a temporary directory.
 pub fn run(
     ui: &mut Ui,
@@ -45,12 +123,6 @@ pub fn run(
     args: &SubstratesArgs,
     progress: SharedProgress,
 ) -> CmdResult {
-    let internal = |message: String| CommandError {
-        class: lore::ErrorClass::Internal,
-        code: None,
-        message,
-        hints: Vec::new(),
-    };
     let tmp = tempfile::tempdir().map_err(|e| internal(format!("creating a temp dir: {e}")))?;
     let lore_binary =
         std::env::current_exe().map_err(|e| internal(format!("finding lore's own binary: {e}")))?;
