@@ -115,33 +115,11 @@ impl Operation for MergeExperiment {
         let n = self.lessons_per_worker;
         both_workers(&lore, &a, &b, |lore, dir, worker| {
             for i in 0..n {
+                let problem = format!("Problem {i} of domain {worker}");
+                let lesson = format!("In domain {worker}, check case {i} first.");
                 let session = format!("{worker}-domain-{i}");
                 let topic = format!("{worker}-topic-{i}");
-                lore.json(
-                    dir,
-                    &[
-                        "think",
-                        "add",
-                        &format!("Problem {i} of domain {worker}"),
-                        "--in",
-                        &session,
-                        "--score",
-                        "0.9",
-                    ],
-                )?;
-                lore.json(
-                    dir,
-                    &[
-                        "think",
-                        "done",
-                        "--in",
-                        &session,
-                        "--topic",
-                        &topic,
-                        "--lesson",
-                        &format!("In domain {worker}, check case {i} first."),
-                    ],
-                )?;
+                keep_lesson(lore, dir, &session, &problem, &topic, &lesson)?;
             }
             lore.json(dir, &["sync"])?;
             Ok(())
@@ -155,31 +133,9 @@ impl Operation for MergeExperiment {
         both_workers(&lore, &a, &b, |lore, dir, worker| {
             for i in 0..k {
                 let session = format!("{worker}-shared-{i}");
-                lore.json(
-                    dir,
-                    &[
-                        "think",
-                        "add",
-                        &format!("Shared problem {i}"),
-                        "--in",
-                        &session,
-                        "--score",
-                        "0.9",
-                    ],
-                )?;
-                lore.json(
-                    dir,
-                    &[
-                        "think",
-                        "done",
-                        "--in",
-                        &session,
-                        "--topic",
-                        &format!("shared-topic-{i}"),
-                        "--lesson",
-                        &advice(worker, i),
-                    ],
-                )?;
+                let topic = format!("shared-topic-{i}");
+                let problem = format!("Shared problem {i}");
+                keep_lesson(lore, dir, &session, &problem, &topic, &advice(worker, i))?;
             }
             Ok(())
         })?;
@@ -230,6 +186,24 @@ impl Operation for MergeExperiment {
             seconds: started.elapsed().as_secs_f64(),
         })
     }
+}
+
+/// A worker's session on one problem, finished with a keyed lesson.
+fn keep_lesson(
+    lore: &LoreProcess<'_>,
+    dir: &Path,
+    session: &str,
+    problem: &str,
+    topic: &str,
+    lesson: &str,
+) -> Result<()> {
+    let add = ["think", "add", problem, "--in", session, "--score", "0.9"];
+    lore.json(dir, &add)?;
+    let done = [
+        "think", "done", "--in", session, "--topic", topic, "--lesson", lesson,
+    ];
+    lore.json(dir, &done)?;
+    Ok(())
 }
 
 /// What worker `worker` says about shared topic `i`: the two workers disagree.

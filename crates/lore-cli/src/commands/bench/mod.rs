@@ -94,10 +94,7 @@ pub fn run_with_progress(
     let lore_binary =
         std::env::current_exe().map_err(|e| internal(format!("finding lore's own binary: {e}")))?;
     // The timed runs use the same embedder as the in-process measurements.
-    let mut lore_args: Vec<OsString> = vec!["--embedder".into(), global.embedder.clone().into()];
-    if let Some(dir) = &global.model_dir {
-        lore_args.extend(["--model-dir".into(), dir.clone().into_os_string()]);
-    }
+    let lore_args = embedder_args(global);
     let request = Bench {
         sizes: args.sizes.clone(),
         writes: args.writes,
@@ -117,11 +114,33 @@ pub fn run_with_progress(
     };
     // Loaded once: the minilm tier reads a 90 MB model.
     let embedder = location::embedder(global)?;
-    let (out, warnings) = run_measurement(request, &tmp.path().join("handle"), embedder, progress)?;
+    measure_and_show(ui, request, tmp.path(), embedder, progress, table)
+}
+
+/// The arguments that give timed `lore` runs the embedder of the in-process measurements.
+pub(super) fn embedder_args(global: &GlobalArgs) -> Vec<OsString> {
+    let mut args: Vec<OsString> = vec!["--embedder".into(), global.embedder.clone().into()];
+    if let Some(dir) = &global.model_dir {
+        args.extend(["--model-dir".into(), dir.clone().into_os_string()]);
+    }
+    args
+}
+
+/// Runs a measurement over a scratch handle under `tmp`, shows its warnings and its report
+/// (drawn by `draw`, or as JSON).
+pub(super) fn measure_and_show<O: lore::ops::Operation>(
+    ui: &mut Ui,
+    request: O,
+    tmp: &std::path::Path,
+    embedder: Option<lore::embed::SharedEmbedder>,
+    progress: SharedProgress,
+    draw: fn(&mut String, &O::Output),
+) -> CmdResult {
+    let (out, warnings) = run_measurement(request, &tmp.join("handle"), embedder, progress)?;
     for w in warnings {
         ui.warn(&w);
     }
-    ui.emit(&out, |s| table(s, &out));
+    ui.emit(&out, |s| draw(s, &out));
     Ok(())
 }
 

@@ -3,12 +3,9 @@
 //! experiment (keyed lessons against concatenation and hashed file names), and their reports as
 //! markdown tables.
 
-use std::ffi::OsString;
-
 use clap::Args;
 use lore::progress::SharedProgress;
 use lore_bench::bench::Stats;
-use lore_bench::run_measurement;
 use lore_bench::substrates::merge::{MergeExperiment, MergeOutcome, MergeReport};
 use lore_bench::substrates::{BenchSubstrates, SubstratesReport};
 
@@ -75,12 +72,7 @@ pub fn run_merge(ui: &mut Ui, args: &MergeArgs, progress: SharedProgress) -> Cmd
     };
     std::fs::create_dir_all(&request.work_dir)
         .map_err(|e| internal(format!("creating a work dir: {e}")))?;
-    let (out, warnings) = run_measurement(request, &tmp.path().join("handle"), None, progress)?;
-    for w in warnings {
-        ui.warn(&w);
-    }
-    ui.emit(&out, |s| merge_table(s, &out));
-    Ok(())
+    super::measure_and_show(ui, request, tmp.path(), None, progress, merge_table)
 }
 
 fn merge_table(s: &mut String, out: &MergeReport) {
@@ -126,10 +118,7 @@ pub fn run(
     let tmp = tempfile::tempdir().map_err(|e| internal(format!("creating a temp dir: {e}")))?;
     let lore_binary =
         std::env::current_exe().map_err(|e| internal(format!("finding lore's own binary: {e}")))?;
-    let mut lore_args: Vec<OsString> = vec!["--embedder".into(), global.embedder.clone().into()];
-    if let Some(dir) = &global.model_dir {
-        lore_args.extend(["--model-dir".into(), dir.clone().into_os_string()]);
-    }
+    let lore_args = super::embedder_args(global);
     let request = BenchSubstrates {
         fillers: args.fillers,
         queries_per_tier: args.queries_per_tier,
@@ -144,12 +133,7 @@ pub fn run(
     std::fs::create_dir_all(&request.work_dir)
         .map_err(|e| internal(format!("creating a work dir: {e}")))?;
     let embedder = location::embedder(global)?;
-    let (out, warnings) = run_measurement(request, &tmp.path().join("handle"), embedder, progress)?;
-    for w in warnings {
-        ui.warn(&w);
-    }
-    ui.emit(&out, |s| tables(s, &out));
-    Ok(())
+    super::measure_and_show(ui, request, tmp.path(), embedder, progress, tables)
 }
 
 fn pair(st: &Stats) -> String {
