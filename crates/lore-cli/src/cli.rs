@@ -49,6 +49,7 @@ pub enum Command {
     Sync(commands::sync::SyncArgs),
     Conflicts(commands::conflicts::ConflictsArgs),
     Resolve(commands::conflicts::ResolveArgs),
+    Gc(commands::gc::GcArgs),
     Hook(commands::hook::HookArgs),
     Setup(commands::setup::SetupArgs),
     Mcp(commands::mcp::McpArgs),
@@ -96,6 +97,7 @@ pub fn run(ui: &mut Ui, cli: Cli) -> CmdResult {
         Command::Sync(args) => commands::sync::run(ui, s, &args),
         Command::Conflicts(args) => commands::conflicts::run(ui, s, &args),
         Command::Resolve(args) => commands::conflicts::run_resolve(ui, s, &args),
+        Command::Gc(args) => commands::gc::run(ui, s, &args),
         Command::Think(args) => commands::thoughts::run(ui, s, &args),
         Command::Bench(_)
         | Command::Embedder(_)

@@ -25,6 +25,7 @@ const PEOPLE_ONLY: &[&[&str]] = &[
     &["ctx", "import", "gcc-out", "--force"],
     &["review", "reject", "nothing"],
     &["namespace"],
+    &["gc", "--dry-run"],
 ];
 
 /// The text a command prints (stdout, then stderr) and its exit code, masked.

@@ -593,3 +593,164 @@ fn context_branches_merge_steps_and_entries_across_clones() {
         "{log}"
     );
 }
+
+#[test]
+fn hooks_sync_at_session_start_and_stop_when_auto_sync_is_on() {
+    let net = Net::new();
+    let a = net.clone("a");
+    let b = net.clone("b");
+    net.remember(
+        &b,
+        "Written on the other machine about flaky tests",
+        &["-n", "decisions"],
+    );
+    net.sync(&b);
+    let hook = |dir: &Path, event: &str| -> String {
+        let mut cmd = lore_command(dir, &net.home(), &["hook", "claude", event]);
+        cmd.stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = cmd.spawn().unwrap();
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(br#"{"session_id":"s1","hook_event_name":"x"}"#)
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success());
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    // Off by default: nothing travels.
+    hook(&a, "SessionStart");
+    assert!(net.ids(&a).is_empty());
+    net.git(&a, &["config", "lore.sync.auto", "true"]);
+    let started = hook(&a, "SessionStart");
+    assert!(
+        started.contains("flaky tests"),
+        "fetched and merged before the context: {started}"
+    );
+    net.remember(&a, "Decided here, pushed at stop", &[]);
+    hook(&a, "Stop");
+    assert_eq!(
+        net.git(&net.central(), &["rev-parse", "refs/lore/memory"]),
+        net.tip(&a)
+    );
+    // Offline: silent, and the agent is not broken.
+    net.git(
+        &a,
+        &["remote", "set-url", "origin", "/nonexistent/remote.git"],
+    );
+    hook(&a, "SessionStart");
+}
+
+#[test]
+fn hosts_that_refuse_refs_outside_heads_work_with_the_heads_prefix() {
+    let net = Net::new();
+    let hooks = net.central().join("hooks");
+    std::fs::create_dir_all(&hooks).unwrap();
+    std::fs::write(
+        hooks.join("update"),
+        "#!/bin/sh\ncase \"$1\" in refs/heads/*) exit 0;; esac\necho \"only branches here\" >&2\nexit 1\n",
+    )
+    .unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(hooks.join("update"), std::fs::Permissions::from_mode(0o755))
+            .unwrap();
+    }
+    let a = net.clone("a");
+    let b = net.clone("b");
+    net.remember(&a, "kept under refs/heads/lore on the host", &[]);
+    let refused = net.lore(&a, &["sync"]);
+    assert_eq!(
+        refused.status.code(),
+        Some(1),
+        "the host refuses refs/lore/*"
+    );
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        said.contains("only branches here"),
+        "git's words reach the user: {said}"
+    );
+    for dir in [&a, &b] {
+        net.git(dir, &["config", "lore.sync.remoteRefs", "heads"]);
+    }
+    net.sync(&a);
+    assert_eq!(
+        net.git(&net.central(), &["rev-parse", "refs/heads/lore/memory"]),
+        net.tip(&a)
+    );
+    net.sync(&b);
+    assert_eq!(net.ids(&b).len(), 1);
+}
+
+#[test]
+fn gc_archives_stale_progress_and_expires_old_archived_memories_on_every_clone() {
+    let net = Net::new();
+    let a = net.clone("a");
+    let b = net.clone("b");
+    // Written long ago: imported with their times (ids fixed so the test can name them).
+    let (stale, archived) = ("st41e00000001".to_string(), "ar41e00000001".to_string());
+    let (stale, archived) = (stale[..12].to_string(), archived[..12].to_string());
+    let line = |id: &str, ns: &str, summary: &str, status: &str, when: &str| {
+        serde_json::json!({"id": id, "namespace": ns, "summary": summary, "status": status,
+            "created": when, "updated": when})
+        .to_string()
+    };
+    let file = net.dir.path().join("old.jsonl");
+    std::fs::write(
+        &file,
+        format!(
+            "{}\n{}\n",
+            line(
+                &stale,
+                "progress",
+                "Halfway through the parser rewrite",
+                "active",
+                "2026-01-01T00:00:00Z"
+            ),
+            line(
+                &archived,
+                "decisions",
+                "An old plan nobody follows",
+                "archived",
+                "2025-01-01T00:00:00Z"
+            ),
+        ),
+    )
+    .unwrap();
+    net.ok(&a, &["import", "jsonl", file.to_str().unwrap()]);
+    let fresh = net.remember(&a, "Working on sync tests today", &["-n", "progress"]);
+    net.sync(&a);
+    net.sync(&b);
+    let plan = net.json(&a, &["gc", "--dry-run"]);
+    assert_eq!(plan["archived"], serde_json::json!([stale]));
+    assert_eq!(plan["expired"], serde_json::json!([archived]));
+    let done = net.json(&a, &["gc"]);
+    assert_eq!(done["packed"], true);
+    assert!(done["commit"].is_string());
+    net.sync(&a);
+    net.sync(&b);
+    let shown = net.json(&b, &["show", &stale]);
+    assert_eq!(shown["memory"]["status"], "archived");
+    assert!(
+        !net.ids(&b).contains(&archived),
+        "expired on the other clone too"
+    );
+    assert!(net.ids(&b).contains(&fresh));
+    let path = format!(
+        "decisions/{}/{}/{archived}.md",
+        &archived[..1],
+        &archived[1..2]
+    );
+    let history = net.git(&b, &["log", "--format=%s", "refs/lore/memory", "--", &path]);
+    assert!(history.lines().count() >= 2, "history kept: {history}");
+    net.git(&a, &["config", "lore.decay.progress", "never"]);
+    assert_eq!(
+        net.json(&a, &["gc", "--dry-run"])["archived"],
+        serde_json::json!([])
+    );
+}

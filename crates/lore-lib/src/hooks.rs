@@ -315,7 +315,10 @@ pub fn handle(
         ctx.session = input.session.clone();
     }
     match event {
-        Event::SessionStart => session_start(lore, options),
+        Event::SessionStart => {
+            auto_sync(lore, crate::sync::Direction::FetchOnly);
+            session_start(lore, options)
+        }
         Event::UserPromptSubmit => prompt(lore, input, options, &ctx),
         Event::PostToolUse => tool_used(lore, input, options, &ctx),
         Event::PreCompact => {
@@ -323,7 +326,44 @@ pub fn handle(
             out.checkpoint = checkpoint(lore, input, &ctx)?;
             Ok(out)
         }
-        Event::Stop | Event::SessionEnd => capture_transcript(lore, input, options, &ctx),
+        Event::Stop | Event::SessionEnd => {
+            let out = capture_transcript(lore, input, options, &ctx);
+            auto_sync(lore, crate::sync::Direction::Both);
+            out
+        }
+    }
+}
+
+/// The time limit of one network call of a hook-driven sync: an agent waits for the hook.
+const AUTO_SYNC_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// With `git config lore.sync.auto true`: at session start fetch and merge, at stop sync both
+/// ways. Off by default; bounded in time; silent when offline or without a remote (the next
+/// sync catches up).
+fn auto_sync(lore: &mut Lore, direction: crate::sync::Direction) {
+    let on = lore
+        .store()
+        .config_string("lore.sync.auto")
+        .is_some_and(|v| {
+            matches!(
+                v.trim().to_ascii_lowercase().as_str(),
+                "true" | "yes" | "on" | "1"
+            )
+        });
+    if !on || !matches!(lore.store().kind(), crate::store::StoreKind::Repository) {
+        return;
+    }
+    let options = crate::sync::SyncOptions {
+        remote: None,
+        direction,
+        dry_run: false,
+        timeout: AUTO_SYNC_TIMEOUT,
+        now: jiff::Timestamp::now(),
+    };
+    if let Err(e) = crate::sync::sync(lore.store(), &options)
+        && !matches!(e, Error::Remote { .. } | Error::NoRemote(_))
+    {
+        lore.warn(format!("automatic sync: {e}"));
     }
 }
 

@@ -42,10 +42,10 @@ pub use index::{Hit, IndexNotice, ListFilter, SortBy};
 /// The JSON-lines files of local state, at their former path.
 pub use localstate::linefile;
 pub use memory::{
-    BatchReport, Conflict, ConflictVersion, DuplicateOf, FileContent, FileLimits, IndexStatus,
-    Lore, MemoryVersion, NamespaceCount, NewMemory, Novelty, Patch, Remembered, Resolution,
-    Resolved, StaleMemory, StoreStatus, StoredSecret, Superseded, VerifyReport, WriteContext,
-    Written,
+    BatchReport, Conflict, ConflictVersion, DuplicateOf, FileContent, FileLimits, GcReport,
+    IndexStatus, LifecyclePolicy, Lore, MemoryVersion, NamespaceCount, NewMemory, Novelty, Patch,
+    Remembered, Resolution, Resolved, StaleMemory, StoreStatus, StoredSecret, Superseded,
+    VerifyReport, WriteContext, Written,
 };
 pub use model::{Citation, Key, LineRange, Memory, MemoryId, Namespace, Status};
 pub use store::purge::PurgeReport;

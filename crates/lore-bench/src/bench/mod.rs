@@ -6,6 +6,7 @@
 
 pub(crate) mod corpus;
 pub(crate) mod process;
+pub mod sync;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};

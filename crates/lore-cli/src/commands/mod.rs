@@ -10,6 +10,7 @@ pub mod embedder;
 pub mod eval;
 pub mod export;
 pub mod forget;
+pub mod gc;
 pub mod history;
 pub mod hook;
 pub mod import;

@@ -58,6 +58,26 @@ pub fn run(ui: &mut Ui, session: &mut Session, _args: &StatusArgs) -> CmdResult 
                 detail.join(", ")
             ));
         }
+        for r in &st.remotes {
+            let standing = if r.fetched {
+                format!(
+                    "{} ahead, {} behind (as of the last fetch)",
+                    r.ahead, r.behind
+                )
+            } else {
+                format!("never synced ({} commits to push)", r.ahead)
+            };
+            s.push_str(&format!("remote:   {} — {standing}\n", r.remote));
+            for p in &r.parked {
+                s.push_str(&format!("          parked, not mergeable: {p}\n"));
+            }
+        }
+        if st.open_conflicts > 0 {
+            s.push_str(&format!(
+                "conflicts: {} open (`lore conflicts`)\n",
+                st.open_conflicts
+            ));
+        }
         if !st.invalid.is_empty() {
             s.push_str(&format!("unreadable memory files: {}\n", st.invalid.len()));
             for f in &st.invalid {

@@ -227,6 +227,14 @@ pub fn cases() -> Vec<Case> {
             &["ctx", "recall", "benchmark", "--all-branches"],
             json!({"query": "benchmark", "all_branches": true}),
         ),
+        c("conflicts", &["conflicts"], json!({})),
+        // No remote here, nothing contradicted: the errors must agree too.
+        c("sync", &["sync"], json!({})),
+        c(
+            "resolve",
+            &["resolve", "decisions/index-engine", "--ours"],
+            json!({"conflict": "decisions/index-engine", "keep": "ours"}),
+        ),
         c(
             "sequentialthinking",
             &[

@@ -35,6 +35,10 @@ pub struct StoreStatus {
     pub invalid: Vec<InvalidFile>,
     /// The index.
     pub index: IndexStatus,
+    /// How lore's refs stand against each remote, as of its last fetch.
+    pub remotes: Vec<crate::sync::RemoteStanding>,
+    /// Open contradictions (see `conflicts`).
+    pub open_conflicts: usize,
 }
 
 /// The schema of [`StoreKind`] as it serializes (`repository` or `personal`).
@@ -149,6 +153,8 @@ impl Lore {
                     .map(|e| e.id().to_string())
                     .unwrap_or_else(|| "none".into()),
             },
+            remotes: crate::sync::standing(&self.store)?,
+            open_conflicts: self.contradictions()?.len(),
         })
     }
 }

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Effect, Env, Operation};
 use crate::error::{Error, Result};
-use crate::memory::{Conflict, Resolution, Resolved};
+use crate::memory::{Conflict, GcReport, Resolution, Resolved};
 use crate::sync::setup::SetupReport;
 use crate::sync::{Direction, SyncOptions, SyncReport};
 
@@ -221,5 +221,29 @@ impl Operation for Resolve {
         };
         env.lore
             .resolve_conflict(&self.conflict, &resolution, &env.write)
+    }
+}
+
+/// Apply the lifecycle rules and pack lore's refs.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Gc {
+    /// Only report what would be archived and expired.
+    #[serde(default)]
+    pub dry_run: bool,
+}
+
+impl Operation for Gc {
+    const NAME: &'static str = "gc";
+    const TITLE: &'static str = "Tidy shared memory";
+    const DESCRIPTION: &'static str = "Archive active progress memories untouched for \
+        lore.decay.progress days (default 30), remove archived memories untouched for \
+        lore.gc.archiveRetention days (default 180) from the live tree with a tombstone (their \
+        history stays in git), in one commit; then pack refs and loose objects.";
+    const EFFECT: Effect = Effect::Destructive { idempotent: true };
+    type Output = GcReport;
+
+    fn run(self, env: &mut Env<'_>) -> Result<GcReport> {
+        env.lore.gc(self.dry_run, &env.write)
     }
 }

@@ -36,8 +36,13 @@ impl GitCli {
 
     /// Fetches every lore ref of `remote` into its tracking namespace (forced, so a remote
     /// that was rewritten or diverged never makes the fetch fail; pruned, so deleted refs go).
-    pub(crate) fn fetch(&self, remote: &str, tracking_prefix: &str) -> Result<()> {
-        let refspec = format!("+refs/lore/*:{tracking_prefix}*");
+    pub(crate) fn fetch(
+        &self,
+        remote: &str,
+        remote_prefix: &str,
+        tracking_prefix: &str,
+    ) -> Result<()> {
+        let refspec = format!("+{remote_prefix}*:{tracking_prefix}*");
         let out = self.run(
             &[
                 "fetch",
@@ -57,13 +62,22 @@ impl GitCli {
         }
     }
 
-    /// Pushes `updates` (local ref, remote ref, the value the remote must still have) in one
-    /// atomic push with an explicit lease per ref.
+    /// Pushes `updates` (local ref, the value the remote must still have) in one atomic push
+    /// with an explicit lease per ref; each local `refs/lore/X` goes to `<remote_prefix>X`.
     pub(crate) fn push(
         &self,
         remote: &str,
+        remote_prefix: &str,
         updates: &[(String, Option<Oid>)],
     ) -> Result<PushOutcome> {
+        let remote_name = |local: &str| {
+            format!(
+                "{remote_prefix}{}",
+                local
+                    .strip_prefix(crate::store::LORE_REF_PREFIX)
+                    .unwrap_or(local)
+            )
+        };
         let mut args: Vec<String> = vec![
             "push".into(),
             "--atomic".into(),
@@ -72,11 +86,14 @@ impl GitCli {
         ];
         for (refname, expected) in updates {
             let expect = expected.map(|o| o.to_string()).unwrap_or_default();
-            args.push(format!("--force-with-lease={refname}:{expect}"));
+            args.push(format!(
+                "--force-with-lease={}:{expect}",
+                remote_name(refname)
+            ));
         }
         args.push(remote.into());
         for (refname, _) in updates {
-            args.push(format!("{refname}:{refname}"));
+            args.push(format!("{refname}:{}", remote_name(refname)));
         }
         let arg_refs: Vec<&str> = args.iter().map(String::as_str).collect();
         let out = self.run(&arg_refs, remote)?;
@@ -84,10 +101,48 @@ impl GitCli {
             return Ok(PushOutcome::Pushed);
         }
         let rejected: Vec<&str> = out.stdout.lines().filter(|l| l.starts_with('!')).collect();
+        // Refusals because the remote moved (or was being written) are worth a new round;
+        // any other refusal (a hook, a permission, a protected ref) is the remote's answer.
+        const MOVED: &[&str] = &[
+            "stale info",
+            "fetch first",
+            "non-fast-forward",
+            "atomic transaction failed",
+            "failed to lock",
+            "cannot lock",
+            "incorrect old value",
+        ];
         if rejected.is_empty() {
             Err(unreachable(remote, &out.stderr))
-        } else {
+        } else if rejected.iter().all(|l| MOVED.iter().any(|m| l.contains(m))) {
             Ok(PushOutcome::Rejected(rejected.join("; ")))
+        } else {
+            let refused: Vec<&str> = rejected
+                .iter()
+                .filter(|l| !l.contains("atomic transaction failed"))
+                .map(|l| l.trim_start_matches('!').trim())
+                .collect();
+            Err(Error::Remote {
+                remote: remote.to_string(),
+                message: format!(
+                    "the remote refused the push: {}{}",
+                    refused.join("; "),
+                    stderr_hint(&out.stderr)
+                ),
+            })
+        }
+    }
+
+    /// Runs a local maintenance command (`pack-refs`, `repack`); fails unless it succeeds.
+    pub(crate) fn maintain(&self, args: &[&str]) -> Result<()> {
+        let out = self.run(args, "(local)")?;
+        if out.success {
+            Ok(())
+        } else {
+            Err(Error::io(
+                format!("git {}", args.join(" ")),
+                std::io::Error::other(out.stderr.trim().to_string()),
+            ))
         }
     }
 
@@ -150,6 +205,21 @@ fn read_all(pipe: Option<&mut impl Read>) -> String {
         text = String::from_utf8_lossy(&bytes).into_owned();
     }
     text
+}
+
+fn stderr_hint(stderr: &str) -> String {
+    let said: Vec<&str> = stderr
+        .lines()
+        .map(str::trim)
+        .filter_map(|l| l.strip_prefix("remote:"))
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    if said.is_empty() {
+        String::new()
+    } else {
+        format!(" (the remote said: {})", said.join(" "))
+    }
 }
 
 fn unreachable(remote: &str, stderr: &str) -> Error {

@@ -34,6 +34,24 @@ const MAX_ROUNDS: u32 = 30;
 /// How long a sync keeps retrying a push the remote refused because it moved.
 const MAX_RETRY_TIME: Duration = Duration::from_secs(90);
 
+/// Where lore's refs live on a remote: `refs/lore/` (the default), or `refs/heads/lore/` for
+/// hosts that refuse refs outside `refs/heads/` (`git config lore.sync.remoteRefs heads`).
+pub fn remote_prefix(store: &Store) -> Result<&'static str> {
+    match store
+        .config_string("lore.sync.remoteRefs")
+        .as_deref()
+        .map(str::trim)
+    {
+        None | Some("lore") => Ok(LORE_REF_PREFIX),
+        Some("heads") => Ok("refs/heads/lore/"),
+        Some(other) => Err(Error::Invalid {
+            what: "lore.sync.remoteRefs",
+            value: other.to_string(),
+            reason: "use lore (refs/lore/*, the default) or heads (refs/heads/lore/*)".into(),
+        }),
+    }
+}
+
 /// The tracking namespace of one remote (`refs/lore-remotes/origin/`).
 pub fn tracking_prefix(remote: &str) -> String {
     format!("{TRACKING_PREFIX}{remote}/")
@@ -115,6 +133,82 @@ pub struct SyncReport {
     pub rounds: u32,
 }
 
+/// How lore's refs stand against one remote, as of its last fetch (no network).
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct RemoteStanding {
+    /// The remote.
+    pub remote: String,
+    /// Whether lore's refs were ever fetched from it.
+    pub fetched: bool,
+    /// Commits of lore's refs here that the remote lacks (to push).
+    pub ahead: usize,
+    /// Commits of lore's refs there that this clone lacks (to merge).
+    pub behind: usize,
+    /// Lore refs whose remote version could not be merged and is parked.
+    pub parked: Vec<String>,
+}
+
+/// Every remote's standing (see [`RemoteStanding`]).
+pub fn standing(store: &Store) -> Result<Vec<RemoteStanding>> {
+    let repo = store.repo();
+    let mut out = Vec::new();
+    let remotes = repo.remotes()?;
+    for remote in remotes.iter().flatten().flatten() {
+        let prefix = tracking_prefix(remote);
+        let fetched = repo
+            .references_glob(&format!("{prefix}*"))?
+            .next()
+            .is_some();
+        let (mut ahead, mut behind) = (0, 0);
+        for name in lore_ref_names(repo, &prefix)? {
+            match (
+                ref_target(repo, &name)?,
+                ref_target(repo, &tracked_name(&prefix, &name))?,
+            ) {
+                (Some(l), Some(t)) => {
+                    let (a, b) = repo.graph_ahead_behind(l, t)?;
+                    ahead += a;
+                    behind += b;
+                }
+                (Some(l), None) => {
+                    let mut walk = repo.revwalk()?;
+                    walk.push(l)?;
+                    ahead += walk.count();
+                }
+                (None, Some(t)) => {
+                    let mut walk = repo.revwalk()?;
+                    walk.push(t)?;
+                    behind += walk.count();
+                }
+                _ => {}
+            }
+        }
+        let mut parked = Vec::new();
+        for r in repo.references_glob(&format!("refs/lore-parked/{remote}/*"))? {
+            if let Ok(name) = r?.name() {
+                parked.push(name.to_string());
+            }
+        }
+        out.push(RemoteStanding {
+            remote: remote.to_string(),
+            fetched,
+            ahead,
+            behind,
+            parked,
+        });
+    }
+    Ok(out)
+}
+
+/// Packs lore's refs (and every loose ref with them) and the repository's loose objects into a
+/// pack, as `git pack-refs --all` and `git repack -d` do. Returns true when done.
+pub fn pack(store: &Store) -> Result<bool> {
+    let git = GitCli::new(&store.common_dir(), Duration::from_secs(600));
+    git.maintain(&["pack-refs", "--all"])?;
+    git.maintain(&["repack", "-d", "-q"])?;
+    Ok(true)
+}
+
 /// Finds the remote to sync with: the one named, else the current branch's upstream remote,
 /// else `origin`.
 pub fn resolve_remote(repo: &Repository, given: Option<&str>) -> Result<String> {
@@ -159,13 +253,14 @@ pub fn sync(store: &Store, options: &SyncOptions) -> Result<SyncReport> {
         crate::localstate::FileLock::exclusive(&store.common_dir().join("lore").join("sync"))?;
     let git = GitCli::new(&store.common_dir(), options.timeout);
     let prefix = tracking_prefix(&remote);
+    let on_remote = remote_prefix(store)?;
     let started = std::time::Instant::now();
     let mut rounds = 0;
     let mut memories = MergeCounts::default();
     loop {
         rounds += 1;
         if options.direction != Direction::PushOnly {
-            git.fetch(&remote, &prefix)?;
+            git.fetch(&remote, on_remote, &prefix)?;
         }
         let mut refs = Vec::new();
         let mut pushes: Vec<(String, Option<Oid>)> = Vec::new();
@@ -208,7 +303,7 @@ pub fn sync(store: &Store, options: &SyncOptions) -> Result<SyncReport> {
                 rounds,
             });
         }
-        match git.push(&remote, &pushes)? {
+        match git.push(&remote, on_remote, &pushes)? {
             PushOutcome::Pushed => {
                 for (name, _) in &pushes {
                     if let Some(local) = ref_target(repo, name)? {

@@ -36,7 +36,11 @@ pub struct SetupReport {
 pub fn setup(store: &Store, remote: Option<&str>, hook: Option<&str>) -> Result<SetupReport> {
     let repo = store.repo();
     let remote = resolve_remote(repo, remote)?;
-    let refspec = format!("+refs/lore/*:{}*", tracking_prefix(&remote));
+    let refspec = format!(
+        "+{}*:{}*",
+        super::remote_prefix(store)?,
+        tracking_prefix(&remote)
+    );
     let key = format!("remote.{remote}.fetch");
     let mut config = repo.config()?.open_level(git2::ConfigLevel::Local)?;
     let mut present = false;

@@ -1,0 +1,168 @@
+//! The memory merge through real syncs: one memory changed on both clones merges field by
+//! field; overlapping edits of one memory's body are a contradiction with ours kept live.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use lore::sync::{Direction, SyncOptions, sync};
+use lore::{Lore, NewMemory, Patch, Status, Store, WriteContext};
+use lore_testutils::make_hermetic;
+
+fn git(dir: &Path, home: &Path, args: &[&str]) {
+    let mut cmd = Command::new("git");
+    cmd.args(args).current_dir(dir);
+    make_hermetic(&mut cmd, home);
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Two clones of one bare repository, each with a handle.
+fn two_clones(dir: &Path) -> (Lore, Lore) {
+    let home = dir.join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    git(
+        dir,
+        &home,
+        &["init", "-q", "--bare", "-b", "main", "central.git"],
+    );
+    let open = |name: &str| -> Lore {
+        git(dir, &home, &["clone", "-q", "central.git", name]);
+        let path: PathBuf = dir.join(name);
+        git(&path, &home, &["config", "user.name", name]);
+        git(&path, &home, &["config", "user.email", "t@example.com"]);
+        Lore::new(Store::discover(&path).unwrap())
+    };
+    (open("a"), open("b"))
+}
+
+fn sync_now(lore: &Lore) -> lore::sync::SyncReport {
+    sync(
+        lore.store(),
+        &SyncOptions {
+            remote: None,
+            direction: Direction::Both,
+            dry_run: false,
+            timeout: Duration::from_secs(60),
+            now: jiff::Timestamp::now(),
+        },
+    )
+    .unwrap()
+}
+
+fn shared(a: &mut Lore, b: &mut Lore, body: &str) -> String {
+    let ctx = WriteContext::default();
+    let id = a
+        .remember(
+            &NewMemory {
+                namespace: "learnings".into(),
+                summary: "How the release works".into(),
+                body: body.into(),
+                tags: vec!["release".into(), "old".into()],
+                ..NewMemory::default()
+            },
+            &ctx,
+        )
+        .unwrap()
+        .memory
+        .id
+        .to_string();
+    sync_now(a);
+    sync_now(b);
+    id
+}
+
+#[test]
+fn one_memory_changed_on_both_sides_merges_field_by_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut a, mut b) = two_clones(dir.path());
+    let id = shared(&mut a, &mut b, "step one\nstep two\nstep three\n");
+    let ctx = WriteContext::default();
+    let patch = |body: &str, add: &str, remove: &[&str], status: Option<Status>| Patch {
+        body: Some(body.into()),
+        add_tags: vec![add.into()],
+        remove_tags: remove.iter().map(|t| t.to_string()).collect(),
+        status,
+        ..Patch::default()
+    };
+    a.update(
+        &id,
+        &patch("step ONE\nstep two\nstep three\n", "ci", &["old"], None),
+        &ctx,
+    )
+    .unwrap();
+    b.update(
+        &id,
+        &patch(
+            "step one\nstep two\nstep THREE\n",
+            "docs",
+            &[],
+            Some(Status::Resolved),
+        ),
+        &ctx,
+    )
+    .unwrap();
+    sync_now(&a);
+    let report = sync_now(&b);
+    assert_eq!(report.memories.updated, 1);
+    assert_eq!(report.memories.conflicts, 0);
+    let m = b.get(&id).unwrap();
+    assert_eq!(
+        m.body, "step ONE\nstep two\nstep THREE\n",
+        "both edits, merged by line"
+    );
+    assert_eq!(
+        m.tags,
+        vec!["release", "docs", "ci"],
+        "tags: union, minus what one side removed"
+    );
+    assert_eq!(m.status, Status::Resolved, "the status one side changed");
+    sync_now(&a);
+    assert_eq!(a.get(&id).unwrap(), m, "both clones agree");
+}
+
+#[test]
+fn overlapping_edits_of_one_memory_are_a_contradiction_and_ours_stays_live() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut a, mut b) = two_clones(dir.path());
+    let id = shared(&mut a, &mut b, "deploy on fridays\n");
+    let ctx = WriteContext::default();
+    let body = |text: &str| Patch {
+        body: Some(text.into()),
+        ..Patch::default()
+    };
+    a.update(&id, &body("never deploy on fridays\n"), &ctx)
+        .unwrap();
+    b.update(&id, &body("deploy on fridays before noon\n"), &ctx)
+        .unwrap();
+    sync_now(&a);
+    let report = sync_now(&b);
+    assert_eq!(report.memories.conflicts, 1);
+    assert_eq!(b.get(&id).unwrap().body, "deploy on fridays before noon\n");
+    let conflicts = b.conflicts().unwrap();
+    assert_eq!(conflicts.len(), 1);
+    assert_eq!(
+        conflicts[0].others[0].body.as_deref(),
+        Some("never deploy on fridays\n")
+    );
+    assert_eq!(
+        conflicts[0].base.as_ref().and_then(|v| v.body.as_deref()),
+        Some("deploy on fridays\n")
+    );
+    // The chain stays writable while the contradiction is open.
+    b.update(
+        &id,
+        &Patch {
+            add_tags: vec!["ops".into()],
+            ..Patch::default()
+        },
+        &ctx,
+    )
+    .unwrap();
+    let hits = b.recall("deploy fridays", &Default::default()).unwrap();
+    assert!(hits.iter().any(|h| h.contradicted.is_some()));
+}
