@@ -1,6 +1,7 @@
 //! Measurements of lore, kept out of the library that ships: the LongMemEval retrieval
-//! evaluation ([`longmemeval`]), the seeded trajectory retrieval benchmark ([`trajectories`])
-//! and the store benchmark beside the git-notes baseline ([`bench`](mod@bench)).
+//! evaluation ([`longmemeval`]), the seeded trajectory retrieval benchmark ([`trajectories`]),
+//! the store benchmark beside the git-notes baseline ([`bench`](mod@bench)) and the comparison of
+//! five memory substrates with lore's reasoning trees at scale ([`substrates`]).
 //!
 //! Each is an operation ([`lore::ops::Operation`]): a typed request, a typed report, progress
 //! through the environment's [`lore::progress::Progress`]. They run in fresh repositories under
@@ -11,6 +12,7 @@
 
 pub mod bench;
 pub mod longmemeval;
+pub mod substrates;
 pub mod trajectories;
 
 use std::path::Path;
@@ -22,6 +24,7 @@ use lore::{Lore, Result, Store, WriteContext};
 
 pub use bench::{Bench, BenchReport};
 pub use longmemeval::{EvalLongMemEval, EvalReport};
+pub use substrates::{BenchSubstrates, SubstratesReport};
 pub use trajectories::{EvalTrajectories, TrajectoryReport};
 
 /// Progress calls per phase at most (about): enough for a smooth bar, few enough to cost

@@ -151,6 +151,16 @@ pub enum Error {
     /// No open contradiction matches.
     #[error("no open contradiction matches {0:?}")]
     NoConflict(String),
+    /// A thought (by id, prefix or sequential number) that no reasoning session holds.
+    #[error("{0}")]
+    ThoughtNotFound(String),
+    /// A thought that would be its own ancestor (a branch or revision pointing at itself or at
+    /// a later thought).
+    #[error("{0}")]
+    ThoughtCycle(String),
+    /// A bundle of reasoning sessions made in another project's repository.
+    #[error("{0}")]
+    ForeignBundle(String),
     /// The path is not inside a git repository.
     #[error("{0} is not inside a git repository")]
     NotARepository(PathBuf),
@@ -180,12 +190,15 @@ impl Error {
             | Error::Parse { .. }
             | Error::NotARepository(_)
             | Error::Embedder { .. }
-            | Error::SecretBlocked(_) => ErrorClass::InvalidInput,
+            | Error::SecretBlocked(_)
+            | Error::ThoughtCycle(_)
+            | Error::ForeignBundle(_) => ErrorClass::InvalidInput,
             Error::NotFound(_)
             | Error::ContextNotFound(_)
             | Error::NoContextWorkspace(_)
             | Error::NoRemote(_)
-            | Error::NoConflict(_) => ErrorClass::NotFound,
+            | Error::NoConflict(_)
+            | Error::ThoughtNotFound(_) => ErrorClass::NotFound,
             Error::Ambiguous { .. }
             | Error::KeyExists { .. }
             | Error::Changed { .. }
@@ -221,6 +234,9 @@ impl Error {
             Error::NoContextWorkspace(_) => "no_context_workspace",
             Error::ContextConflict(_) => "context_conflict",
             Error::MergeConflict { .. } => "merge_conflict",
+            Error::ThoughtNotFound(_) => "thought_not_found",
+            Error::ThoughtCycle(_) => "thought_cycle",
+            Error::ForeignBundle(_) => "foreign_bundle",
             Error::NotARepository(_) => "not_a_repository",
             Error::NoRemote(_) => "no_remote",
             Error::Remote { .. } => "remote_unreachable",

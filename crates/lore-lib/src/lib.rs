@@ -31,6 +31,7 @@ pub mod setup;
 pub mod steps;
 pub mod store;
 pub mod sync;
+pub mod thoughts;
 pub mod tokens;
 pub mod trajectory;
 

@@ -4,8 +4,8 @@
 //! front end gives; nothing is downloaded. Whole-process timings run the `lore` binary the
 //! front end names.
 
-mod corpus;
-mod process;
+pub(crate) mod corpus;
+pub(crate) mod process;
 pub mod sync;
 
 use std::ffi::OsString;

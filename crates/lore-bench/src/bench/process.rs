@@ -22,7 +22,7 @@ pub struct Stats {
 }
 
 /// The statistics of `samples` (percentiles by rank, rounded up).
-pub(super) fn stats(mut samples: Vec<Duration>) -> Stats {
+pub(crate) fn stats(mut samples: Vec<Duration>) -> Stats {
     if samples.is_empty() {
         return Stats::default();
     }
@@ -39,7 +39,7 @@ pub(super) fn stats(mut samples: Vec<Duration>) -> Stats {
 }
 
 /// An error for a process that could not run or did not succeed.
-pub(super) fn process_failed(context: String, detail: impl Into<String>) -> Error {
+pub(crate) fn process_failed(context: String, detail: impl Into<String>) -> Error {
     Error::Io {
         context,
         source: std::io::Error::other(detail.into()),
@@ -47,7 +47,7 @@ pub(super) fn process_failed(context: String, detail: impl Into<String>) -> Erro
 }
 
 /// Runs the git CLI in `dir` (without the system configuration); fails unless it succeeds.
-pub(super) fn git(dir: &Path, args: &[&str]) -> Result<Output> {
+pub(crate) fn git(dir: &Path, args: &[&str]) -> Result<Output> {
     let out = Command::new("git")
         .arg("-C")
         .arg(dir)
@@ -68,17 +68,17 @@ pub(super) fn git(dir: &Path, args: &[&str]) -> Result<Output> {
 }
 
 /// How to start the `lore` binary under measurement.
-pub(super) struct LoreProcess<'a> {
+pub(crate) struct LoreProcess<'a> {
     /// The binary.
-    pub(super) binary: &'a Path,
+    pub(crate) binary: &'a Path,
     /// Arguments given before the command (the embedder, for one).
-    pub(super) args: &'a [std::ffi::OsString],
+    pub(crate) args: &'a [std::ffi::OsString],
 }
 
 impl LoreProcess<'_> {
     /// Times one whole run against the repository at `dir`, with `stdin` as its input when
     /// given. A hook run fails if it says anything on stderr (hooks must stay quiet).
-    pub(super) fn time(&self, dir: &Path, args: &[&str], stdin: Option<&[u8]>) -> Result<Duration> {
+    pub(crate) fn time(&self, dir: &Path, args: &[&str], stdin: Option<&[u8]>) -> Result<Duration> {
         let spawn_failed = |e: std::io::Error| Error::Io {
             context: format!("running {}", self.binary.display()),
             source: e,
@@ -115,8 +115,36 @@ impl LoreProcess<'_> {
     }
 }
 
+impl LoreProcess<'_> {
+    /// Runs `lore --json ARGS` against the repository at `dir` and returns its output; fails
+    /// unless it succeeds.
+    pub(crate) fn json(&self, dir: &Path, args: &[&str]) -> Result<serde_json::Value> {
+        let out = Command::new(self.binary)
+            .arg("--repo")
+            .arg(dir)
+            .arg("--json")
+            .args(self.args)
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| Error::Io {
+                context: format!("running {}", self.binary.display()),
+                source: e,
+            })?;
+        if !out.status.success() {
+            return Err(process_failed(
+                format!("lore {args:?} failed"),
+                String::from_utf8_lossy(&out.stdout).into_owned()
+                    + &String::from_utf8_lossy(&out.stderr),
+            ));
+        }
+        serde_json::from_slice(&out.stdout)
+            .map_err(|e| process_failed(format!("lore {args:?} printed no JSON"), e.to_string()))
+    }
+}
+
 /// Bytes of the files under `path`, recursively.
-pub(super) fn dir_size(path: &Path) -> u64 {
+pub(crate) fn dir_size(path: &Path) -> u64 {
     let mut total = 0;
     if let Ok(entries) = std::fs::read_dir(path) {
         for e in entries.flatten() {
@@ -131,7 +159,7 @@ pub(super) fn dir_size(path: &Path) -> u64 {
 }
 
 /// The processor, its cores and the operating system.
-pub(super) fn machine() -> String {
+pub(crate) fn machine() -> String {
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
         .and_then(|s| {

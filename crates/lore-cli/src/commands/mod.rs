@@ -28,5 +28,6 @@ pub mod show;
 pub mod status;
 pub mod supersede;
 pub mod sync;
+pub mod thoughts;
 pub mod update;
 pub mod verify;

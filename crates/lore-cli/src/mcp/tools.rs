@@ -2,11 +2,14 @@
 //!
 //! Not offered: import/export and the `.GCC/` transfer (they name files on the server's
 //! machine, and an HTTP client may be elsewhere), accepting or rejecting capture suggestions
-//! (a person reviews what agents suggested), eval and bench (long measurements for people).
+//! (a person reviews what agents suggested), eval and bench (long measurements for people),
+//! reasoning bundles (files on the server's machine, like import/export).
 
 use std::sync::Arc;
 
-use lore::ops::{self, Effect, Env, Operation, ctx, memory, review, store, sync};
+use lore::ops::{
+    self, Effect, Env, Operation, ctx, memory, review, sequential, store, sync, thoughts,
+};
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
 use serde_json::Value;
 
@@ -137,6 +140,14 @@ catalog!(
     ctx::CtxHistory,
     ctx::CtxSnapshot,
     ctx::CtxRecall,
+    sequential::SequentialThinking,
+    thoughts::ThinkAdd,
+    thoughts::ThinkScore,
+    thoughts::ThinkOutcome,
+    thoughts::ThinkDone,
+    thoughts::ThinkSearch,
+    thoughts::ThinkReplay,
+    thoughts::ThinkDiff,
 );
 
 #[cfg(test)]

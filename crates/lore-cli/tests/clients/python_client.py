@@ -20,11 +20,14 @@ EXPECTED_TOOLS = {
     "init", "status", "verify", "scan", "namespaces", "namespace_add", "reindex", "review_list",
     "ctx_init", "ctx_branch", "ctx_switch", "ctx_log", "ctx_status", "ctx_commit", "ctx_merge",
     "ctx_show", "ctx_metadata_get", "ctx_metadata_set", "ctx_read", "ctx_update", "ctx_history",
-    "ctx_snapshot", "ctx_recall", "sync", "conflicts", "resolve",
+    "ctx_snapshot", "ctx_recall", "sync", "conflicts", "resolve", "sequentialthinking",
+    "think_add", "think_score", "think_outcome", "think_done", "think_search", "think_replay",
+    "think_diff",
 }
 READ_ONLY = {"context", "recall", "show", "list", "history", "status", "verify", "scan",
              "namespaces", "review_list", "ctx_status", "ctx_show", "ctx_metadata_get",
-             "ctx_read", "ctx_history", "ctx_snapshot", "ctx_recall", "conflicts"}
+             "ctx_read", "ctx_history", "ctx_snapshot", "ctx_recall", "conflicts",
+             "think_search", "think_replay", "think_diff"}
 
 
 def fail(message):
@@ -185,6 +188,40 @@ async def exercise(client):
     called.add("sync")
     await err(client, "resolve", {"conflict": "decisions/nothing", "keep": "ours"}, "no_conflict")
     called.add("resolve")
+
+    # Reasoning trees: sequential thinking, then every thought operation on the same tree (a
+    # session per protocol era: the HTTP test runs both against one repository).
+    session = "mcp-" + "".join(c for c in str(client.protocol_version) if c.isalnum())
+    first = json.loads(await call("sequentialthinking", {
+        "thought": "Index the tags", "thoughtNumber": 1, "totalThoughts": 2,
+        "nextThoughtNeeded": True, "session": session}))
+    second = json.loads(await call("sequentialthinking", {
+        "thought": "Index the tags with a trigram table", "thoughtNumber": 2,
+        "totalThoughts": 2, "nextThoughtNeeded": False, "session": session, "score": 0.9}))
+    if second["parent"] != first["id"]:
+        fail(f"sequentialthinking did not chain: {second}")
+    other = json.loads(await call("think_add", {
+        "session": session, "parent": first["id"], "text": "Index nothing at all", "score": 0.1}))
+    await call("think_score", {"id": other["id"][:10], "score": 0.2})
+    await call("think_outcome", {"id": other["id"], "outcome": "failed"})
+    found = json.loads(await call("think_search", {"query": "trigram tags", "session": session}))["hits"]
+    if not found or found[0]["id"] != second["id"]:
+        fail(f"think_search: {found}")
+    replay = json.loads(await call("think_replay", {"id": second["id"]}))
+    if [n["id"] for n in replay["path"]] != [first["id"], second["id"]]:
+        fail(f"think_replay: {replay}")
+    diff = json.loads(await call("think_diff", {"from": other["id"], "to": second["id"]}))
+    if not any(line["origin"] == "+" for line in diff["lines"]):
+        fail(f"think_diff: {diff}")
+    done = json.loads(await call("think_done", {
+        "session": session, "topic": "tag-index",
+        "lesson": "Measure the index size before choosing trigrams."}))
+    if done["best"] != second["id"] or done["lesson"]["path"] != "lessons/tag-index.md":
+        fail(f"think_done: {done}")
+    await err(client, "sequentialthinking", {
+        "thought": "x", "thoughtNumber": 3, "totalThoughts": 3, "nextThoughtNeeded": False,
+        "session": session, "isRevision": True, "revisesThought": 9}, "thought_cycle")
+    await err(client, "think_add", {"session": session, "text": "x", "score": 2}, "score")
 
     # Invalid arguments: tool errors, and the server goes on.
     await err(client, "remember", {"namespace": "decisions"}, "summary")

@@ -13,8 +13,10 @@
 pub mod ctx;
 pub mod memory;
 pub mod review;
+pub mod sequential;
 pub mod store;
 pub mod sync;
+pub mod thoughts;
 pub mod transfer;
 
 use jiff::{SignedDuration, Timestamp};

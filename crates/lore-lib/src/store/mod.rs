@@ -85,7 +85,7 @@ pub struct Message {
 }
 
 impl Message {
-    fn render(&self) -> String {
+    pub(crate) fn render(&self) -> String {
         let mut out = one_line(&self.subject, 200);
         out.push('\n');
         if let Some(body) = &self.body {

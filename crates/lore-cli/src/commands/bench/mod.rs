@@ -2,6 +2,8 @@
 //! and index at several sizes, beside the git-notes baseline), and its report as a markdown
 //! table.
 
+mod substrates;
+
 use std::ffi::OsString;
 
 use clap::Args;
@@ -20,6 +22,8 @@ use crate::ui::Ui;
 /// with the same --seed on the same machine. Repositories are made under $TMPDIR.
 #[derive(Args, Debug)]
 pub struct BenchArgs {
+    #[command(subcommand)]
+    pub what: Option<BenchWhat>,
     /// Store sizes to measure at (memories already stored), comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "1000,10000,100000")]
     pub sizes: Vec<usize>,
@@ -53,9 +57,21 @@ pub struct BenchArgs {
     pub seed: u64,
 }
 
+/// Other measurements than the store benchmark.
+#[derive(clap::Subcommand, Debug)]
+pub enum BenchWhat {
+    Substrates(substrates::SubstratesArgs),
+    Merge(substrates::MergeArgs),
+}
+
 /// Runs `lore bench`, with a progress bar on a terminal (none with `--json`).
 pub fn run(ui: &mut Ui, global: &GlobalArgs, args: &BenchArgs) -> CmdResult {
     let progress = crate::progress_bar::for_terminal(ui.json());
+    match &args.what {
+        Some(BenchWhat::Substrates(sub)) => return substrates::run(ui, global, sub, progress),
+        Some(BenchWhat::Merge(merge)) => return substrates::run_merge(ui, merge, progress),
+        None => {}
+    }
     run_with_progress(ui, global, args, progress)
 }
 
@@ -78,10 +94,7 @@ pub fn run_with_progress(
     let lore_binary =
         std::env::current_exe().map_err(|e| internal(format!("finding lore's own binary: {e}")))?;
     // The timed runs use the same embedder as the in-process measurements.
-    let mut lore_args: Vec<OsString> = vec!["--embedder".into(), global.embedder.clone().into()];
-    if let Some(dir) = &global.model_dir {
-        lore_args.extend(["--model-dir".into(), dir.clone().into_os_string()]);
-    }
+    let lore_args = embedder_args(global);
     let request = Bench {
         sizes: args.sizes.clone(),
         writes: args.writes,
@@ -101,11 +114,33 @@ pub fn run_with_progress(
     };
     // Loaded once: the minilm tier reads a 90 MB model.
     let embedder = location::embedder(global)?;
-    let (out, warnings) = run_measurement(request, &tmp.path().join("handle"), embedder, progress)?;
+    measure_and_show(ui, request, tmp.path(), embedder, progress, table)
+}
+
+/// The arguments that give timed `lore` runs the embedder of the in-process measurements.
+pub(super) fn embedder_args(global: &GlobalArgs) -> Vec<OsString> {
+    let mut args: Vec<OsString> = vec!["--embedder".into(), global.embedder.clone().into()];
+    if let Some(dir) = &global.model_dir {
+        args.extend(["--model-dir".into(), dir.clone().into_os_string()]);
+    }
+    args
+}
+
+/// Runs a measurement over a scratch handle under `tmp`, shows its warnings and its report
+/// (drawn by `draw`, or as JSON).
+pub(super) fn measure_and_show<O: lore::ops::Operation>(
+    ui: &mut Ui,
+    request: O,
+    tmp: &std::path::Path,
+    embedder: Option<lore::embed::SharedEmbedder>,
+    progress: SharedProgress,
+    draw: fn(&mut String, &O::Output),
+) -> CmdResult {
+    let (out, warnings) = run_measurement(request, &tmp.join("handle"), embedder, progress)?;
     for w in warnings {
         ui.warn(&w);
     }
-    ui.emit(&out, |s| table(s, &out));
+    ui.emit(&out, |s| draw(s, &out));
     Ok(())
 }
 

@@ -1,0 +1,145 @@
+//! The sequential-thinking interface: the input of the widely used `sequentialthinking` tool
+//! (thought, numbers, revisions, branches) plus lore's score, outcome and session, so an agent
+//! set up for sequential thinking gets a persistent reasoning tree with replay and lessons.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{Effect, Env, Operation};
+use crate::error::Result;
+use crate::thoughts::index::ThoughtIndex;
+use crate::thoughts::sequential::{Sequence, place};
+use crate::thoughts::write::{self, NewThought};
+use crate::thoughts::{Outcome, Scores};
+
+/// One step of sequential thinking.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct SequentialThinking {
+    /// Your current thinking step.
+    pub thought: String,
+    /// Current thought number (1-based).
+    pub thought_number: u32,
+    /// Estimated total thoughts needed.
+    pub total_thoughts: u32,
+    /// Whether another thought step is needed.
+    pub next_thought_needed: bool,
+    /// Whether this revises previous thinking.
+    #[serde(default)]
+    pub is_revision: Option<bool>,
+    /// Which thought is being reconsidered.
+    #[serde(default)]
+    pub revises_thought: Option<u32>,
+    /// Branching point thought number.
+    #[serde(default)]
+    pub branch_from_thought: Option<u32>,
+    /// Branch identifier.
+    #[serde(default)]
+    pub branch_id: Option<String>,
+    /// If more thoughts are needed.
+    #[serde(default)]
+    pub needs_more_thoughts: Option<bool>,
+    /// lore: the reasoning session (default: the writer's session, else `sequential`).
+    #[serde(default)]
+    pub session: Option<String>,
+    /// lore: the thought's combined score in 0..=1 (default 0.5).
+    #[serde(default)]
+    pub score: Option<f64>,
+    /// lore: named score components, each in 0..=1.
+    #[serde(default)]
+    pub components: BTreeMap<String, f64>,
+    /// lore: the thought's outcome, `success` or `failed`.
+    #[serde(default)]
+    pub outcome: Option<Outcome>,
+}
+
+/// What the step recorded, in the sequential-thinking server's terms plus lore's ids.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SequentialThought {
+    /// The thought's number.
+    pub thought_number: u32,
+    /// The total, raised to the number when it was exceeded.
+    pub total_thoughts: u32,
+    /// Whether another thought is needed.
+    pub next_thought_needed: bool,
+    /// The session's branch ids.
+    pub branches: Vec<String>,
+    /// How many thoughts the session holds.
+    pub thought_history_length: usize,
+    /// lore: the thought's id (its commit).
+    pub id: String,
+    /// lore: its parent thought.
+    pub parent: Option<String>,
+    /// lore: the session.
+    pub session: String,
+    /// lore: its depth in the tree.
+    pub depth: u32,
+}
+
+impl Operation for SequentialThinking {
+    const NAME: &'static str = "sequentialthinking";
+    const TITLE: &'static str = "Sequential thinking";
+    const DESCRIPTION: &'static str = "Think step by step, revising and branching as needed \
+        (the sequential-thinking tool's input), with each thought kept as a commit in a \
+        reasoning tree: persistent, replayable, searchable. Add score (0..1) and outcome \
+        (success/failed) to rank what worked; finish with think_done to keep a lesson.";
+    const EFFECT: Effect = Effect::Write { idempotent: false };
+    type Output = SequentialThought;
+
+    fn run(self, env: &mut Env<'_>) -> Result<SequentialThought> {
+        let scores = Scores::new(self.components, self.score)?;
+        let session = self
+            .session
+            .or_else(|| env.write.session.clone())
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| "sequential".into());
+        crate::thoughts::check_session(&session)?;
+        let store = env.lore.store();
+        let mut index = ThoughtIndex::open(store)?;
+        let placement = place(
+            &index,
+            &Sequence {
+                session: session.clone(),
+                number: self.thought_number,
+                revises: self.revises_thought,
+                is_revision: self.is_revision.unwrap_or(false),
+                branch_from: self.branch_from_thought,
+                branch: self.branch_id.clone(),
+            },
+        )?;
+        let added = write::add_thought(
+            store,
+            &NewThought {
+                session: session.clone(),
+                parent: placement.parent,
+                text: self.thought,
+                scores,
+                number: Some(self.thought_number),
+                branch: placement.branch,
+                revises: placement.revises,
+                ..NewThought::default()
+            },
+            &env.write,
+        )?;
+        if let Some(outcome) = self.outcome {
+            write::mark_outcome(store, added.id, outcome)?;
+        }
+        index.refresh(store)?;
+        let (length, branches) = index.session_shape(&session)?;
+        Ok(SequentialThought {
+            thought_number: self.thought_number,
+            total_thoughts: self.total_thoughts.max(self.thought_number),
+            next_thought_needed: self.next_thought_needed
+                || self.needs_more_thoughts.unwrap_or(false),
+            branches,
+            thought_history_length: length,
+            id: added.id.to_string(),
+            parent: placement.parent.map(|p| p.to_string()),
+            session,
+            depth: added.metadata.depth,
+        })
+    }
+}

@@ -1,0 +1,365 @@
+//! Retrieval over an agent's own reasoning history, served from the thoughts index: keyword
+//! (`grep`), content added or removed (pickaxe), outcome filters, the open frontier, ranked by
+//! ρ = w_score·score + w_outcome·outcome + w_recency·recency, each hit with its similarity to the
+//! query and whether it reaches the copyability threshold.
+
+use std::collections::BTreeMap;
+
+use jiff::Timestamp;
+use rusqlite::types::Value;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::index::ThoughtIndex;
+use crate::embed::SharedEmbedder;
+use crate::error::Result;
+
+/// The weights of the ranking ρ and how fast recency fades.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RankWeights {
+    /// Weight of the thought's combined score (default 0.7).
+    #[serde(default = "default_score")]
+    pub score: f64,
+    /// Weight of the outcome: success or best 1, failed 0, unknown 0.5 (default 0.2).
+    #[serde(default = "default_outcome")]
+    pub outcome: f64,
+    /// Weight of recency, 1 / (1 + age / half-life) (default 0.1).
+    #[serde(default = "default_recency")]
+    pub recency: f64,
+    /// The age in days at which recency is one half (default 7).
+    #[serde(default = "default_half_life")]
+    pub half_life_days: f64,
+}
+
+fn default_score() -> f64 {
+    0.7
+}
+fn default_outcome() -> f64 {
+    0.2
+}
+fn default_recency() -> f64 {
+    0.1
+}
+fn default_half_life() -> f64 {
+    7.0
+}
+
+impl Default for RankWeights {
+    fn default() -> Self {
+        RankWeights {
+            score: default_score(),
+            outcome: default_outcome(),
+            recency: default_recency(),
+            half_life_days: default_half_life(),
+        }
+    }
+}
+
+/// Which outcome a hit must have.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OutcomeFilter {
+    /// Marked success (or chosen best).
+    Success,
+    /// Marked failed.
+    Failed,
+    /// Chosen best by finishing its session.
+    Best,
+    /// No outcome yet.
+    Unmarked,
+}
+
+/// What to look for.
+#[derive(Clone, Debug, Default)]
+pub struct ThoughtQuery {
+    /// Free text: candidates are the thoughts sharing words with it (BM25), and each hit's
+    /// similarity is measured against it.
+    pub text: Option<String>,
+    /// Keywords every hit must contain.
+    pub grep: Option<String>,
+    /// A string whose number of occurrences differs between a hit and its parent (added or
+    /// removed by that thought), like `git log -S`.
+    pub pickaxe: Option<String>,
+    /// Only this outcome.
+    pub outcome: Option<OutcomeFilter>,
+    /// Only this session.
+    pub session: Option<String>,
+    /// Only the open frontier: leaves of unfinished sessions not marked failed.
+    pub frontier: bool,
+    /// How many hits.
+    pub limit: usize,
+    /// How many free-text candidates (by BM25) are considered.
+    pub candidates: usize,
+    /// The ranking's weights.
+    pub weights: RankWeights,
+    /// The time recency is measured from.
+    pub now: Option<Timestamp>,
+}
+
+/// One hit.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+pub struct ThoughtHit {
+    /// The thought's id.
+    pub id: String,
+    /// Its session.
+    pub session: String,
+    /// Its parent thought.
+    pub parent: Option<String>,
+    /// Its depth.
+    pub depth: u32,
+    /// Its text.
+    pub text: String,
+    /// Its current combined score.
+    pub score: f64,
+    /// `success` or `failed`, when marked.
+    pub outcome: Option<String>,
+    /// Whether it is its session's best thought.
+    pub best: bool,
+    /// When it was written.
+    pub created: Timestamp,
+    /// Its rank value ρ.
+    pub rho: f64,
+    /// Similarity of its text to the query text, 0..=1 (none without query text).
+    pub similarity: Option<f64>,
+    /// Whether the similarity reaches the copyability threshold: a near-duplicate, so the
+    /// earlier answer may apply.
+    pub near_duplicate: bool,
+}
+
+/// The words of a text for full-text queries, quoted.
+fn fts_terms(text: &str) -> Vec<String> {
+    let mut terms: Vec<String> = text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(|w| format!("\"{}\"", w.to_lowercase()))
+        .collect();
+    terms.sort();
+    terms.dedup();
+    terms
+}
+
+impl ThoughtIndex {
+    /// Runs a query: filters in SQL, candidates by BM25 when there is text, ordered by ρ.
+    /// Similarity is left for [`with_similarity`].
+    pub fn search(&self, q: &ThoughtQuery) -> Result<Vec<ThoughtHit>> {
+        let now = q.now.unwrap_or_else(Timestamp::now).as_millisecond() as f64;
+        let w = q.weights;
+        let half_life_ms = (w.half_life_days.max(1e-6)) * 86_400_000.0;
+        let mut args: Vec<Value> = Vec::new();
+        let mut bind = |v: Value| {
+            args.push(v);
+            format!("?{}", args.len())
+        };
+        let rho = format!(
+            "({ws} * t.score + {wo} * (CASE WHEN t.best = 1 OR t.outcome = 'success' THEN 1.0 \
+             WHEN t.outcome = 'failed' THEN 0.0 ELSE 0.5 END) + {wr} / (1.0 + max(0.0, {now} - \
+             t.created) / {hl}))",
+            ws = bind(Value::Real(w.score)),
+            wo = bind(Value::Real(w.outcome)),
+            wr = bind(Value::Real(w.recency)),
+            now = bind(Value::Real(now)),
+            hl = bind(Value::Real(half_life_ms)),
+        );
+        let mut filters: Vec<String> = Vec::new();
+        if let Some(session) = &q.session {
+            filters.push(format!(
+                "t.session = {}",
+                bind(Value::Text(session.clone()))
+            ));
+        }
+        match q.outcome {
+            Some(OutcomeFilter::Success) => {
+                filters.push("(t.outcome = 'success' OR t.best = 1)".into())
+            }
+            Some(OutcomeFilter::Failed) => filters.push("t.outcome = 'failed'".into()),
+            Some(OutcomeFilter::Best) => filters.push("t.best = 1".into()),
+            Some(OutcomeFilter::Unmarked) => {
+                filters.push("t.outcome IS NULL AND t.best = 0".into())
+            }
+            None => {}
+        }
+        if q.frontier {
+            filters.push(
+                "t.children = 0 AND t.best = 0 AND t.outcome IS NOT 'failed' AND \
+                 t.session NOT IN (SELECT session FROM sessions WHERE finished = 1)"
+                    .into(),
+            );
+        }
+        if let Some(s) = q.pickaxe.as_deref().filter(|s| !s.is_empty()) {
+            let s = bind(Value::Text(s.to_string()));
+            let count = |col: &str| {
+                format!("((length({col}) - length(replace({col}, {s}, ''))) / length({s}))")
+            };
+            filters.push(format!(
+                "{} != coalesce((SELECT {} FROM thoughts p WHERE p.id = t.parent), 0)",
+                count("t.text"),
+                count("p.text")
+            ));
+        }
+        let query_terms = q.text.as_deref().map(fts_terms).unwrap_or_default();
+        let grep_terms = q.grep.as_deref().map(fts_terms).unwrap_or_default();
+        let mut matches: Vec<String> = Vec::new();
+        if !query_terms.is_empty() {
+            matches.push(format!("({})", query_terms.join(" OR ")));
+        }
+        matches.extend(grep_terms);
+        let where_filters = |extra: &[String]| -> String {
+            let all: Vec<&String> = filters.iter().chain(extra).collect();
+            if all.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "WHERE {}",
+                    all.iter()
+                        .map(|s| s.as_str())
+                        .collect::<Vec<_>>()
+                        .join(" AND ")
+                )
+            }
+        };
+        let columns = format!(
+            "t.id, t.session, t.parent, t.depth, t.text, t.score, t.outcome, t.best, t.created, \
+             {rho} AS rho"
+        );
+        let limit = q.limit.max(1);
+        let sql = if matches.is_empty() {
+            let limit = bind(Value::Integer(limit as i64));
+            format!(
+                "SELECT {columns} FROM thoughts t {} ORDER BY rho DESC, t.rowid DESC LIMIT {limit}",
+                where_filters(&[])
+            )
+        } else {
+            let m = bind(Value::Text(matches.join(" AND ")));
+            // Free text ranks its best BM25 candidates; keywords alone admit every match.
+            let matched = if query_terms.is_empty() {
+                format!("t.rowid IN (SELECT rowid FROM thoughts_fts WHERE thoughts_fts MATCH {m})")
+            } else {
+                let candidates = bind(Value::Integer(q.candidates.max(limit) as i64));
+                format!(
+                    "t.rowid IN (SELECT rowid FROM thoughts_fts WHERE thoughts_fts MATCH {m} \
+                     ORDER BY rank LIMIT {candidates})"
+                )
+            };
+            // Free text returns every candidate: [`rank_in_band`] keeps the relevant ones.
+            let limit = if query_terms.is_empty() {
+                limit
+            } else {
+                q.candidates.max(limit)
+            };
+            let limit = bind(Value::Integer(limit as i64));
+            format!(
+                "SELECT {columns} FROM thoughts t {} ORDER BY rho DESC, t.rowid DESC LIMIT {limit}",
+                where_filters(&[matched])
+            )
+        };
+        let mut stmt = self.conn.prepare(&sql)?;
+        let rows = stmt.query_map(rusqlite::params_from_iter(args.iter()), |r| {
+            let created: i64 = r.get(8)?;
+            Ok(ThoughtHit {
+                id: r.get(0)?,
+                session: r.get(1)?,
+                parent: r.get(2)?,
+                depth: r.get(3)?,
+                text: r.get(4)?,
+                score: r.get(5)?,
+                outcome: r.get(6)?,
+                best: r.get::<_, i64>(7)? == 1,
+                created: Timestamp::from_millisecond(created).unwrap_or(Timestamp::UNIX_EPOCH),
+                rho: r.get(9)?,
+                similarity: None,
+                near_duplicate: false,
+            })
+        })?;
+        Ok(rows.collect::<std::result::Result<_, _>>()?)
+    }
+}
+
+/// Ranks free-text candidates: each gets its similarity to `query`; those within `band` of the
+/// most similar one are relevant, and these are ordered by ρ and cut to `limit`. So a
+/// near-duplicate is never crowded out by newer, better-scored thoughts that merely share a
+/// word, and among equally relevant thoughts ρ decides.
+pub fn rank_in_band(
+    mut hits: Vec<ThoughtHit>,
+    query: &str,
+    embedder: Option<&SharedEmbedder>,
+    threshold: f64,
+    band: f64,
+    limit: usize,
+) -> Result<Vec<ThoughtHit>> {
+    with_similarity(&mut hits, query, embedder, threshold)?;
+    let best = hits
+        .iter()
+        .filter_map(|h| h.similarity)
+        .fold(0.0_f64, f64::max);
+    hits.retain(|h| h.similarity.unwrap_or(0.0) >= best - band);
+    hits.sort_by(|a, b| b.rho.total_cmp(&a.rho));
+    hits.truncate(limit.max(1));
+    Ok(hits)
+}
+
+/// Fills in each hit's similarity to `query` (the embedder's cosine, else the cosine of word
+/// counts) and flags those at or above `threshold`.
+pub fn with_similarity(
+    hits: &mut [ThoughtHit],
+    query: &str,
+    embedder: Option<&SharedEmbedder>,
+    threshold: f64,
+) -> Result<()> {
+    if hits.is_empty() {
+        return Ok(());
+    }
+    let texts: Vec<&str> = hits.iter().map(|h| h.text.as_str()).collect();
+    let sims = similarities(query, &texts, embedder)?;
+    for (hit, sim) in hits.iter_mut().zip(sims) {
+        hit.similarity = Some(sim);
+        hit.near_duplicate = sim >= threshold;
+    }
+    Ok(())
+}
+
+/// The similarity of `query` to each text, 0..=1.
+pub fn similarities(
+    query: &str,
+    texts: &[&str],
+    embedder: Option<&SharedEmbedder>,
+) -> Result<Vec<f64>> {
+    match embedder {
+        Some(e) => {
+            let mut all = vec![query];
+            all.extend_from_slice(texts);
+            let vectors = e.embed(&all)?;
+            let q = &vectors[0];
+            Ok(vectors[1..]
+                .iter()
+                .map(|v| f64::from(crate::embed::dot(q, v)).clamp(0.0, 1.0))
+                .collect())
+        }
+        None => {
+            let q = word_counts(query);
+            Ok(texts.iter().map(|t| cosine(&q, &word_counts(t))).collect())
+        }
+    }
+}
+
+fn word_counts(text: &str) -> BTreeMap<String, f64> {
+    let mut counts = BTreeMap::new();
+    for w in text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+    {
+        *counts.entry(w.to_lowercase()).or_insert(0.0) += 1.0;
+    }
+    counts
+}
+
+fn cosine(a: &BTreeMap<String, f64>, b: &BTreeMap<String, f64>) -> f64 {
+    let dot: f64 = a.iter().filter_map(|(k, x)| b.get(k).map(|y| x * y)).sum();
+    let norm = |m: &BTreeMap<String, f64>| m.values().map(|v| v * v).sum::<f64>().sqrt();
+    let d = norm(a) * norm(b);
+    if d == 0.0 {
+        0.0
+    } else {
+        (dot / d).clamp(0.0, 1.0)
+    }
+}
