@@ -3,6 +3,7 @@
 //! table.
 
 mod substrates;
+mod sync;
 
 use std::ffi::OsString;
 
@@ -62,6 +63,7 @@ pub struct BenchArgs {
 pub enum BenchWhat {
     Substrates(substrates::SubstratesArgs),
     Merge(substrates::MergeArgs),
+    Sync(sync::SyncBenchArgs),
 }
 
 /// Runs `lore bench`, with a progress bar on a terminal (none with `--json`).
@@ -70,6 +72,7 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, args: &BenchArgs) -> CmdResult {
     match &args.what {
         Some(BenchWhat::Substrates(sub)) => return substrates::run(ui, global, sub, progress),
         Some(BenchWhat::Merge(merge)) => return substrates::run_merge(ui, merge, progress),
+        Some(BenchWhat::Sync(sync_args)) => return sync::run(ui, global, sync_args, progress),
         None => {}
     }
     run_with_progress(ui, global, args, progress)
