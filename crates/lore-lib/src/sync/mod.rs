@@ -541,7 +541,13 @@ fn count_changes(store: &Store, from: Option<Oid>, to: Oid) -> Result<MergeCount
     for change in store.diff(from, Some(to))? {
         match layout::classify(&change.path) {
             PathKind::Memory => {
+                // An id path names its memory; only a key path needs its file read.
                 let id = |blob: Option<Oid>| -> Option<MemoryId> {
+                    if change.path.split('/').count() == 4
+                        && let Ok(id) = MemoryId::parse(layout::name_from_path(&change.path))
+                    {
+                        return Some(id);
+                    }
                     let bytes = store.read_blob(blob?).ok()?;
                     record::parse(std::str::from_utf8(&bytes).ok()?, &change.path)
                         .ok()
