@@ -508,6 +508,7 @@ impl Store {
             let (Edit::Upsert { path, .. } | Edit::Remove { path }) = edit;
             last.insert(path.as_str(), i);
         }
+        let odb = self.repo.odb()?;
         let mut builder = git2::build::TreeUpdateBuilder::new();
         for (i, edit) in edits.iter().enumerate() {
             let (Edit::Upsert { path, .. } | Edit::Remove { path }) = edit;
@@ -516,7 +517,12 @@ impl Store {
             }
             match edit {
                 Edit::Upsert { path, content } => {
-                    let blob = self.repo.blob(content)?;
+                    // A blob the repository has (a merge taking the other side's version) is
+                    // not written again: libgit2 would write a temporary file and remove it.
+                    let blob = Oid::hash_object(ObjectType::Blob, content)?;
+                    if !odb.exists(blob) {
+                        self.repo.blob(content)?;
+                    }
                     builder.upsert(path.as_str(), blob, FileMode::Blob);
                 }
                 // Removing what is not there is a no-op (libgit2 would refuse the whole tree).
