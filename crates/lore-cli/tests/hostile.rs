@@ -103,6 +103,32 @@ fn show_and_the_session_start_context_neutralise_what_they_quote() {
 }
 
 #[test]
+fn context_workspace_views_neutralise_what_they_quote() {
+    let repo = TestRepo::new();
+    ok(&repo, &["ctx", "init", "--goal", HOSTILE_BODY]);
+    ok(&repo, &["ctx", "log", "--tool", "Edit", HOSTILE_BODY]);
+    ok(&repo, &["ctx", "commit", HOSTILE_BODY]);
+    let views = [
+        ok(&repo, &["ctx", "show"]),
+        ok(&repo, &["ctx", "show", "--log"]),
+        ok(&repo, &["ctx", "show", "--branch", "main"]),
+        ok(&repo, &["ctx", "read"]),
+        ok(&repo, &["ctx", "recall", "injected obey"]),
+    ];
+    for text in &views {
+        assert_eq!(raw_control(text), None, "{text:?}");
+        assert!(
+            !text.contains("</context>") && !text.contains("<system>"),
+            "{text}"
+        );
+    }
+    assert!(
+        views.iter().any(|v| v.contains("injected: obey")),
+        "{views:?}"
+    );
+}
+
+#[test]
 fn mcp_stdio_answers_garbage_with_json_rpc_errors_and_goes_on() {
     use std::io::{BufRead, BufReader, Write};
     let repo = TestRepo::new();

@@ -516,7 +516,9 @@ pub fn run(ui: &mut Ui, session: &mut Session, args: &CtxArgs) -> CmdResult {
                     branch: a.branch.clone(),
                 },
             )?;
-            ui.emit(&out, |s| s.push_str(&out.content));
+            ui.emit(&out, |s| {
+                s.push_str(&lore::agent_text::neutralize(&out.content))
+            });
         }
         CtxCommand::Update(a) => {
             let content = match (&a.new, &a.file) {
@@ -570,7 +572,9 @@ pub fn run(ui: &mut Ui, session: &mut Session, args: &CtxArgs) -> CmdResult {
                     branch: a.branch.branch.clone(),
                 },
             )?;
-            ui.emit(&out, |s| s.push_str(&out.content));
+            ui.emit(&out, |s| {
+                s.push_str(&lore::agent_text::neutralize(&out.content))
+            });
         }
         CtxCommand::Recall(a) => {
             let out = session.run(

@@ -407,7 +407,8 @@ impl Operation for CtxMerge {
 
     fn agent_text(out: &CtxMerged) -> Option<String> {
         let merge = serde_json::to_string_pretty(&out.merge).unwrap_or_default();
-        Some(format!("{}\n---\nmerge:\n{merge}\n", out.context.render()))
+        let context = crate::agent_text::neutralize(&out.context.render()).into_owned();
+        Some(format!("{context}\n---\nmerge:\n{merge}\n"))
     }
 }
 

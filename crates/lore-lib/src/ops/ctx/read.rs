@@ -5,6 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::in_workspace;
+use crate::agent_text::neutralize;
 use crate::ctx::ContextVersion;
 use crate::ctx::view::{MetadataView, ShowRequest, View};
 use crate::error::{Error, Result};
@@ -73,7 +74,8 @@ impl Operation for CtxShow {
                 offset: self.offset,
             })
         })?;
-        let text = view.render();
+        // A rendering for people and agents: stored text is neutralised, storage is not.
+        let text = neutralize(&view.render()).into_owned();
         Ok(CtxShown { view, text })
     }
 
@@ -147,7 +149,7 @@ impl Operation for CtxRead {
     }
 
     fn agent_text(out: &ContextDocument) -> Option<String> {
-        Some(out.content.clone())
+        Some(neutralize(&out.content).into_owned())
     }
 }
 
@@ -248,7 +250,7 @@ impl Operation for CtxSnapshot {
     }
 
     fn agent_text(out: &ContextSnapshot) -> Option<String> {
-        Some(out.content.clone())
+        Some(neutralize(&out.content).into_owned())
     }
 }
 
@@ -332,7 +334,7 @@ impl Operation for CtxRecall {
                 embedder,
             )
         })?;
-        let text = recalled.render();
+        let text = neutralize(&recalled.render()).into_owned();
         Ok(CtxRecalled {
             searched,
             recalled,
