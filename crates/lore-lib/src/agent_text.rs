@@ -28,6 +28,15 @@ fn opens_tag(next: Option<char>) -> bool {
     next.is_some_and(|n| n.is_ascii_alphabetic() || matches!(n, '/' | '!' | '?'))
 }
 
+/// The first `n` characters of `text` (a short id or hash as shown), never cutting a
+/// character in two: ids and hashes read from files may hold anything.
+pub fn prefix(text: &str, n: usize) -> &str {
+    match text.char_indices().nth(n) {
+        Some((end, _)) => &text[..end],
+        None => text,
+    }
+}
+
 /// `text` made safe to show an agent inside a frame (see the module's documentation). Returns
 /// the text itself, unchanged and unallocated, when nothing needs neutralising; applying it
 /// twice changes nothing more than applying it once.
@@ -65,8 +74,17 @@ fn neutralize_with(text: &str, tags: bool) -> Cow<'_, str> {
 
 #[cfg(test)]
 mod tests {
-    use super::neutralize;
+    use super::{neutralize, prefix};
     use proptest::prelude::*;
+
+    #[test]
+    fn prefixes_never_cut_a_character() {
+        assert_eq!(prefix("abcdefghijklmnop", 12), "abcdefghijkl");
+        assert_eq!(prefix("ab", 12), "ab");
+        // Byte 12 falls inside the second 'é': a byte slice would panic.
+        assert_eq!(prefix("aaaaaaaaaaaéé", 12), "aaaaaaaaaaaé");
+        assert_eq!(prefix("ééééééééééééé", 12).chars().count(), 12);
+    }
 
     #[test]
     fn escapes_controls_separators_and_tags() {

@@ -148,7 +148,10 @@ fn item(section: Section, m: &Memory, stale: Option<String>) -> ContextItem {
         body: None,
         author: m.author.clone(),
         date: m.updated.to_string(),
-        commit: m.anchor.as_ref().map(|a| a[..a.len().min(12)].to_string()),
+        commit: m
+            .anchor
+            .as_deref()
+            .map(|a| crate::agent_text::prefix(a, 12).to_string()),
         stale,
         contradicted: None,
     }

@@ -80,7 +80,7 @@ pub fn commit_md_entry(branch: &str, existing: Option<&str>, entry: &Entry) -> S
     let code = entry
         .code_head
         .as_deref()
-        .map(|h| format!(" · code {}", &h[..h.len().min(12)]))
+        .map(|h| format!(" · code {}", crate::agent_text::prefix(h, 12)))
         .unwrap_or_default();
     out.push_str(&format!(
         "## {} {} · {}{code}\n\n### Branch purpose\n\n{}\n\n### Previous progress summary\n\n{}\n\n### This commit's contribution\n\n{}\n\n",

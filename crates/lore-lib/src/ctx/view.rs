@@ -320,7 +320,7 @@ impl Workspace<'_> {
 }
 
 fn short(id: &str) -> &str {
-    &id[..id.len().min(12)]
+    crate::agent_text::prefix(id, 12)
 }
 
 fn or_none(text: &str) -> &str {

@@ -70,7 +70,7 @@ pub fn outcome_ref(session: &str, outcome: Outcome, id: &str) -> String {
 
 /// The short form of a thought id shown to people (12 hex digits).
 pub fn short(id: &str) -> &str {
-    &id[..id.len().min(12)]
+    crate::agent_text::prefix(id, 12)
 }
 
 /// Checks a session name: 1–64 of `a-z 0-9 . _ -`, starting with a letter or digit.
