@@ -70,6 +70,18 @@ fn percentile(sorted: &[f64], q: f64) -> f64 {
 }
 
 /// A directory the request must name (the front end picks it), refused when empty.
+/// The `lore` binary a measurement times, which the front end must name.
+fn require_binary(binary: &Path) -> Result<()> {
+    if binary.as_os_str().is_empty() {
+        return Err(lore::Error::Invalid {
+            what: "lore binary",
+            value: String::new(),
+            reason: "the front end must name the lore binary to time".into(),
+        });
+    }
+    Ok(())
+}
+
 fn require_dir<'a>(what: &'static str, dir: &'a Path) -> Result<&'a Path> {
     if dir.as_os_str().is_empty() {
         return Err(lore::Error::Invalid {

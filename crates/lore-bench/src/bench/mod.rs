@@ -19,7 +19,7 @@ use lore::{Error, ListFilter, Novelty, Result, WriteContext};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::{PROGRESS_STEPS, embedder_name, require_dir, scratch_handle};
+use crate::{PROGRESS_STEPS, embedder_name, require_binary, require_dir, scratch_handle};
 use corpus::{Corpus, Rng};
 pub use process::Stats;
 use process::{LoreProcess, dir_size, git, machine, process_failed, stats};
@@ -158,13 +158,7 @@ impl Operation for Bench {
             });
         }
         let root = require_dir("work directory", &self.work_dir)?;
-        if self.lore_binary.as_os_str().is_empty() {
-            return Err(Error::Invalid {
-                what: "lore binary",
-                value: String::new(),
-                reason: "the front end must name the lore binary to time".into(),
-            });
-        }
+        require_binary(&self.lore_binary)?;
         let corpus = Corpus::new();
         let embedder = env.lore.embedder().cloned();
         let progress = &*env.progress;

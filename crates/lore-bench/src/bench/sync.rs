@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use super::corpus::{Corpus, Rng};
 use super::process::{LoreProcess, Stats, git, machine, stats};
-use crate::{PROGRESS_STEPS, embedder_name, require_dir};
+use crate::{PROGRESS_STEPS, embedder_name, require_binary, require_dir};
 
 /// Measure `lore sync` between two clones of a local bare repository.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
@@ -93,13 +93,7 @@ impl Operation for BenchSync {
 
     fn run(self, env: &mut Env<'_>) -> Result<SyncBenchReport> {
         let root = require_dir("work directory", &self.work_dir)?;
-        if self.lore_binary.as_os_str().is_empty() {
-            return Err(Error::Invalid {
-                what: "lore binary",
-                value: String::new(),
-                reason: "the front end must name the lore binary to time".into(),
-            });
-        }
+        require_binary(&self.lore_binary)?;
         let embedder = env.lore.embedder().cloned();
         let progress = &*env.progress;
         let corpus = Corpus::new();

@@ -85,12 +85,6 @@ pub fn run_with_progress(
     args: &BenchArgs,
     progress: SharedProgress,
 ) -> CmdResult {
-    let internal = |message: String| CommandError {
-        class: lore::ErrorClass::Internal,
-        code: None,
-        message,
-        hints: Vec::new(),
-    };
     // One directory for the whole run, removed at the end: deleting a large repository between
     // sizes would slow the next size's file creation (ext4 skips recently freed inodes).
     let tmp = tempfile::tempdir().map_err(|e| internal(format!("creating a temp dir: {e}")))?;
@@ -118,6 +112,16 @@ pub fn run_with_progress(
     // Loaded once: the minilm tier reads a 90 MB model.
     let embedder = location::embedder(global)?;
     measure_and_show(ui, request, tmp.path(), embedder, progress, table)
+}
+
+/// A failure of the machinery around a measurement (a temp dir, finding lore's own binary).
+pub(super) fn internal(message: String) -> CommandError {
+    CommandError {
+        class: lore::ErrorClass::Internal,
+        code: None,
+        message,
+        hints: Vec::new(),
+    }
 }
 
 /// The arguments that give timed `lore` runs the embedder of the in-process measurements.

@@ -9,7 +9,7 @@ use lore_bench::bench::Stats;
 use lore_bench::substrates::merge::{MergeExperiment, MergeOutcome, MergeReport};
 use lore_bench::substrates::{BenchSubstrates, SubstratesReport};
 
-use crate::error::{CmdResult, CommandError};
+use crate::error::CmdResult;
 use crate::global::GlobalArgs;
 use crate::location;
 use crate::ui::Ui;
@@ -51,14 +51,7 @@ pub struct MergeArgs {
     pub contradictions: usize,
 }
 
-fn internal(message: String) -> CommandError {
-    CommandError {
-        class: lore::ErrorClass::Internal,
-        code: None,
-        message,
-        hints: Vec::new(),
-    }
-}
+use super::internal;
 
 /// Runs the merge experiment in a temporary directory.
 pub fn run_merge(ui: &mut Ui, args: &MergeArgs, progress: SharedProgress) -> CmdResult {

@@ -6,7 +6,8 @@ use lore::progress::SharedProgress;
 use lore_bench::bench::Stats;
 use lore_bench::bench::sync::{BenchSync, SyncBenchReport};
 
-use crate::error::{CmdResult, CommandError};
+use super::internal;
+use crate::error::CmdResult;
 use crate::global::GlobalArgs;
 use crate::location;
 use crate::ui::Ui;
@@ -44,12 +45,6 @@ pub fn run(
     args: &SyncBenchArgs,
     progress: SharedProgress,
 ) -> CmdResult {
-    let internal = |message: String| CommandError {
-        class: lore::ErrorClass::Internal,
-        code: None,
-        message,
-        hints: Vec::new(),
-    };
     let tmp = tempfile::tempdir().map_err(|e| internal(format!("creating a temp dir: {e}")))?;
     let request = BenchSync {
         base: args.base,
