@@ -301,9 +301,11 @@ pub(crate) fn merge_trees(
     // Two different memories claiming one key path: ours stays, the other is parked.
     let removed: HashSet<String> = decisions
         .iter()
-        .filter_map(|d| d.ours.as_ref())
-        .filter(|o| !d_result_at(&decisions, &o.memory.id, &o.path))
-        .map(|o| o.path.clone())
+        .filter_map(|d| {
+            let o = d.ours.as_ref()?;
+            let stays = d.result.as_ref().map(layout::path_of).as_deref() == Some(o.path.as_str());
+            (!stays).then(|| o.path.clone())
+        })
         .collect();
     let mut claimed: HashMap<String, MemoryId> = HashMap::new();
     for d in &decisions {
@@ -390,17 +392,17 @@ pub(crate) fn merge_trees(
         }
     }
 
-    // Files merged by path: the side that changed one wins, ours when both did.
+    // Files merged by path: the side that changed one wins, ours when both did; a tombstone of
+    // a memory whose edit stayed live is not taken.
+    let kept_out_paths: HashSet<String> = keep_tombstone_out
+        .iter()
+        .map(layout::tombstone_path)
+        .collect();
     for (path, new) in &theirs_side.files {
         if ours.files.contains_key(path) {
             continue;
         }
-        if layout::classify(path) == PathKind::Tombstone
-            && theirs_side
-                .tombstones
-                .keys()
-                .any(|id| keep_tombstone_out.contains(id) && layout::tombstone_path(id) == *path)
-        {
+        if kept_out_paths.contains(path) {
             continue;
         }
         out.edits.push(match new {
@@ -478,16 +480,6 @@ pub(crate) fn merge_trees(
         });
     }
     Ok(out)
-}
-
-/// Whether a decision keeps memory `id` at `path`.
-fn d_result_at(decisions: &[Decision], id: &MemoryId, path: &str) -> bool {
-    decisions.iter().any(|d| {
-        &d.id == id
-            && d.result
-                .as_ref()
-                .is_some_and(|m| layout::path_of(m) == path)
-    })
 }
 
 fn absorb(records: &mut BTreeMap<String, ConflictRecord>, record: ConflictRecord) {
