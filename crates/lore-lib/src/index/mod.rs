@@ -27,6 +27,7 @@ use crate::store::layout::{self, PathKind};
 use crate::store::{FileChange, Store};
 
 pub use open::is_corruption;
+pub(crate) use open::{copy_into_memory, is_write_refusal};
 pub use query::{Hit, ListFilter, SortBy, query_terms};
 pub use rank::{Explain, Fusion, RankOptions};
 use vectors::{Pending, VectorMatrix};
@@ -76,6 +77,8 @@ pub struct Index {
     embedder: Option<SharedEmbedder>,
     /// All chunk vectors, loaded on the first vector search after each catch-up.
     vectors: OnceCell<VectorMatrix>,
+    /// Held in memory because its file may not be written here: nothing is saved.
+    read_only: bool,
 }
 
 /// Where a store's index lives: under the shared git dir, never committed.
@@ -260,7 +263,9 @@ impl Index {
                 Some(m) => m,
                 None => {
                     let m = VectorMatrix::load(&tx, dims)?;
-                    m.write_cache(&cache, &stamp);
+                    if !self.read_only {
+                        m.write_cache(&cache, &stamp);
+                    }
                     m
                 }
             };

@@ -65,16 +65,24 @@ fn open_connection(path: &std::path::Path) -> Result<Connection> {
 
 impl ThoughtIndex {
     /// Opens (creating or rebuilding as needed) and catches up the index of `store`.
+    /// Where the file may not be written (a read-only `.git`), the index is caught up in a
+    /// copy in memory and nothing is written.
     pub fn open(store: &Store) -> Result<ThoughtIndex> {
         let path = index_path(store);
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
+        let opened = match path.parent() {
+            Some(dir) => std::fs::create_dir_all(dir)
+                .map_err(|e| Error::io(format!("creating {}", dir.display()), e)),
+            None => Ok(()),
         }
-        let mut conn = match open_connection(&path).and_then(prepare_schema) {
+        .and_then(|()| open_connection(&path))
+        .and_then(prepare_schema);
+        let mut conn = match opened {
             Ok(conn) => conn,
+            Err(e) if crate::index::is_write_refusal(&e) => {
+                prepare_schema(crate::index::copy_into_memory(&path)?)?
+            }
             // A file that is not a database (or is damaged) is derived data: start again.
-            Err(Error::Index(_)) => {
+            Err(e) if crate::index::is_corruption(&e) => {
                 for suffix in ["", "-wal", "-shm"] {
                     let mut p = path.clone().into_os_string();
                     p.push(suffix);
