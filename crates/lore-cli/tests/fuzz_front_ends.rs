@@ -629,3 +629,25 @@ fn safe_child(parent: &Path, name: &str) -> Option<std::path::PathBuf> {
         && !name.contains(['/', '\0']);
     plain.then(|| parent.join(name))
 }
+
+#[test]
+fn a_gcc_import_with_one_bad_branch_writes_no_branch() {
+    let repo = TestRepo::new();
+    ok(&repo, &["ctx", "init", "--goal", "a goal"]);
+    let dir = repo.home().join(".GCC");
+    for (name, metadata) in [("a-good", "{}\n"), ("b-bad", "just text\n")] {
+        let bdir = dir.join("branches").join(name);
+        std::fs::create_dir_all(&bdir).unwrap();
+        std::fs::write(bdir.join("commit.md"), "").unwrap();
+        std::fs::write(bdir.join("log.md"), "").unwrap();
+        std::fs::write(bdir.join("metadata.yaml"), metadata).unwrap();
+    }
+    let before = ctx_tips(&repo);
+    let out = run(&repo, &["ctx", "import", &dir.display().to_string()], None);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("metadata"),
+        "{out:?}"
+    );
+    assert_eq!(ctx_tips(&repo), before);
+}
