@@ -392,6 +392,9 @@ fn mcp_lines_and_tool_arguments_always_get_one_answer_and_the_server_goes_on() {
                 for item in answer["result"]["content"].as_array().into_iter().flatten() {
                     if let Some(text) = item["text"].as_str() {
                         prop_assert_eq!(raw_control(text), None, "{:?}", text);
+                        // A tool that panicked is answered as an internal error: input must
+                        // never get there.
+                        prop_assert!(!text.contains("internal error"), "{}", text);
                     }
                 }
             }
@@ -650,4 +653,31 @@ fn a_gcc_import_with_one_bad_branch_writes_no_branch() {
         "{out:?}"
     );
     assert_eq!(ctx_tips(&repo), before);
+}
+
+#[test]
+fn the_largest_numbers_a_flag_takes_are_answered_not_overflowed() {
+    let repo = TestRepo::new();
+    ok(&repo, &["ctx", "init", "--goal", "a goal"]);
+    for step in ["parsing the config file", "parsing the flags", "parsing the input"] {
+        ok(&repo, &["ctx", "log", step]);
+    }
+    let max = u64::MAX.to_string();
+    for strategy in ["auto", "flat", "osu", "disjoint", "tree", "recency"] {
+        let out = ok(
+            &repo,
+            &[
+                "ctx",
+                "recall",
+                "parsing",
+                "--budget",
+                &max,
+                "--strategy",
+                strategy,
+            ],
+        );
+        assert!(out.contains("[step] parsing the"), "{strategy}: {out}");
+    }
+    ok(&repo, &["context", "--budget", &max]);
+    ok(&repo, &["ctx", "show", "--window", &max]);
 }
