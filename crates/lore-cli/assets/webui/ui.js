@@ -7,10 +7,14 @@
   var stamp = body.dataset.stamp || "";
   var busy = false;
 
+  // Set when the person changes a field of a form on the page: their input is never replaced.
+  var edited = false;
+  document.addEventListener("input", function (e) {
+    if (e.target && e.target.closest && e.target.closest("main form")) { edited = true; }
+  });
+
   function typing() {
-    var a = document.activeElement;
-    return !!(a && a.closest && a.closest("main form") &&
-      (a.tagName === "INPUT" || a.tagName === "TEXTAREA" || a.tagName === "SELECT"));
+    return edited;
   }
 
   function refresh(next) {

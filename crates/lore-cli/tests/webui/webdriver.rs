@@ -12,18 +12,7 @@ use serde_json::{Value, json};
 /// One HTTP response: status, headers (lower-cased names), body.
 pub struct HttpResponse {
     pub status: u16,
-    pub headers: Vec<(String, String)>,
     pub body: String,
-}
-
-impl HttpResponse {
-    /// A header's value.
-    pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
-    }
 }
 
 fn dechunk(mut body: &[u8]) -> Vec<u8> {
@@ -64,21 +53,30 @@ pub fn http(
         .set_read_timeout(Some(Duration::from_secs(60)))
         .unwrap();
     let mut request = format!(
-        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n",
+        "{method} {path} HTTP/1.1\r\nConnection: close\r\nContent-Length: {}\r\n",
         body.len()
     );
+    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+        request.push_str(&format!("Host: {addr}\r\n"));
+    }
     for (k, v) in headers {
         request.push_str(&format!("{k}: {v}\r\n"));
     }
     request.push_str("\r\n");
     stream.write_all(request.as_bytes()).unwrap();
     stream.write_all(body).unwrap();
+    // Read until the header ends, then exactly the body it announces (a server may keep the
+    // connection open whatever the request said).
     let mut raw = Vec::new();
-    stream.read_to_end(&mut raw).unwrap();
-    let split = raw
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .unwrap_or_else(|| panic!("no HTTP header in {:?}", String::from_utf8_lossy(&raw)));
+    let mut buf = [0u8; 16384];
+    let split = loop {
+        if let Some(at) = raw.windows(4).position(|w| w == b"\r\n\r\n") {
+            break at;
+        }
+        let n = stream.read(&mut buf).unwrap();
+        assert!(n > 0, "the connection closed before the header: {:?}", String::from_utf8_lossy(&raw));
+        raw.extend_from_slice(&buf[..n]);
+    };
     let head = String::from_utf8_lossy(&raw[..split]).to_string();
     let mut lines = head.lines();
     let status: u16 = lines
@@ -91,15 +89,33 @@ pub fn http(
         .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
         .collect();
     let mut content = raw[split + 4..].to_vec();
-    if headers
+    let length: Option<usize> = headers
         .iter()
-        .any(|(k, v)| k == "transfer-encoding" && v.contains("chunked"))
-    {
+        .find(|(k, _)| k == "content-length")
+        .and_then(|(_, v)| v.parse().ok());
+    let chunked = headers
+        .iter()
+        .any(|(k, v)| k == "transfer-encoding" && v.contains("chunked"));
+    loop {
+        let complete = match length {
+            Some(n) => content.len() >= n,
+            None if chunked => content.windows(5).any(|w| w == b"0\r\n\r\n"),
+            None => false,
+        };
+        if complete {
+            break;
+        }
+        let n = stream.read(&mut buf).unwrap();
+        if n == 0 {
+            break;
+        }
+        content.extend_from_slice(&buf[..n]);
+    }
+    if chunked {
         content = dechunk(&content);
     }
     HttpResponse {
         status,
-        headers,
         body: String::from_utf8_lossy(&content).to_string(),
     }
 }
