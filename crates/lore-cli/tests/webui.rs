@@ -73,8 +73,7 @@ impl Drop for UiServer {
 }
 
 fn screenshots() -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../target/webui-screenshots");
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/webui-screenshots");
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
@@ -134,23 +133,76 @@ fn seed(repo: &TestRepo) -> String {
     );
     ok(
         repo,
-        &["ctx", "init", "--goal", "Ship the web UI", "--todo", "write the e2e test"],
-    );
-    ok(repo, &["ctx", "log", "looked at the axum router", "--kind", "thought"]);
-    ok(repo, &["ctx", "commit", "Sketched the pages"]);
-    ok(repo, &["ctx", "branch", "charts", "--purpose", "draw the plots"]);
-    let root = json(repo, &["think", "add", "Plan the tree layout", "--in", "layout", "--score", "0.6"]);
-    let root_id = root["id"].as_str().unwrap().to_string();
-    let good = json(
-        repo,
-        &["think", "add", "Leaves in columns, parents centred", "--parent", &root_id, "--score", "0.9"],
+        &[
+            "ctx",
+            "init",
+            "--goal",
+            "Ship the web UI",
+            "--todo",
+            "write the e2e test",
+        ],
     );
     ok(
         repo,
-        &["think", "add", "Force-directed layout", "--parent", &root_id, "--score", "0.2"],
+        &[
+            "ctx",
+            "log",
+            "looked at the axum router",
+            "--kind",
+            "thought",
+        ],
     );
-    ok(repo, &["think", "outcome", good["id"].as_str().unwrap(), "success"]);
-    queue_suggestion(repo, "REVIEW000001", "The WAL file grows until a checkpoint runs");
+    ok(repo, &["ctx", "commit", "Sketched the pages"]);
+    ok(
+        repo,
+        &["ctx", "branch", "charts", "--purpose", "draw the plots"],
+    );
+    let root = json(
+        repo,
+        &[
+            "think",
+            "add",
+            "Plan the tree layout",
+            "--in",
+            "layout",
+            "--score",
+            "0.6",
+        ],
+    );
+    let root_id = root["id"].as_str().unwrap().to_string();
+    let good = json(
+        repo,
+        &[
+            "think",
+            "add",
+            "Leaves in columns, parents centred",
+            "--parent",
+            &root_id,
+            "--score",
+            "0.9",
+        ],
+    );
+    ok(
+        repo,
+        &[
+            "think",
+            "add",
+            "Force-directed layout",
+            "--parent",
+            &root_id,
+            "--score",
+            "0.2",
+        ],
+    );
+    ok(
+        repo,
+        &["think", "outcome", good["id"].as_str().unwrap(), "success"],
+    );
+    queue_suggestion(
+        repo,
+        "REVIEW000001",
+        "The WAL file grows until a checkpoint runs",
+    );
     remembered["memory"]["id"].as_str().unwrap().to_string()
 }
 
@@ -179,13 +231,18 @@ fn the_web_ui_works_in_a_real_browser() {
     assert!(text.contains("Use SQLite in WAL mode"), "{text}");
     // Hostile stored text is shown as text, never run.
     assert!(text.contains("<script>alert('stored')</script>"), "{text}");
-    assert!(server_time_ms(&browser) >= 0.0, "no Server-Timing on the page");
+    assert!(
+        server_time_ms(&browser) >= 0.0,
+        "no Server-Timing on the page"
+    );
 
     // Search finds a memory, with the recall explanation.
     let q = browser.find("#q");
     browser.type_into(&q, "sqlite wal index");
     browser.click(&browser.find("form.search button[type=submit]"));
-    browser.wait_for("search results", Duration::from_secs(10), |b| b.count("ol.hits li") > 0);
+    browser.wait_for("search results", Duration::from_secs(10), |b| {
+        b.count("ol.hits li") > 0
+    });
     let text = browser.text();
     assert!(text.contains("Use SQLite in WAL mode"), "{text}");
     assert!(text.contains("BM25") && text.contains("recency"), "{text}");
@@ -213,7 +270,10 @@ fn the_web_ui_works_in_a_real_browser() {
     let log = repo.git(&["log", "--format=%s", "refs/lore/memory"]);
     let newest = log.lines().next().unwrap_or("");
     assert!(newest.starts_with("update"), "{log}");
-    assert!(text.contains(newest), "the timeline shows {newest:?}: {text}");
+    assert!(
+        text.contains(newest),
+        "the timeline shows {newest:?}: {text}"
+    );
 
     // Accepting a review item writes a memory.
     visit(&browser, &format!("{}/review", server.base()), "review");
@@ -225,12 +285,18 @@ fn the_web_ui_works_in_a_real_browser() {
     browser.assert_no_console_errors("review accepted");
     let learned = json(&repo, &["list", "-n", "learnings"]);
     assert!(
-        learned.to_string().contains("The WAL file grows until a checkpoint runs"),
+        learned
+            .to_string()
+            .contains("The WAL file grows until a checkpoint runs"),
         "{learned}"
     );
 
     // Another process's write appears without a reload.
-    visit(&browser, &format!("{}/memories", server.base()), "memories-live");
+    visit(
+        &browser,
+        &format!("{}/memories", server.base()),
+        "memories-live",
+    );
     browser.execute("window.__sameDocument = true; return null;");
     ok(
         &repo,
@@ -254,11 +320,20 @@ fn the_web_ui_works_in_a_real_browser() {
         &format!("{}/context?branch=charts&into=main", server.base()),
         "context-merge-preview",
     );
-    assert!(browser.text().contains("Roadmap after the merge") || browser.text().contains("already has"));
-    visit(&browser, &format!("{}/thoughts?session=layout", server.base()), "thoughts");
+    assert!(
+        browser.text().contains("Roadmap after the merge")
+            || browser.text().contains("already has")
+    );
+    visit(
+        &browser,
+        &format!("{}/thoughts?session=layout", server.base()),
+        "thoughts",
+    );
     assert_eq!(browser.count("svg.tree circle"), 3);
     browser.click(&browser.find("svg.tree a.node-link"));
-    browser.wait_for("the replay", Duration::from_secs(10), |b| b.count("#replay") == 1);
+    browser.wait_for("the replay", Duration::from_secs(10), |b| {
+        b.count("#replay") == 1
+    });
     browser.screenshot(&screenshots().join("thoughts-replay.png"));
     browser.assert_no_console_errors("thoughts replay");
     visit(&browser, &format!("{}/sync", server.base()), "sync");
@@ -312,8 +387,21 @@ fn measure_first_page_and_search_at_scale() {
         let repo = TestRepo::new();
         let mut jsonl = String::new();
         let words = [
-            "index", "sqlite", "cache", "vector", "merge", "branch", "context", "review",
-            "token", "origin", "schema", "checkpoint", "latency", "budget", "recall",
+            "index",
+            "sqlite",
+            "cache",
+            "vector",
+            "merge",
+            "branch",
+            "context",
+            "review",
+            "token",
+            "origin",
+            "schema",
+            "checkpoint",
+            "latency",
+            "budget",
+            "recall",
         ];
         for i in 0..memories {
             let a = words[i % words.len()];
@@ -334,13 +422,20 @@ fn measure_first_page_and_search_at_scale() {
         let started = Instant::now();
         ok(&repo, &["import", "jsonl", "in.jsonl"]);
         ok(&repo, &["reindex"]);
-        eprintln!("built {memories} memories in {:.1}s", started.elapsed().as_secs_f64());
+        eprintln!(
+            "built {memories} memories in {:.1}s",
+            started.elapsed().as_secs_f64()
+        );
         let server = UiServer::start(&repo);
         let browser = Browser::start();
         visit(&browser, &server.login_url(), &format!("scale-{memories}"));
         let mut renders = Vec::new();
         for _ in 0..5 {
-            visit(&browser, &format!("{}/", server.base()), &format!("scale-{memories}"));
+            visit(
+                &browser,
+                &format!("{}/", server.base()),
+                &format!("scale-{memories}"),
+            );
             renders.push(server_time_ms(&browser));
         }
         renders.sort_by(f64::total_cmp);
@@ -349,8 +444,16 @@ fn measure_first_page_and_search_at_scale() {
             renders[renders.len() / 2]
         );
         let mut searches = Vec::new();
-        for q in ["sqlite checkpoint", "vector cache latency", "merge branch origin"] {
-            browser.goto(&format!("{}/memories?q={}", server.base(), q.replace(' ', "+")));
+        for q in [
+            "sqlite checkpoint",
+            "vector cache latency",
+            "merge branch origin",
+        ] {
+            browser.goto(&format!(
+                "{}/memories?q={}",
+                server.base(),
+                q.replace(' ', "+")
+            ));
             let ms = browser
                 .execute(
                     "const n = performance.getEntriesByType('navigation')[0];\

@@ -25,7 +25,12 @@ pub struct UiArgs {
     #[arg(long)]
     pub no_open: bool,
     /// The token (default: a random one per run).
-    #[arg(long, env = "LORE_UI_TOKEN", value_name = "TOKEN", hide_env_values = true)]
+    #[arg(
+        long,
+        env = "LORE_UI_TOKEN",
+        value_name = "TOKEN",
+        hide_env_values = true
+    )]
     pub token: Option<String>,
     /// Also accept form posts from this origin (e.g. https://proxy.example.com:443).
     #[arg(long, value_name = "ORIGIN")]

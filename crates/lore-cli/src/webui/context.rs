@@ -22,7 +22,14 @@ fn offset(ctx: &PageCtx, name: &str) -> usize {
 }
 
 /// Links to the newer and older windows of a list of `total` items.
-fn pager(branch: &str, name: &str, at: usize, window: usize, total: usize, other: (&str, usize)) -> String {
+fn pager(
+    branch: &str,
+    name: &str,
+    at: usize,
+    window: usize,
+    total: usize,
+    other: (&str, usize),
+) -> String {
     let link = |to: usize, label: &str| {
         let to_s = to.to_string();
         let other_s = other.1.to_string();
@@ -74,7 +81,8 @@ fn render(env: &mut lore::ops::Env<'_>, ctx: &PageCtx) -> Result<Page, lore::Err
         });
     };
     let branch = ctx.param("branch").unwrap_or(&ov.current).to_string();
-    let mut body = String::from("<div class=\"columns\"><section><h2>Branches</h2><ul class=\"branches\">");
+    let mut body =
+        String::from("<div class=\"columns\"><section><h2>Branches</h2><ul class=\"branches\">");
     for b in &ov.branches {
         let current = if b.name == branch {
             " aria-current=\"page\""
@@ -136,7 +144,14 @@ fn render(env: &mut lore::ops::Env<'_>, ctx: &PageCtx) -> Result<Page, lore::Err
             );
         }
         body.push_str("</ol>");
-        body.push_str(&pager(&branch, "coff", coff, COMMIT_WINDOW, v.total, ("loff", loff)));
+        body.push_str(&pager(
+            &branch,
+            "coff",
+            coff,
+            COMMIT_WINDOW,
+            v.total,
+            ("loff", loff),
+        ));
     }
     let log = run_op(
         env,
@@ -157,9 +172,13 @@ fn render(env: &mut lore::ops::Env<'_>, ctx: &PageCtx) -> Result<Page, lore::Err
             for (n, s) in &v.steps {
                 let st = &s.step;
                 let what = [
-                    st.tool.as_deref().map(|t| format!("<strong>{}</strong>", esc(t))),
+                    st.tool
+                        .as_deref()
+                        .map(|t| format!("<strong>{}</strong>", esc(t))),
                     st.text.as_deref().map(esc),
-                    st.arguments.as_deref().map(|a| format!("<code>{}</code>", esc(a))),
+                    st.arguments
+                        .as_deref()
+                        .map(|a| format!("<code>{}</code>", esc(a))),
                     st.result.as_deref().map(|r| format!("→ {}", esc(r))),
                 ]
                 .into_iter()
@@ -174,7 +193,14 @@ fn render(env: &mut lore::ops::Env<'_>, ctx: &PageCtx) -> Result<Page, lore::Err
                 );
             }
             body.push_str("</tbody></table>");
-            body.push_str(&pager(&branch, "loff", loff, LOG_WINDOW, v.total, ("coff", coff)));
+            body.push_str(&pager(
+                &branch,
+                "loff",
+                loff,
+                LOG_WINDOW,
+                v.total,
+                ("coff", coff),
+            ));
         }
     }
     let metadata = run_op(
@@ -256,10 +282,17 @@ fn render(env: &mut lore::ops::Env<'_>, ctx: &PageCtx) -> Result<Page, lore::Err
             );
         }
     }
-    Ok(Page::new(Section::Context, format!("Context: {branch}"), body))
+    Ok(Page::new(
+        Section::Context,
+        format!("Context: {branch}"),
+        body,
+    ))
 }
 
 /// `/context`.
-pub async fn page(State(app): State<Arc<App>>, Query(query): Query<Vec<(String, String)>>) -> Response {
+pub async fn page(
+    State(app): State<Arc<App>>,
+    Query(query): Query<Vec<(String, String)>>,
+) -> Response {
     app.page(query, |_, env, ctx| render(env, ctx)).await
 }

@@ -159,11 +159,7 @@ pub fn diff_table(lines: &[DiffLine]) -> String {
 
 /// A `<select>` whose options are `(value, label)`, with `selected` chosen.
 pub fn select(name: &str, label: &str, options: &[(String, String)], selected: &str) -> String {
-    let mut out = format!(
-        "<label>{}<select name=\"{}\">",
-        esc(label),
-        esc(name)
-    );
+    let mut out = format!("<label>{}<select name=\"{}\">", esc(label), esc(name));
     for (value, text) in options {
         let sel = if value == selected { " selected" } else { "" };
         let _ = write!(

@@ -157,7 +157,11 @@ fn render_index(
     } else {
         None
     };
-    let keep = |m: &Memory| stale_only.as_ref().is_none_or(|s| s.contains(m.id.as_str()));
+    let keep = |m: &Memory| {
+        stale_only
+            .as_ref()
+            .is_none_or(|s| s.contains(m.id.as_str()))
+    };
     if let Some(q) = ctx.param("q") {
         let started = Instant::now();
         let recalled = run_op(
@@ -303,12 +307,7 @@ fn render_memory(
     )?;
     let m = shown.memory;
     let id = m.id.as_str().to_string();
-    let history = run_op(
-        env,
-        History {
-            memory: id.clone(),
-        },
-    )?;
+    let history = run_op(env, History { memory: id.clone() })?;
     let diff = run_op(
         env,
         HistoryDiff {
@@ -395,7 +394,11 @@ fn render_memory(
             body.push_str("<p class=\"ok\">The cited code is as it was when cited.</p>");
         } else {
             for r in reasons {
-                let _ = write!(body, "<p class=\"warning\">changed since cited: {}</p>", esc(&r));
+                let _ = write!(
+                    body,
+                    "<p class=\"warning\">changed since cited: {}</p>",
+                    esc(&r)
+                );
             }
         }
     }
@@ -404,12 +407,11 @@ fn render_memory(
         body,
         "<h2>Versions</h2>{}<h2 id=\"diff\">Diff {} → {}</h2>{}",
         timeline(&id, &history.versions, &diff.to.commit),
-        esc(
-            diff.from
-                .as_ref()
-                .map(|f| short(&f.commit))
-                .unwrap_or("(nothing)")
-        ),
+        esc(diff
+            .from
+            .as_ref()
+            .map(|f| short(&f.commit))
+            .unwrap_or("(nothing)")),
         esc(short(&diff.to.commit)),
         html::diff_table(&diff.lines)
     );

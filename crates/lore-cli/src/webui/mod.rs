@@ -138,7 +138,10 @@ impl App {
                         lore::ErrorClass::Conflict => StatusCode::CONFLICT,
                         _ => StatusCode::INTERNAL_SERVER_ERROR,
                     };
-                    (status, html::layout(&html::error_page(&e), &stamp, &ctx.csrf))
+                    (
+                        status,
+                        html::layout(&html::error_page(&e), &stamp, &ctx.csrf),
+                    )
                 }
             };
             (out, started.elapsed())
@@ -147,10 +150,9 @@ impl App {
         match joined {
             Ok(((status, body), took)) => {
                 let mut response = (status, axum::response::Html(body)).into_response();
-                if let Ok(v) = HeaderValue::from_str(&format!(
-                    "render;dur={:.2}",
-                    took.as_secs_f64() * 1000.0
-                )) {
+                if let Ok(v) =
+                    HeaderValue::from_str(&format!("render;dur={:.2}", took.as_secs_f64() * 1000.0))
+                {
                     response.headers_mut().insert("server-timing", v);
                 }
                 no_store(&mut response);
@@ -493,7 +495,10 @@ mod tests {
     #[test]
     fn the_cookie_is_found_among_others() {
         let mut h = axum::http::HeaderMap::new();
-        h.insert(header::COOKIE, HeaderValue::from_static("a=1; lore_ui_9=t0k"));
+        h.insert(
+            header::COOKIE,
+            HeaderValue::from_static("a=1; lore_ui_9=t0k"),
+        );
         assert_eq!(cookie_token(&h, "lore_ui_9"), Some("t0k"));
         assert_eq!(cookie_token(&h, "lore_ui_8"), None);
     }

@@ -89,7 +89,11 @@ fn render(app: &App, env: &mut lore::ops::Env<'_>, _ctx: &PageCtx) -> Result<Pag
          current</dt><dd>{}</dd><dt>files caught up</dt><dd>{}</dd><dt>embedder</dt><dd>{}</dd>\
          <dt>memory ref tip</dt><dd><code>{}</code></dd><dt>unreadable memory files</dt><dd>{}</dd></dl>",
         esc(&ix.path),
-        if ix.was_current { "yes" } else { "no (caught up now)" },
+        if ix.was_current {
+            "yes"
+        } else {
+            "no (caught up now)"
+        },
         ix.caught_up_files,
         esc(&ix.embedder),
         esc(st.tip.as_deref().unwrap_or("(none)")),
@@ -110,6 +114,9 @@ fn render(app: &App, env: &mut lore::ops::Env<'_>, _ctx: &PageCtx) -> Result<Pag
 }
 
 /// `/overview`.
-pub async fn page(State(app): State<Arc<App>>, Query(query): Query<Vec<(String, String)>>) -> Response {
+pub async fn page(
+    State(app): State<Arc<App>>,
+    Query(query): Query<Vec<(String, String)>>,
+) -> Response {
     app.page(query, render).await
 }

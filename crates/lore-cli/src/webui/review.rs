@@ -89,7 +89,10 @@ fn render(env: &mut lore::ops::Env<'_>, ctx: &PageCtx) -> Result<Page, lore::Err
 }
 
 /// `/review`.
-pub async fn page(State(app): State<Arc<App>>, Query(query): Query<Vec<(String, String)>>) -> Response {
+pub async fn page(
+    State(app): State<Arc<App>>,
+    Query(query): Query<Vec<(String, String)>>,
+) -> Response {
     app.page(query, |_, env, ctx| render(env, ctx)).await
 }
 

@@ -153,7 +153,12 @@ pub fn tree(session: &str, thoughts: &[IndexedThought], best: &[String], selecte
     let row = 70.0;
     let w = (next.max(1.0) * col + 40.0).max(200.0);
     let h = (depth_max + 1.0) * row + 40.0;
-    let pos = |i: usize| (20.0 + x[i] * col + col / 2.0, 30.0 + thoughts[i].depth as f64 * row);
+    let pos = |i: usize| {
+        (
+            20.0 + x[i] * col + col / 2.0,
+            30.0 + thoughts[i].depth as f64 * row,
+        )
+    };
     let on_best = |id: &str| best.iter().any(|b| b == id);
     let mut out = format!(
         "<svg class=\"tree\" role=\"img\" aria-label=\"Reasoning tree of {}\" viewBox=\"0 0 {w} {h}\" \

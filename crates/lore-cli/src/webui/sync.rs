@@ -15,13 +15,18 @@ use super::{App, Form, PageCtx, run_op};
 
 fn side(title: &str, v: Option<&ConflictVersion>) -> String {
     let Some(v) = v else {
-        return format!("<section class=\"side\"><h4>{}</h4><p class=\"muted\">none</p></section>", esc(title));
+        return format!(
+            "<section class=\"side\"><h4>{}</h4><p class=\"muted\">none</p></section>",
+            esc(title)
+        );
     };
     let who = [
         v.author.as_deref().map(|a| format!("by {}", esc(a))),
         v.agent.as_deref().map(|a| format!("agent {}", esc(a))),
         v.date.as_deref().map(esc),
-        v.commit.as_deref().map(|c| format!("<code>{}</code>", esc(html::short(c)))),
+        v.commit
+            .as_deref()
+            .map(|c| format!("<code>{}</code>", esc(html::short(c)))),
     ]
     .into_iter()
     .flatten()
@@ -43,7 +48,9 @@ fn render(env: &mut lore::ops::Env<'_>, ctx: &PageCtx) -> Result<Page, lore::Err
     let conflicts = run_op(env, Conflicts {})?;
     let mut body = String::new();
     if ctx.param("done") == Some("resolved") {
-        body.push_str("<p class=\"notice\" role=\"status\">Resolved: the decision was committed.</p>");
+        body.push_str(
+            "<p class=\"notice\" role=\"status\">Resolved: the decision was committed.</p>",
+        );
     }
     body.push_str("<h2>Remotes</h2>");
     if status.remotes.is_empty() {
@@ -107,7 +114,10 @@ fn render(env: &mut lore::ops::Env<'_>, ctx: &PageCtx) -> Result<Page, lore::Err
             body.push_str(&button(
                 "theirs",
                 &format!("Take {}", esc(o.id.as_str())),
-                &format!("<input type=\"hidden\" name=\"id\" value=\"{}\">", esc(o.id.as_str())),
+                &format!(
+                    "<input type=\"hidden\" name=\"id\" value=\"{}\">",
+                    esc(o.id.as_str())
+                ),
             ));
         }
         body.push_str(&button("both", "Keep both", ""));
@@ -133,7 +143,10 @@ fn render(env: &mut lore::ops::Env<'_>, ctx: &PageCtx) -> Result<Page, lore::Err
 }
 
 /// `/sync`.
-pub async fn page(State(app): State<Arc<App>>, Query(query): Query<Vec<(String, String)>>) -> Response {
+pub async fn page(
+    State(app): State<Arc<App>>,
+    Query(query): Query<Vec<(String, String)>>,
+) -> Response {
     app.page(query, |_, env, ctx| render(env, ctx)).await
 }
 

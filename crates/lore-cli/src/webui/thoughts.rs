@@ -32,7 +32,8 @@ fn render(env: &mut lore::ops::Env<'_>, ctx: &PageCtx) -> Result<Page, lore::Err
             ),
         ));
     }
-    let mut body = String::from("<nav aria-label=\"Sessions\"><h2>Sessions</h2><ul class=\"sessions\">");
+    let mut body =
+        String::from("<nav aria-label=\"Sessions\"><h2>Sessions</h2><ul class=\"sessions\">");
     for s in &tree.sessions {
         let current = if tree.session.as_deref() == Some(s.as_str()) {
             " aria-current=\"page\""
@@ -116,7 +117,11 @@ fn render(env: &mut lore::ops::Env<'_>, ctx: &PageCtx) -> Result<Page, lore::Err
                 String::new()
             } else {
                 let lines: Vec<String> = node.trace.iter().map(|t| t.to_string()).collect();
-                format!("<details><summary>trace ({})</summary><pre>{}</pre></details>", node.trace.len(), esc(&lines.join("\n")))
+                format!(
+                    "<details><summary>trace ({})</summary><pre>{}</pre></details>",
+                    node.trace.len(),
+                    esc(&lines.join("\n"))
+                )
             };
             let _ = write!(
                 body,
@@ -140,10 +145,17 @@ fn render(env: &mut lore::ops::Env<'_>, ctx: &PageCtx) -> Result<Page, lore::Err
         }
         body.push_str("</ol>");
     }
-    Ok(Page::new(Section::Thoughts, format!("Reasoning: {session}"), body))
+    Ok(Page::new(
+        Section::Thoughts,
+        format!("Reasoning: {session}"),
+        body,
+    ))
 }
 
 /// `/thoughts`.
-pub async fn page(State(app): State<Arc<App>>, Query(query): Query<Vec<(String, String)>>) -> Response {
+pub async fn page(
+    State(app): State<Arc<App>>,
+    Query(query): Query<Vec<(String, String)>>,
+) -> Response {
     app.page(query, |_, env, ctx| render(env, ctx)).await
 }

@@ -17,10 +17,7 @@ pub struct HttpResponse {
 
 fn dechunk(mut body: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
-    loop {
-        let Some(end) = body.windows(2).position(|w| w == b"\r\n") else {
-            break;
-        };
+    while let Some(end) = body.windows(2).position(|w| w == b"\r\n") {
         let size = usize::from_str_radix(
             String::from_utf8_lossy(&body[..end])
                 .split(';')
@@ -48,7 +45,8 @@ pub fn http(
     headers: &[(&str, &str)],
     body: &[u8],
 ) -> HttpResponse {
-    let mut stream = TcpStream::connect(addr).unwrap_or_else(|e| panic!("connecting to {addr}: {e}"));
+    let mut stream =
+        TcpStream::connect(addr).unwrap_or_else(|e| panic!("connecting to {addr}: {e}"));
     stream
         .set_read_timeout(Some(Duration::from_secs(60)))
         .unwrap();
@@ -74,7 +72,11 @@ pub fn http(
             break at;
         }
         let n = stream.read(&mut buf).unwrap();
-        assert!(n > 0, "the connection closed before the header: {:?}", String::from_utf8_lossy(&raw));
+        assert!(
+            n > 0,
+            "the connection closed before the header: {:?}",
+            String::from_utf8_lossy(&raw)
+        );
         raw.extend_from_slice(&buf[..n]);
     };
     let head = String::from_utf8_lossy(&raw[..split]).to_string();
@@ -207,8 +209,12 @@ impl Browser {
             &[("Content-Type", "application/json; charset=utf-8")],
             body.as_bytes(),
         );
-        let value: Value = serde_json::from_str(&response.body)
-            .unwrap_or_else(|e| panic!("WebDriver answered {}: {e}: {}", response.status, response.body));
+        let value: Value = serde_json::from_str(&response.body).unwrap_or_else(|e| {
+            panic!(
+                "WebDriver answered {}: {e}: {}",
+                response.status, response.body
+            )
+        });
         if response.status >= 400 {
             panic!("WebDriver {method} {path}: {}", value["value"]);
         }
@@ -249,7 +255,10 @@ impl Browser {
             "/element",
             Some(json!({ "using": "css selector", "value": css })),
         );
-        v[ELEMENT].as_str().unwrap_or_else(|| panic!("no element {css}: {v}")).to_string()
+        v[ELEMENT]
+            .as_str()
+            .unwrap_or_else(|| panic!("no element {css}: {v}"))
+            .to_string()
     }
 
     /// How many elements match a CSS selector.
@@ -265,12 +274,20 @@ impl Browser {
 
     /// Clicks an element.
     pub fn click(&self, element: &str) {
-        self.session_call("POST", &format!("/element/{element}/click"), Some(json!({})));
+        self.session_call(
+            "POST",
+            &format!("/element/{element}/click"),
+            Some(json!({})),
+        );
     }
 
     /// Empties a field.
     pub fn clear(&self, element: &str) {
-        self.session_call("POST", &format!("/element/{element}/clear"), Some(json!({})));
+        self.session_call(
+            "POST",
+            &format!("/element/{element}/clear"),
+            Some(json!({})),
+        );
     }
 
     /// Types into a field.

@@ -228,13 +228,16 @@ impl Operation for ThinkTree {
         }
         let index = ThoughtIndex::open(env.lore.store())?;
         let thoughts = index.session_thoughts(&session)?;
-        let end = thoughts
-            .iter()
-            .find(|t| t.best)
-            .or_else(|| index.best_candidate(&session).ok().flatten().and_then(|id| {
-                let id = id.to_string();
-                thoughts.iter().find(|t| t.id == id)
-            }));
+        let end = thoughts.iter().find(|t| t.best).or_else(|| {
+            index
+                .best_candidate(&session)
+                .ok()
+                .flatten()
+                .and_then(|id| {
+                    let id = id.to_string();
+                    thoughts.iter().find(|t| t.id == id)
+                })
+        });
         let mut best_path = Vec::new();
         let mut at = end.map(|t| t.id.clone());
         while let Some(id) = at.take() {
