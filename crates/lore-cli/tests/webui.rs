@@ -265,6 +265,18 @@ fn the_web_ui_works_in_a_real_browser() {
     });
     let text = browser.text();
     assert!(text.contains("checkpoint on idle"), "{text}");
+    // The line diff between the two versions shows the summary that changed.
+    let diff = |class: &str| {
+        browser
+            .execute(&format!(
+                "return [...document.querySelectorAll('table.diff tr.{class}')].map(r => r.innerText).join('\\n');"
+            ))
+            .as_str()
+            .unwrap_or("")
+            .to_string()
+    };
+    assert!(diff("add").contains("checkpoint on idle"), "{}", diff("add"));
+    assert!(diff("del").contains("WAL mode for the index"), "{}", diff("del"));
     browser.screenshot(&screenshots().join("memory.png"));
     browser.assert_no_console_errors("memory");
     let log = repo.git(&["log", "--format=%s", "refs/lore/memory"]);

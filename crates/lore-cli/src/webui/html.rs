@@ -188,7 +188,7 @@ pub fn error_page(e: &lore::Error) -> Page {
 }
 
 /// The whole document around a page: navigation, warnings, the live stamp, CSS and JS.
-pub fn layout(page: &Page, stamp: &str, _csrf: &str) -> String {
+pub fn layout(page: &Page, stamp: &str) -> String {
     let mut nav = String::new();
     for (section, href, label) in SECTIONS {
         let current = if section == page.section {

@@ -129,7 +129,7 @@ impl App {
             let out = match page {
                 Ok(mut page) => {
                     page.warnings.extend(warnings);
-                    (StatusCode::OK, html::layout(&page, &stamp, &ctx.csrf))
+                    (StatusCode::OK, html::layout(&page, &stamp))
                 }
                 Err(e) => {
                     let status = match e.class() {
@@ -140,7 +140,7 @@ impl App {
                     };
                     (
                         status,
-                        html::layout(&html::error_page(&e), &stamp, &ctx.csrf),
+                        html::layout(&html::error_page(&e), &stamp),
                     )
                 }
             };
