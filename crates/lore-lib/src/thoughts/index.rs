@@ -474,3 +474,46 @@ impl ThoughtIndex {
         }
     }
 }
+
+/// One thought of a session as the index holds it: enough to draw the tree.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, schemars::JsonSchema)]
+pub struct IndexedThought {
+    /// The thought's id.
+    pub id: String,
+    /// Its parent thought (none for a root).
+    pub parent: Option<String>,
+    /// Distance from the root.
+    pub depth: u32,
+    /// The current combined score.
+    pub score: f64,
+    /// `success` or `failed`, when marked.
+    pub outcome: Option<String>,
+    /// Whether it is the session's best thought (`done`).
+    pub best: bool,
+    /// The thought's text.
+    pub text: String,
+}
+
+impl ThoughtIndex {
+    /// Every thought of a session, in the order they were written.
+    pub fn session_thoughts(&self, session: &str) -> Result<Vec<IndexedThought>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT id, parent, depth, score, outcome, best, text FROM thoughts
+             WHERE session = ?1 ORDER BY rowid",
+        )?;
+        let rows = stmt
+            .query_map([session], |r| {
+                Ok(IndexedThought {
+                    id: r.get(0)?,
+                    parent: r.get(1)?,
+                    depth: r.get::<_, i64>(2)?.max(0) as u32,
+                    score: r.get(3)?,
+                    outcome: r.get(4)?,
+                    best: r.get::<_, i64>(5)? != 0,
+                    text: r.get(6)?,
+                })
+            })?
+            .collect::<std::result::Result<_, _>>()?;
+        Ok(rows)
+    }
+}
