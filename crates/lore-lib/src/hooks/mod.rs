@@ -9,6 +9,7 @@
 mod agent;
 mod answer;
 mod payload;
+pub mod tool_files;
 
 use std::path::Path;
 

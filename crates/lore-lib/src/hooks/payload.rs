@@ -1,4 +1,6 @@
-//! Reading an agent's event payload (stdin JSON) into what lore needs from it.
+//! Reading an agent's event payload (stdin JSON) into what lore needs from it: every agent's
+//! field names folded together (Claude Code's and Codex's `session_id`, Cursor's
+//! `conversation_id` and `workspace_roots`, …).
 
 use std::path::PathBuf;
 
@@ -48,16 +50,14 @@ impl HookInput {
             });
         }
         let tool_input = v.get("tool_input").unwrap_or(&Value::Null);
-        let mut files: Vec<String> = ["file_path", "path", "absolute_path", "notebook_path"]
-            .iter()
-            .filter_map(|k| tool_input.get(*k).and_then(Value::as_str))
-            .chain(text_at(&v, &["file_path"]))
-            .map(str::to_string)
-            .collect();
-        if let Some(paths) = tool_input.get("paths").and_then(Value::as_array) {
-            files.extend(paths.iter().filter_map(Value::as_str).map(str::to_string));
+        let tool = text_at(&v, &["tool_name"]);
+        let mut files = super::tool_files::files(tool, tool_input);
+        // Cursor's afterFileEdit names its file at the top.
+        if let Some(edited) = text_at(&v, &["file_path"])
+            && !files.iter().any(|f| f == edited)
+        {
+            files.push(edited.to_string());
         }
-        files.dedup();
         Ok(HookInput {
             session: text_at(&v, &["session_id", "conversation_id", "sessionId"]).map(Into::into),
             transcript: text_at(&v, &["transcript_path", "transcriptPath"]).map(PathBuf::from),
@@ -69,7 +69,7 @@ impl HookInput {
                     .map(PathBuf::from)
             }),
             prompt: text_at(&v, &["prompt", "user_prompt"]).map(Into::into),
-            tool: text_at(&v, &["tool_name"]).map(Into::into),
+            tool: tool.map(Into::into),
             tool_input: Some(tool_input)
                 .filter(|t| t.is_object())
                 .map(|t| t.to_string()),
