@@ -188,6 +188,7 @@ impl Index {
             path: path.to_path_buf(),
             embedder: None,
             vectors: OnceCell::new(),
+            vectors_stamp: std::cell::Cell::new(0),
         }
     }
 
