@@ -356,10 +356,11 @@ impl Hot<'_> {
         Ok(rows)
     }
 
-    /// One transcript line: a turn of prose, one in fifty marked as a decision.
+    /// One transcript line: a turn of prose, one in two thousand marked as a decision (a few
+    /// dozen in 20 MB; each is checked for novelty and written or queued).
     fn turn(&self, rng: &mut Rng, n: usize) -> String {
         let m = self.corpus.memory(rng);
-        let text = if n % 50 == 0 {
+        let text = if n % 2000 == 0 {
             format!("[decision] {}\n\n{}", m.summary, m.body)
         } else {
             m.body
