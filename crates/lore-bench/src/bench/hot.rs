@@ -161,12 +161,15 @@ fn io_error(context: &str) -> impl Fn(std::io::Error) -> Error + '_ {
 }
 
 impl Hot<'_> {
+    /// Times `n` runs of `sample` after one untimed run (which pays what a first process
+    /// pays once: an index of another schema rebuilt, a cache written).
     fn timed(
         &self,
         what: &str,
         n: usize,
         mut sample: impl FnMut() -> Result<std::time::Duration>,
     ) -> Result<Stats> {
+        sample()?;
         let mut phase = Throttle::new(self.progress, what, n as u64, PROGRESS_STEPS);
         let mut samples = Vec::with_capacity(n);
         for done in 1..=n {

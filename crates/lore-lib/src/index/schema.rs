@@ -98,15 +98,6 @@ pub fn prepare(conn: &Connection) -> Result<SchemaState> {
         pause = (pause * 2).min(std::time::Duration::from_millis(100));
     }
     conn.pragma_update(None, "synchronous", "NORMAL")?;
-    // A process closing the last connection would checkpoint the WAL into the file (and sync
-    // both) on its way out; lore's processes are short, so that cost fell on every call. The
-    // WAL is checkpointed as it grows instead (SQLite's automatic checkpoint on commit), kept
-    // small because the first connection of a process reads it whole.
-    conn.set_db_config(
-        rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
-        true,
-    )?;
-    conn.pragma_update(None, "wal_autocheckpoint", 256)?;
     let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
     if version == SCHEMA_VERSION {
         // Cheap sanity check that the tables are readable.

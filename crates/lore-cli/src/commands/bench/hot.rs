@@ -37,6 +37,10 @@ pub struct HotBenchArgs {
     /// Time this `lore` binary's processes instead of this one's (an earlier build, to compare).
     #[arg(long, value_name = "PATH")]
     pub binary: Option<std::path::PathBuf>,
+    /// Keep the generated repositories in this directory (for inspection) instead of deleting
+    /// them.
+    #[arg(long, value_name = "DIR")]
+    pub keep: Option<std::path::PathBuf>,
     /// Seed of the synthetic corpus.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
@@ -64,7 +68,7 @@ pub fn run(
         seed: args.seed,
         lore_binary,
         lore_args: super::embedder_args(global),
-        work_dir: tmp.path().join("work"),
+        work_dir: args.keep.clone().unwrap_or_else(|| tmp.path().join("work")),
     };
     std::fs::create_dir_all(&request.work_dir)
         .map_err(|e| internal(format!("creating a work dir: {e}")))?;
