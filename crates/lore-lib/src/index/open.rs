@@ -215,6 +215,7 @@ impl Index {
             embedder: None,
             vectors: OnceCell::new(),
             read_only: false,
+            vectors_stamp: std::cell::Cell::new(0),
         }
     }
 
