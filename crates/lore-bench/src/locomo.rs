@@ -180,8 +180,11 @@ fn evidence_ids(evidence: &[String]) -> impl Iterator<Item = &str> {
         .filter(|e| !e.is_empty())
 }
 
-/// A conversation's sessions in order: (number, date, turns).
-fn sessions(sample: &Sample) -> Result<Vec<(u32, Option<Timestamp>, Vec<Turn>)>> {
+/// One session of a conversation: its number, its date if it parses, its turns.
+type Session = (u32, Option<Timestamp>, Vec<Turn>);
+
+/// A conversation's sessions in order.
+fn sessions(sample: &Sample) -> Result<Vec<Session>> {
     let mut out = Vec::new();
     for (key, value) in &sample.conversation {
         let Some(n) = key
