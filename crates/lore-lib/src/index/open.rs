@@ -151,7 +151,7 @@ impl Index {
     /// then catches up from the store.
     pub fn open(path: &Path) -> Result<(Index, Option<IndexNotice>)> {
         match Self::open_writable(path) {
-            Err(e) if is_write_refusal(&e) => Ok((Self::open_in_memory(path)?, None)),
+            Err(e) if is_write_refusal(path, &e) => Ok((Self::open_in_memory(path)?, None)),
             other => other,
         }
     }
@@ -246,10 +246,12 @@ impl Index {
     }
 }
 
-/// Whether an error says this process may not write where the index lives (permissions, a
-/// read-only file system or database), as opposed to anything about the index's content.
-pub(crate) fn is_write_refusal(error: &Error) -> bool {
-    match error {
+/// Whether `error`, met opening the database at `path`, means this process may not write there
+/// (permissions, a read-only file system): the error says so, and so does the file system. An
+/// error that only looks like it (a `-wal` that cannot be opened for another reason) is not one:
+/// it is reported, not worked around.
+pub(crate) fn is_write_refusal(path: &Path, error: &Error) -> bool {
+    let refused = match error {
         Error::Io { source, .. } => matches!(
             source.kind(),
             std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem
@@ -263,6 +265,42 @@ pub(crate) fn is_write_refusal(error: &Error) -> bool {
             )
         ),
         _ => false,
+    };
+    refused && may_not_write(path)
+}
+
+/// Whether the file system refuses this process a write to `path` or beside it. Nothing is
+/// changed: the file is opened for writing without truncating, and a probe file beside it is
+/// created and removed at once.
+fn may_not_write(path: &Path) -> bool {
+    let refusal = |e: std::io::Error| {
+        matches!(
+            e.kind(),
+            std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem
+        )
+    };
+    if path.exists()
+        && let Err(e) = std::fs::OpenOptions::new().write(true).open(path)
+    {
+        return refusal(e);
+    }
+    let Some(dir) = path.parent() else {
+        return false;
+    };
+    if !dir.exists() {
+        return dir.parent().is_some_and(|p| may_not_write(&p.join(".lore-probe")));
+    }
+    let probe = dir.join(format!(".write-probe-{}", std::process::id()));
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+    {
+        Ok(_) => {
+            let _ = std::fs::remove_file(&probe);
+            false
+        }
+        Err(e) => refusal(e),
     }
 }
 

@@ -78,7 +78,7 @@ impl ThoughtIndex {
         .and_then(prepare_schema);
         let mut conn = match opened {
             Ok(conn) => conn,
-            Err(e) if crate::index::is_write_refusal(&e) => {
+            Err(e) if crate::index::is_write_refusal(&path, &e) => {
                 prepare_schema(crate::index::copy_into_memory(&path)?)?
             }
             // A file that is not a database (or is damaged) is derived data: start again.
