@@ -142,7 +142,6 @@ pub fn merge_hooks(agent: Agent, existing: &str, lore: &str, remove: bool) -> Re
         };
         let mut done = Vec::new();
         for (native, event) in agent.events() {
-            // Cursor names two tool events; one hook each is right, as they fire separately.
             let command = format!("{lore} hook {agent_arg} {native}");
             let entry = match agent {
                 Agent::Cursor => json!({ "command": command }),

@@ -93,7 +93,8 @@ impl Agent {
             Agent::Cursor => &[
                 ("sessionStart", SessionStart),
                 ("beforeSubmitPrompt", UserPromptSubmit),
-                ("afterFileEdit", PostToolUse),
+                // Not afterFileEdit: Cursor takes no answer to it, and an edit is a postToolUse
+                // too, whose `additional_context` it reads.
                 ("postToolUse", PostToolUse),
                 ("preCompact", PreCompact),
                 ("stop", Stop),
@@ -166,9 +167,10 @@ mod tests {
             Some(Event::UserPromptSubmit)
         );
         assert_eq!(
-            Event::parse(Agent::Cursor, "afterFileEdit"),
+            Event::parse(Agent::Cursor, "postToolUse"),
             Some(Event::PostToolUse)
         );
+        assert_eq!(Event::parse(Agent::Cursor, "afterFileEdit"), None);
         assert_eq!(Event::parse(Agent::Claude, "Notification"), None);
     }
 }

@@ -15,7 +15,7 @@ pub fn respond(agent: Agent, event: Event, outcome: &HookOutcome) -> Option<Stri
         .unwrap_or(event.as_str());
     let value = match agent {
         Agent::Cursor => match event {
-            Event::SessionStart => outcome
+            Event::SessionStart | Event::PostToolUse => outcome
                 .context
                 .as_ref()
                 .map(|c| json!({ "additional_context": c })),
