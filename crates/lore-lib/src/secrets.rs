@@ -6,7 +6,7 @@
 //! random but not secret — UUIDs, git object names, content hashes (hex or `sha256-` base64),
 //! lore's own ids — are excluded from the generic rule by construction (see [`is_high_entropy`]).
 
-use std::sync::LazyLock;
+use std::sync::{LazyLock, OnceLock};
 
 use regex::Regex;
 use serde::Serialize;
@@ -137,10 +137,48 @@ impl Finding {
     }
 }
 
-/// A rule: a name and a pattern whose `secret` group (or whole match) is the secret.
+/// A rule: a name and a pattern whose `secret` group (or whole match) is the secret. The
+/// pattern is compiled the first time a text could match it: every match holds one of its
+/// needles (and `:` or `=` when it is an assignment), so most texts never pay for compiling
+/// most rules.
 struct Rule {
     name: &'static str,
-    pattern: Regex,
+    needles: Needles,
+    assignment: bool,
+    source: &'static str,
+    pattern: OnceLock<Regex>,
+}
+
+/// Strings one of which every match of a rule contains.
+enum Needles {
+    /// As written.
+    Exact(&'static [&'static str]),
+    /// Ignoring ASCII case (lower-case needles, for `(?i)` rules). A text with other than ASCII
+    /// characters is always scanned, since Unicode case folding maps some of them to ASCII
+    /// letters (`ſ`, the Kelvin sign).
+    Folded(&'static [&'static str]),
+}
+
+impl Rule {
+    fn may_match(&self, text: &str, lower: &std::cell::OnceCell<String>) -> bool {
+        if self.assignment && !text.contains([':', '=']) {
+            return false;
+        }
+        match self.needles {
+            Needles::Exact(needles) => needles.iter().any(|n| text.contains(n)),
+            Needles::Folded(needles) => {
+                !text.is_ascii() || {
+                    let lower = lower.get_or_init(|| text.to_ascii_lowercase());
+                    needles.iter().any(|n| lower.contains(n))
+                }
+            }
+        }
+    }
+
+    fn pattern(&self) -> &Regex {
+        self.pattern
+            .get_or_init(|| Regex::new(self.source).expect("secret rule patterns are valid"))
+    }
 }
 
 /// The rule name used for `<private>…</private>` spans.
@@ -148,93 +186,167 @@ pub const PRIVATE_RULE: &str = "private-span";
 /// The rule name used for the generic high-entropy detector.
 pub const HIGH_ENTROPY_RULE: &str = "high-entropy-string";
 
-fn rule(name: &'static str, pattern: &str) -> Rule {
+fn rule(name: &'static str, needles: Needles, assignment: bool, source: &'static str) -> Rule {
     Rule {
         name,
-        pattern: Regex::new(pattern).expect("secret rule patterns are valid"),
+        needles,
+        assignment,
+        source,
+        pattern: OnceLock::new(),
     }
 }
 
 /// Provider formats first, then generic ones: the order is the precedence on overlap.
 static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
     vec![
-        rule(PRIVATE_RULE, r"(?is)<private>.*?(?:</private>|\z)"),
+        rule(
+            PRIVATE_RULE,
+            Needles::Folded(&["<private>"]),
+            false,
+            r"(?is)<private>.*?(?:</private>|\z)",
+        ),
         rule(
             "private-key",
+            Needles::Exact(&["-----BEGIN "]),
+            false,
             r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----(?s:.*?)(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\z)",
         ),
         rule(
             "aws-access-key-id",
+            Needles::Exact(&["AKIA", "ASIA", "ABIA", "ACCA", "AGPA", "AIDA", "AROA"]),
+            false,
             r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA)[A-Z2-7]{16}\b",
         ),
         rule(
             "aws-secret-access-key",
+            Needles::Folded(&["aws"]),
+            true,
             r#"(?i)\baws_?(?:secret_?(?:access_?)?key|secret)\b["']?\s*[:=]\s*["']?(?P<secret>[A-Za-z0-9/+]{40})\b"#,
         ),
-        rule("gcp-api-key", r"\bAIza[0-9A-Za-z_\-]{35}(?:\b|$)"),
+        rule(
+            "gcp-api-key",
+            Needles::Exact(&["AIza"]),
+            false,
+            r"\bAIza[0-9A-Za-z_\-]{35}(?:\b|$)",
+        ),
         rule(
             "gcp-service-account-key-id",
+            Needles::Exact(&["\"private_key_id\""]),
+            true,
             r#""private_key_id"\s*:\s*"(?P<secret>[0-9a-f]{40})""#,
         ),
         rule(
             "azure-storage-key",
+            Needles::Folded(&["accountkey", "sharedaccesskey"]),
+            true,
             r"(?i)\b(?:AccountKey|SharedAccessKey)\s*=\s*(?P<secret>[A-Za-z0-9+/]{40,88}={0,2})",
         ),
         rule(
             "azure-client-secret",
+            Needles::Folded(&["secret"]),
+            true,
             r#"(?i)\b(?:azure|az)_?(?:client_?)?secret\b["']?\s*[:=]\s*["']?(?P<secret>[A-Za-z0-9~._\-]{32,44})"#,
         ),
         rule(
             "anthropic-api-key",
+            Needles::Exact(&["sk-ant-"]),
+            false,
             r"\bsk-ant-(?:api|admin|oat|sid)\d{2}-[A-Za-z0-9_\-]{32,}",
         ),
         rule(
             "openai-api-key",
+            Needles::Exact(&["sk-"]),
+            false,
             r"\bsk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_\-]{20,}T3BlbkFJ[A-Za-z0-9_\-]{20,}|\bsk-(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{40,}|\bsk-[A-Za-z0-9]{48}\b",
         ),
         rule(
             "github-token",
+            Needles::Exact(&["ghp_", "gho_", "ghu_", "ghs_", "ghr_"]),
+            false,
             r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,255}\b",
         ),
         rule(
             "github-fine-grained-token",
+            Needles::Exact(&["github_pat_"]),
+            false,
             r"\bgithub_pat_[A-Za-z0-9_]{50,255}\b",
         ),
         rule(
             "gitlab-token",
+            Needles::Exact(&["gl"]),
+            false,
             r"\bgl(?:pat|dt|ptt|rt|oas|cbt|imt|soat|ffct|agent)-[A-Za-z0-9_\-]{20,}",
         ),
         rule(
             "slack-token",
+            Needles::Exact(&["xox"]),
+            false,
             r"\bxox[abposr]-(?:[0-9]+-)*[A-Za-z0-9-]{10,}",
         ),
         rule(
             "slack-webhook",
+            Needles::Exact(&["https://hooks.slack.com/"]),
+            false,
             r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/]{20,}",
         ),
         rule(
             "stripe-key",
+            Needles::Exact(&["_live_", "_test_"]),
+            false,
             r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{20,}\b",
         ),
-        rule("npm-token", r"\bnpm_[A-Za-z0-9]{36}\b"),
-        rule("huggingface-token", r"\bhf_[A-Za-z]{34}\b"),
+        rule(
+            "npm-token",
+            Needles::Exact(&["npm_"]),
+            false,
+            r"\bnpm_[A-Za-z0-9]{36}\b",
+        ),
+        rule(
+            "huggingface-token",
+            Needles::Exact(&["hf_"]),
+            false,
+            r"\bhf_[A-Za-z]{34}\b",
+        ),
         rule(
             "sendgrid-api-key",
+            Needles::Exact(&["SG."]),
+            false,
             r"\bSG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}",
         ),
-        rule("pypi-token", r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{50,}"),
-        rule("shopify-token", r"\bshp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}\b"),
-        rule("digitalocean-token", r"\bdo[por]_v1_[a-f0-9]{64}\b"),
+        rule(
+            "pypi-token",
+            Needles::Exact(&["pypi-AgEIcHlwaS5vcmc"]),
+            false,
+            r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{50,}",
+        ),
+        rule(
+            "shopify-token",
+            Needles::Exact(&["shpat_", "shpss_", "shpca_", "shppa_"]),
+            false,
+            r"\bshp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}\b",
+        ),
+        rule(
+            "digitalocean-token",
+            Needles::Exact(&["_v1_"]),
+            false,
+            r"\bdo[por]_v1_[a-f0-9]{64}\b",
+        ),
         rule(
             "jwt",
+            Needles::Exact(&["eyJ"]),
+            false,
             r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
         ),
         rule(
             "url-credentials",
+            Needles::Exact(&["://"]),
+            false,
             r"\b[a-z][a-z0-9+.\-]*://[^\s:/@]+:(?P<secret>[^\s@/]{6,})@[^\s/]+",
         ),
         rule(
             "password-assignment",
+            Needles::Folded(&["pass", "pwd", "secret", "key", "token"]),
+            true,
             r#"(?i)\b(?P<key>(?:[a-z0-9]+_)*(?:[a-z0-9]*(?:password|passwd|passphrase)|pwd|secret|api[_-]?key|apikey|access[_-]?token|auth[_-]?token|client[_-]?secret|private[_-]?key|secret[_-]?key|token))\b["']?(?P<sep>\s*(?::=|=>|[:=])\s*)(?:"(?P<dq>[^"\r\n]{6,})"|'(?P<sq>[^'\r\n]{6,})'|(?P<bare>[^\s"',;)\]}]{6,}))"#,
         ),
     ]
@@ -439,6 +551,23 @@ const HASH_PREFIXES: &[&str] = &[
     "sha1-", "sha256-", "sha384-", "sha512-", "sha256:", "sha512:",
 ];
 
+/// Whether `text` holds a run of 24 characters [`TOKEN`] could start with (checked before the
+/// pattern is compiled).
+fn has_token_run(text: &str) -> bool {
+    let mut run = 0;
+    for b in text.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'_' | b'-') {
+            run += 1;
+            if run >= 24 {
+                return true;
+            }
+        } else {
+            run = 0;
+        }
+    }
+    false
+}
+
 /// What precedes a token that is public by nature: an SSH public key, a data URI's payload.
 const PUBLIC_PREFIXES: &[&str] = &[
     "ssh-ed25519 ",
@@ -463,8 +592,12 @@ pub fn scan(text: &str) -> Vec<Finding> {
 /// Like [`scan`], naming the field the text came from.
 pub fn scan_field(text: &str, field: &str) -> Vec<Finding> {
     let mut spans: Vec<(usize, usize, &'static str, usize)> = Vec::new();
+    let lower = std::cell::OnceCell::new();
     for (priority, r) in RULES.iter().enumerate() {
-        for caps in r.pattern.captures_iter(text) {
+        if !r.may_match(text, &lower) {
+            continue;
+        }
+        for caps in r.pattern().captures_iter(text) {
             let whole = caps.get(0).expect("group 0 always exists");
             let secret = ["secret", "dq", "sq", "bare"]
                 .iter()
@@ -481,7 +614,8 @@ pub fn scan_field(text: &str, field: &str) -> Vec<Finding> {
             spans.push((secret.start(), secret.end(), r.name, priority));
         }
     }
-    for m in TOKEN.find_iter(text) {
+    let tokens = has_token_run(text).then(|| TOKEN.find_iter(text));
+    for m in tokens.into_iter().flatten() {
         let before = &text[..m.start()];
         if HASH_PREFIXES
             .iter()
@@ -494,26 +628,37 @@ pub fn scan_field(text: &str, field: &str) -> Vec<Finding> {
             spans.push((m.start(), m.end(), HIGH_ENTROPY_RULE, RULES.len()));
         }
     }
-    // Precedence: the more specific rule, then the earlier and longer match.
+    // Precedence: the more specific rule, then the earlier and longer match. Kept spans never
+    // overlap, so a new one overlaps a kept one only if the last kept span starting before its
+    // end reaches past its start.
     spans.sort_by_key(|&(start, end, _, priority)| (priority, start, std::cmp::Reverse(end)));
-    let mut kept: Vec<(usize, usize, &'static str)> = Vec::new();
+    let mut kept: std::collections::BTreeMap<usize, (usize, &'static str)> = Default::default();
     for (start, end, name, _) in spans {
-        if kept.iter().all(|&(s, e, _)| end <= s || start >= e) {
-            kept.push((start, end, name));
+        let overlaps = kept
+            .range(..end)
+            .next_back()
+            .is_some_and(|(_, &(e, _))| e > start);
+        if !overlaps {
+            kept.insert(start, (end, name));
         }
     }
-    kept.sort_by_key(|&(start, _, _)| start);
+    let mut line = 1;
+    let mut counted = 0;
     kept.into_iter()
-        .map(|(start, end, rule)| Finding {
-            rule,
-            field: field.to_string(),
-            line: text[..start].matches('\n').count() + 1,
-            span: (start, end),
-            masked: if rule == PRIVATE_RULE {
-                format!("<private> span ({} chars)", end - start)
-            } else {
-                mask(&text[start..end])
-            },
+        .map(|(start, (end, rule))| {
+            line += text[counted..start].matches('\n').count();
+            counted = start;
+            Finding {
+                rule,
+                field: field.to_string(),
+                line,
+                span: (start, end),
+                masked: if rule == PRIVATE_RULE {
+                    format!("<private> span ({} chars)", end - start)
+                } else {
+                    mask(&text[start..end])
+                },
+            }
         })
         .collect()
 }
@@ -588,6 +733,35 @@ pub fn screen(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_rule_skipped_by_its_needles_could_not_have_matched() {
+        let texts = [
+            "key AKIAIOSFODNN7EXAMPLE here",
+            "AWS_Secret_Access_Key = \"wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEYab\"",
+            "aws_ſecret_access_key: wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEYab",
+            "AccountKey=abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMN0123==",
+            "token: ghp_ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghij",
+            "DB_PASSWORD=hunter2hunter2 and api-key: 'abcdefgh'",
+            "<PRIVATE>hidden</private> postgres://user:s3cretpass@db/x",
+            "-----BEGIN RSA PRIVATE KEY-----\nabc",
+            "eyJhbGciOiJI.eyJzdWIiOiIx.SflKxwRJSMeK sk_live_abcdefghijklmnopqrstuvwx",
+            "nothing to see here at all",
+        ];
+        for text in texts {
+            for rule in RULES.iter() {
+                if rule.pattern().is_match(text) {
+                    let lower = std::cell::OnceCell::new();
+                    assert!(
+                        rule.may_match(text, &lower),
+                        "{} skipped on {text:?}",
+                        rule.name
+                    );
+                }
+            }
+            assert_eq!(has_token_run(text), TOKEN.is_match(text), "{text:?}");
+        }
+    }
 
     #[test]
     fn redaction_replaces_only_the_secret() {

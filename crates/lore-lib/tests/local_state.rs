@@ -225,6 +225,7 @@ fn session_state_saved_by_many_processes_at_once_stays_whole() {
                 auto_written: n * 1000 + i,
                 transcript_lines: i,
                 injected: (0..50).map(|k| format!("memory-{n}-{k}")).collect(),
+                ..SessionState::default()
             };
             capture.save_session_state("shared", &state).unwrap();
         }

@@ -457,3 +457,57 @@ fn output_schemas_describe_ids_and_ranges_as_strings() {
         assert_eq!(output["type"], "object", "{output:#}");
     }
 }
+
+#[test]
+fn a_file_finds_the_memories_about_exactly_that_file() {
+    let repo = TestRepo::new();
+    repo.write("src/a.rs", "fn a() {}\n");
+    repo.write("src/data.rs", "fn data() {}\n");
+    let mut lore = open(&repo);
+    let cite = |lore: &mut Lore, path: &str, summary: &str| {
+        let cited = lore.cite(path, None).unwrap();
+        lore.remember(
+            &NewMemory {
+                citations: vec![cited],
+                ..new("learnings", summary, "")
+            },
+            &ctx(),
+        )
+        .unwrap();
+    };
+    cite(&mut lore, "src/data.rs", "The data module caches rows");
+    cite(&mut lore, "src/a.rs", "The a module is the entry point");
+    lore.remember(
+        &new(
+            "learnings",
+            "Named in prose",
+            "Edit `src/a.rs:12` carefully; data.rs too.",
+        ),
+        &ctx(),
+    )
+    .unwrap();
+    lore.remember(&new("learnings", "Names nothing", "no files here"), &ctx())
+        .unwrap();
+    let about = |lore: &mut Lore, path: &str| -> Vec<String> {
+        let mut found: Vec<String> = lore
+            .mentioning(path, 10)
+            .unwrap()
+            .into_iter()
+            .map(|m| m.summary)
+            .collect();
+        found.sort();
+        found
+    };
+    // `a.rs` is inside `data.rs`: a substring match gave both.
+    assert_eq!(
+        about(&mut lore, "src/a.rs"),
+        ["Named in prose", "The a module is the entry point"]
+    );
+    assert_eq!(
+        about(&mut lore, "./src/data.rs"),
+        ["The data module caches rows"]
+    );
+    assert_eq!(about(&mut lore, "data.rs"), ["Named in prose"]);
+    assert!(about(&mut lore, "a.rs").is_empty());
+    assert!(about(&mut lore, "src").is_empty());
+}

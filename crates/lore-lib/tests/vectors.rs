@@ -125,3 +125,139 @@ fn filtered_vector_search_equals_filtering_the_full_ranking() {
         assert!(!got.is_empty());
     }
 }
+
+fn forget_first(lore: &mut Lore, summary: &str) {
+    let hits = lore.recall(summary, &ListFilter::default()).unwrap();
+    let hit = hits.iter().find(|h| h.memory.summary == summary).unwrap();
+    lore.forget(hit.memory.id.as_str(), &WriteContext::default())
+        .unwrap();
+}
+
+/// The cache's segments up to the index's vectors, from a new handle (a new process).
+fn segments(repo: &TestRepo) -> Option<usize> {
+    let mut lore = open(repo);
+    lore.index().unwrap().vector_cache_segments().unwrap()
+}
+
+fn agrees(lore: &mut Lore) -> bool {
+    lore.index().unwrap().vectors_agree_with_table().unwrap()
+}
+
+#[test]
+fn the_cache_is_extended_per_write_and_equals_a_rebuild() {
+    let repo = TestRepo::new();
+    let mut lore = open(&repo);
+    for i in 0..4 {
+        remember(&lore, &format!("seed memory {i} about caches"));
+    }
+    top(&mut lore, "caches");
+    assert_eq!(segments(&repo), Some(1));
+    let cache = vectors_cache_path(&index_path(lore.store()));
+    let written = std::fs::metadata(&cache).unwrap().len();
+    // Each write by a new process, each search by another: the file grows by a segment per
+    // catch-up, and what it gives equals the table every time.
+    for i in 0..10 {
+        let mut writer = open(&repo);
+        remember(&writer, &format!("written later {i} kappa lambda"));
+        if i % 3 == 2 {
+            forget_first(
+                &mut writer,
+                &format!("written later {} kappa lambda", i - 1),
+            );
+        }
+        let mut reader = open(&repo);
+        assert!(agrees(&mut reader), "after write {i}");
+        assert!(segments(&repo).unwrap() > 1);
+    }
+    assert!(std::fs::metadata(&cache).unwrap().len() > written);
+    // The long-lived handle brings its matrix forward too.
+    remember(&lore, "mu nu xi omicron");
+    assert_eq!(top(&mut lore, "omicron xi")[0], "mu nu xi omicron");
+    assert!(agrees(&mut lore));
+    // Many segments are folded into one by the next reader.
+    for i in 0..20 {
+        remember(&open(&repo), &format!("more {i} pi rho"));
+        let mut reader = open(&repo);
+        top(&mut reader, "rho pi");
+        assert!(agrees(&mut reader));
+    }
+    assert!(segments(&repo).unwrap() <= 17);
+}
+
+#[test]
+fn a_torn_or_damaged_cache_is_detected_and_rebuilt() {
+    let repo = TestRepo::new();
+    let mut lore = open(&repo);
+    for i in 0..6 {
+        remember(&lore, &format!("torn test {i} sigma tau"));
+    }
+    top(&mut lore, "sigma");
+    remember(&open(&repo), "one more upsilon phi");
+    assert_eq!(segments(&repo), Some(2));
+    let cache = vectors_cache_path(&index_path(lore.store()));
+    let whole = std::fs::read(&cache).unwrap();
+
+    // A crash mid-append: the last segment is cut short.
+    std::fs::write(&cache, &whole[..whole.len() - 7]).unwrap();
+    assert_eq!(segments(&repo), None);
+    let mut reader = open(&repo);
+    assert_eq!(top(&mut reader, "upsilon phi")[0], "one more upsilon phi");
+    assert!(agrees(&mut reader));
+    assert_eq!(segments(&repo), Some(1), "rebuilt as one segment");
+
+    // A flipped byte inside the vectors.
+    let mut damaged = std::fs::read(&cache).unwrap();
+    let at = damaged.len() - 60;
+    damaged[at] ^= 0x40;
+    std::fs::write(&cache, &damaged).unwrap();
+    assert_eq!(segments(&repo), None);
+    let mut reader = open(&repo);
+    assert!(agrees(&mut reader));
+    assert_eq!(segments(&repo), Some(1));
+
+    // Zeros where a segment should be (a file extended but its data never written).
+    let mut zeroed = std::fs::read(&cache).unwrap();
+    let len = zeroed.len();
+    zeroed[len - 40..].fill(0);
+    std::fs::write(&cache, &zeroed).unwrap();
+    assert_eq!(segments(&repo), None);
+    // A write onto a torn file appends nothing; readers still rebuild.
+    remember(&open(&repo), "written onto a torn file chi psi");
+    let mut reader = open(&repo);
+    assert_eq!(
+        top(&mut reader, "chi psi")[0],
+        "written onto a torn file chi psi"
+    );
+    assert!(agrees(&mut reader));
+}
+
+#[test]
+fn concurrent_writers_leave_a_cache_equal_to_the_table() {
+    let repo = TestRepo::new();
+    let mut lore = open(&repo);
+    remember(&lore, "first omega");
+    top(&mut lore, "omega");
+    let path = repo.path();
+    let threads: Vec<_> = (0..4)
+        .map(|t| {
+            let path = path.clone();
+            std::thread::spawn(move || {
+                for i in 0..8 {
+                    let mut lore = Lore::new(Store::discover(&path).unwrap());
+                    lore.set_embedder(Some(Arc::new(FakeEmbedder::new(32))));
+                    remember(&lore, &format!("thread {t} write {i} omega"));
+                    lore.recall("omega", &ListFilter::default()).unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    // Every reader now, the long-lived one and new ones, sees the table's vectors.
+    assert!(agrees(&mut lore));
+    let mut reader = open(&repo);
+    assert!(agrees(&mut reader));
+    assert_eq!(reader.index().unwrap().doc_count().unwrap(), 33);
+    assert!(segments(&repo).is_some());
+}

@@ -230,6 +230,12 @@ impl Corpus {
         }
     }
 
+    /// A query of the three most common content words (their postings hold a large share of
+    /// the store).
+    pub fn common_query(&self) -> String {
+        self.words[..3].join(" ")
+    }
+
     /// A question-like query: a function word or two and two to four content words.
     pub fn query(&self, rng: &mut Rng) -> String {
         let n = 2 + rng.below(3);

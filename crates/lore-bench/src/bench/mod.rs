@@ -5,6 +5,7 @@
 //! front end names.
 
 pub(crate) mod corpus;
+pub mod hot;
 pub(crate) mod process;
 pub mod sync;
 

@@ -13,6 +13,7 @@
 
 pub mod signals;
 pub mod transcript;
+pub mod transcript_tail;
 
 use std::path::PathBuf;
 
@@ -87,6 +88,12 @@ pub struct SessionState {
     /// Memories already given to this session by a hook (not given again).
     #[serde(default)]
     pub injected: Vec<String>,
+    /// The transcript's byte offset after the last whole line read (0: read it whole next).
+    #[serde(default)]
+    pub transcript_offset: u64,
+    /// A hash of the bytes before `transcript_offset`, so a replaced file is not read from it.
+    #[serde(default)]
+    pub transcript_tail: u64,
 }
 
 /// Edits made while accepting a suggestion.

@@ -59,6 +59,26 @@ pub fn parse(text: &str, from_line: usize) -> Transcript {
         }
         return out;
     }
+    parse_lines_into(&mut out, text, from_line);
+    out
+}
+
+/// Whether `text` is one JSON document with a `messages` array (read whole, never by lines).
+pub fn is_document(text: &str) -> bool {
+    let trimmed = text.trim_start();
+    trimmed.starts_with('{')
+        && serde_json::from_str::<Value>(trimmed)
+            .is_ok_and(|doc| doc.get("messages").is_some_and(Value::is_array))
+}
+
+/// Parses JSON lines only (new lines at a transcript's end, never a whole document).
+pub fn parse_lines(text: &str) -> Transcript {
+    let mut out = Transcript::default();
+    parse_lines_into(&mut out, text, 0);
+    out
+}
+
+fn parse_lines_into(out: &mut Transcript, text: &str, from_line: usize) {
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
@@ -68,11 +88,10 @@ pub fn parse(text: &str, from_line: usize) -> Transcript {
             continue;
         }
         match serde_json::from_str::<Value>(line) {
-            Ok(v) => push_turn(&mut out, &v, i + 1),
+            Ok(v) => push_turn(out, &v, i + 1),
             Err(_) => out.damaged += 1,
         }
     }
-    out
 }
 
 fn push_turn(out: &mut Transcript, v: &Value, line: usize) {

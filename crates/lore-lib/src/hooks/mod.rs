@@ -19,7 +19,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::capture::{self, Capture, CaptureReport, transcript};
+use crate::capture::{self, Capture, CaptureReport};
 use crate::context::{self, ContextRequest};
 use crate::ctx::Workspace;
 use crate::error::{Error, Result};
@@ -434,17 +434,15 @@ fn capture_transcript(
     let Some(path) = &input.transcript else {
         return Ok(HookOutcome::default());
     };
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(HookOutcome::default()),
-        Err(e) => return Err(Error::io(format!("reading {}", path.display()), e)),
-    };
     let session = ctx.session.clone().unwrap_or_default();
     let mut capture = Capture::new(lore);
     capture.session_cap = options.session_cap;
     let state = capture.session_state(&session);
-    let read = transcript::parse(&text, state.transcript_lines);
+    let Some(read) = capture::transcript_tail::read_new(path, &state)? else {
+        return Ok(HookOutcome::default());
+    };
     let found: Vec<_> = read
+        .transcript
         .turns
         .iter()
         .flat_map(|t| capture::detect(&t.text))
@@ -452,9 +450,7 @@ fn capture_transcript(
     let report = capture.capture(&found, ctx)?;
     if !session.is_empty() {
         // Under the session's lock: capture saved its own count of writes meanwhile.
-        capture.update_session_state(&session, |state| {
-            state.transcript_lines = state.transcript_lines.max(read.lines);
-        })?;
+        capture.update_session_state(&session, |state| read.save(state))?;
     }
     Ok(HookOutcome {
         message: capture_message(&report),

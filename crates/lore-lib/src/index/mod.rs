@@ -5,10 +5,12 @@
 //! Opening, creating and rebuilding the file is in `open.rs`: it never deletes the files another
 //! process's reader holds.
 
+pub mod mentions;
 mod open;
 mod query;
 pub mod rank;
 mod schema;
+pub mod vector_cache;
 pub mod vectors;
 
 use std::path::{Path, PathBuf};
@@ -27,6 +29,7 @@ use crate::store::layout::{self, PathKind};
 use crate::store::{FileChange, Store};
 
 pub use open::is_corruption;
+pub(crate) use open::{copy_into_memory, is_write_refusal};
 pub use query::{Hit, ListFilter, SortBy, query_terms};
 pub use rank::{Explain, Fusion, RankOptions};
 use vectors::{Pending, VectorMatrix};
@@ -74,8 +77,13 @@ pub struct Index {
     conn: Connection,
     path: PathBuf,
     embedder: Option<SharedEmbedder>,
-    /// All chunk vectors, loaded on the first vector search after each catch-up.
+    /// All chunk vectors, loaded on the first vector search and brought forward by each
+    /// catch-up.
     vectors: OnceCell<VectorMatrix>,
+    /// Held in memory because its file may not be written here: nothing is saved.
+    read_only: bool,
+    /// The stamp of the vectors in `vectors` (see [`vector_cache`]).
+    vectors_stamp: std::cell::Cell<u64>,
 }
 
 /// Where a store's index lives: under the shared git dir, never committed.
@@ -130,9 +138,18 @@ impl Index {
             && embedder_matches(&self.conn)?
             && schema::rows_intact(&self.conn)?
         {
+            // Another handle may have caught the shared file up since this one's matrix was
+            // loaded: a matrix of another stamp is dropped (loaded again when searched).
+            if self.vectors.get().is_some()
+                && vector_cache::read_stamp(&self.conn)? != self.vectors_stamp.get()
+            {
+                self.vectors = OnceCell::new();
+            }
             return Ok(CatchUp::default());
         }
-        self.vectors = OnceCell::new();
+        // A matrix in memory is brought forward with the change instead of loaded again.
+        let held = self.vectors.take();
+        let held_stamp = self.vectors_stamp.get();
         let embedder = self.embedder.clone();
         let tx = self
             .conn
@@ -144,6 +161,11 @@ impl Index {
         // Rows lost inside the file (the count kept beside them disagrees): rebuilt from git.
         let intact = schema::rows_intact(&tx)?;
         if indexed == tip && same_embedder && intact {
+            let current = vector_cache::read_stamp(&tx)? == held_stamp;
+            drop(tx);
+            if let Some(m) = held.filter(|_| current) {
+                let _ = self.vectors.set(m);
+            }
             return Ok(CatchUp::default());
         }
         let (changes, full) = match indexed {
@@ -180,7 +202,7 @@ impl Index {
         } else {
             schema::read_doc_count(&tx)?
         };
-        let delta = {
+        let (delta, removed_rows, inserted_rows) = {
             let mut writer = schema::Writer::new(&tx)?;
             let mut shown =
                 Throttle::new(progress, "indexing memory files", changes.len() as u64, 100);
@@ -225,7 +247,7 @@ impl Index {
                     | PathKind::Other => {}
                 }
             }
-            writer.delta
+            (writer.delta, writer.removed_rows, writer.inserted_rows)
         };
         if let Some(e) = &embedder {
             pending.flush(&tx, e.as_ref())?;
@@ -236,7 +258,42 @@ impl Index {
         schema::write_meta(&tx, "embedder", &wanted)?;
         schema::write_doc_count(&tx, docs_before + delta)?;
         schema::write_tip(&tx, tip)?;
+        // The vectors changed: a new stamp, and the cache extended by what changed (inside this
+        // transaction, so no other catch-up appends meanwhile).
+        let change = vector_cache::Change {
+            parent: if reembed {
+                0
+            } else {
+                vector_cache::read_stamp(&tx)?
+            },
+            stamp: vector_cache::new_stamp(&tx)?,
+            removed: removed_rows,
+            added: inserted_rows,
+        };
+        let mut held = held.filter(|_| change.parent != 0 && held_stamp == change.parent);
+        if let Some(e) = &embedder
+            && change.parent != 0
+        {
+            let dims = e.id().dims;
+            let added = vector_cache::Added::read(&tx, &change.added, dims)?;
+            if !self.read_only {
+                vector_cache::append(
+                    &vectors_cache_path(&self.path),
+                    &change,
+                    &added,
+                    dims,
+                    &wanted,
+                )?;
+            }
+            if let Some(m) = held.as_mut() {
+                m.apply_change(&change, &added);
+            }
+        }
         tx.commit()?;
+        if let Some(m) = held {
+            let _ = self.vectors.set(m);
+            self.vectors_stamp.set(change.stamp);
+        }
         Ok(report)
     }
 
@@ -248,26 +305,60 @@ impl Index {
             let dims = embedder.id().dims;
             // The stamp and the vectors are read in one transaction, so they agree.
             let tx = self.conn.unchecked_transaction()?;
-            let stamp = format!(
-                "{}|{}",
-                schema::read_tip(&tx)?
-                    .map(|t| t.to_string())
-                    .unwrap_or_default(),
-                schema::read_meta(&tx, "embedder")?.unwrap_or_default()
-            );
+            let stamp = vector_cache::read_stamp(&tx)?;
+            let name = schema::read_meta(&tx, "embedder")?.unwrap_or_default();
             let cache = vectors_cache_path(&self.path);
-            let m = match VectorMatrix::read_cache(&cache, &stamp, dims) {
-                Some(m) => m,
+            let m = match vector_cache::read(&cache, stamp, dims, &name) {
+                Some(loaded) => {
+                    if !self.read_only && vector_cache::wants_compaction(&loaded) {
+                        vector_cache::write_whole(&cache, &loaded.matrix, stamp, &name);
+                    }
+                    loaded.matrix
+                }
                 None => {
                     let m = VectorMatrix::load(&tx, dims)?;
-                    m.write_cache(&cache, &stamp);
+                    if !self.read_only {
+                        vector_cache::write_whole(&cache, &m, stamp, &name);
+                    }
                     m
                 }
             };
             tx.finish()?;
             let _ = self.vectors.set(m);
+            self.vectors_stamp.set(stamp);
         }
         Ok(self.vectors.get())
+    }
+
+    /// Whether the vectors searches use (held in memory, or read from the cache file) are
+    /// exactly the `chunks` table's, in order: for tests of the cache.
+    #[doc(hidden)]
+    pub fn vectors_agree_with_table(&self) -> Result<bool> {
+        let Some(held) = self.matrix()? else {
+            return Ok(true);
+        };
+        let fresh = VectorMatrix::load(&self.conn, held.dims())?;
+        Ok(held.memory() == fresh.memory()
+            && held.scales() == fresh.scales()
+            && held.values() == fresh.values())
+    }
+
+    /// How many segments the cache file holds up to the index's current vectors, or `None`
+    /// when the file does not hold them whole (absent, stale, torn): for tests of the cache.
+    #[doc(hidden)]
+    pub fn vector_cache_segments(&self) -> Result<Option<usize>> {
+        let Some(embedder) = &self.embedder else {
+            return Ok(None);
+        };
+        let stamp = vector_cache::read_stamp(&self.conn)?;
+        let name = schema::read_meta(&self.conn, "embedder")?.unwrap_or_default();
+        Ok(vector_cache::read(
+            &vectors_cache_path(&self.path),
+            stamp,
+            embedder.id().dims,
+            &name,
+        )
+        .map(|loaded| loaded.segments))
     }
 
     /// Hybrid recall: BM25 and vector candidates fused, weighted, flagged and collapsed (see
@@ -520,23 +611,19 @@ impl Index {
         query::recall(&self.conn, text, filter)
     }
 
-    /// Active memories whose record contains `needle` (a cited path or a file named in the
-    /// text), newest first, at most `limit`.
-    pub fn mentioning(&self, needle: &str, limit: usize) -> Result<Vec<Memory>> {
-        let pattern = format!(
-            "%{}%",
-            needle
-                .replace('\\', "\\\\")
-                .replace('%', "\\%")
-                .replace('_', "\\_")
-        );
+    /// Active memories that cite the file at `path` or name it in their text (exactly that
+    /// path, as the repository names it), newest first, at most `limit`.
+    pub fn mentioning(&self, path: &str, limit: usize) -> Result<Vec<Memory>> {
         let rows: Vec<String> = self
             .conn
             .prepare_cached(
-                "SELECT record FROM memories WHERE status = 'active' AND record LIKE ?1 ESCAPE '\\' \
-                 ORDER BY updated DESC LIMIT ?2",
+                "SELECT m.record FROM mentions x JOIN memories m ON m.rowid = x.memory \
+                 WHERE x.path = ?1 AND m.status = 'active' ORDER BY m.updated DESC LIMIT ?2",
             )?
-            .query_map(rusqlite::params![pattern, limit as i64], |r| r.get(0))?
+            .query_map(
+                rusqlite::params![mentions::normalize(path), limit as i64],
+                |r| r.get(0),
+            )?
             .collect::<std::result::Result<_, _>>()?;
         rows.iter().map(|r| query::decode_record(r)).collect()
     }

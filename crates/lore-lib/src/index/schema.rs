@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use crate::model::Memory;
 
 /// Bumped whenever the tables change; an index of another version is rebuilt.
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 const CREATE: &str = r#"
 CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -45,6 +45,7 @@ CREATE TRIGGER memories_ad AFTER DELETE ON memories BEGIN
     INSERT INTO memories_fts (memories_fts, rowid, summary, body, tags)
     VALUES ('delete', old.rowid, old.summary, old.body, old.tags);
     DELETE FROM chunks WHERE memory = old.rowid;
+    DELETE FROM mentions WHERE memory = old.rowid;
 END;
 CREATE TABLE chunks (
     memory  INTEGER NOT NULL,
@@ -60,6 +61,12 @@ CREATE TABLE stale (
 );
 CREATE TABLE invalid (path TEXT PRIMARY KEY, blob TEXT NOT NULL, message TEXT NOT NULL);
 CREATE TABLE namespaces (name TEXT PRIMARY KEY);
+CREATE TABLE mentions (
+    path   TEXT NOT NULL,
+    memory INTEGER NOT NULL,
+    PRIMARY KEY (path, memory)
+) WITHOUT ROWID;
+CREATE INDEX mentions_memory ON mentions (memory);
 "#;
 
 /// What [`prepare`] found in the database.
@@ -210,6 +217,7 @@ pub fn write_doc_count(conn: &Connection, docs: i64) -> Result<()> {
 pub fn clear(conn: &Connection) -> Result<()> {
     conn.execute_batch(
         "DELETE FROM memories; DELETE FROM invalid; DELETE FROM namespaces; DELETE FROM chunks;
+         DELETE FROM mentions;
          INSERT INTO memories_fts (memories_fts) VALUES ('delete-all');",
     )?;
     Ok(())
@@ -239,9 +247,14 @@ pub struct Writer<'c> {
     remove: Statement<'c>,
     remove_invalid: Statement<'c>,
     insert_invalid: Statement<'c>,
+    insert_mention: Statement<'c>,
     conn: &'c Connection,
     /// Net change in the number of indexed memories.
     pub delta: i64,
+    /// Row ids removed, in order.
+    pub removed_rows: Vec<i64>,
+    /// Row ids inserted, in order.
+    pub inserted_rows: Vec<i64>,
 }
 
 impl<'c> Writer<'c> {
@@ -252,13 +265,17 @@ impl<'c> Writer<'c> {
                                        status, created, updated, record, content)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
             )?,
-            remove: conn.prepare("DELETE FROM memories WHERE path = ?1")?,
+            remove: conn.prepare("DELETE FROM memories WHERE path = ?1 RETURNING rowid")?,
             remove_invalid: conn.prepare("DELETE FROM invalid WHERE path = ?1")?,
             insert_invalid: conn.prepare(
                 "INSERT OR REPLACE INTO invalid (path, blob, message) VALUES (?1, ?2, ?3)",
             )?,
+            insert_mention: conn
+                .prepare("INSERT OR IGNORE INTO mentions (path, memory) VALUES (?1, ?2)")?,
             conn,
             delta: 0,
+            removed_rows: Vec::new(),
+            inserted_rows: Vec::new(),
         })
     }
 
@@ -289,7 +306,12 @@ impl<'c> Writer<'c> {
             content_hash(&m.summary, &m.body),
         ])?;
         self.delta += 1;
-        Ok(self.conn.last_insert_rowid())
+        let rowid = self.conn.last_insert_rowid();
+        for path in crate::index::mentions::paths_of(m) {
+            self.insert_mention.execute(params![path, rowid])?;
+        }
+        self.inserted_rows.push(rowid);
+        Ok(rowid)
     }
 
     pub fn insert_invalid(&mut self, path: &str, blob: Oid, error: &Error) -> Result<()> {
@@ -303,7 +325,12 @@ impl<'c> Writer<'c> {
     }
 
     pub fn remove_memory(&mut self, path: &str) -> Result<()> {
-        self.delta -= self.remove.execute(params![path])? as i64;
+        let rows: Vec<i64> = self
+            .remove
+            .query_map(params![path], |r| r.get(0))?
+            .collect::<std::result::Result<_, _>>()?;
+        self.delta -= rows.len() as i64;
+        self.removed_rows.extend(rows);
         self.remove_invalid.execute(params![path])?;
         Ok(())
     }

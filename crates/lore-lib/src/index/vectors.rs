@@ -87,12 +87,12 @@ impl Pending {
 
 /// Every chunk vector of the index, contiguous.
 pub struct VectorMatrix {
-    dims: usize,
+    pub(super) dims: usize,
     /// The memory (row id) of each chunk, ascending (a memory's chunks are adjacent).
-    memory: Vec<i64>,
+    pub(super) memory: Vec<i64>,
     /// `dims` bytes per chunk, each an `i8` component.
-    values: Vec<u8>,
-    scales: Vec<f32>,
+    pub(super) values: Vec<u8>,
+    pub(super) scales: Vec<f32>,
 }
 
 /// A query vector quantised like the stored ones, for integer dot products.
@@ -120,7 +120,6 @@ fn dot_i8(row: &[u8], q: &[i8]) -> i32 {
         .sum()
 }
 
-const CACHE_MAGIC: &[u8; 8] = b"LOREVEC1";
 /// Chunk count from which a search uses every core.
 const PARALLEL_FROM: usize = 32_768;
 
@@ -145,71 +144,6 @@ pub fn stored_cosine(bytes: &[u8], dims: usize, q: &Probe) -> Option<f32> {
 }
 
 impl VectorMatrix {
-    /// Reads the matrix from its cache file if the file was written for exactly this index
-    /// state (`stamp`: the indexed tip and the embedder); `None` if absent, stale or damaged.
-    pub fn read_cache(path: &std::path::Path, stamp: &str, dims: usize) -> Option<VectorMatrix> {
-        let bytes = std::fs::read(path).ok()?;
-        if bytes.get(..8)? != CACHE_MAGIC {
-            return None;
-        }
-        let stamp_len = u32::from_le_bytes(bytes.get(8..12)?.try_into().ok()?) as usize;
-        let mut at = 12 + stamp_len;
-        if bytes.get(12..at)? != stamp.as_bytes() {
-            return None;
-        }
-        let n = u64::from_le_bytes(bytes.get(at..at + 8)?.try_into().ok()?) as usize;
-        at += 8;
-        let need = n.checked_mul(8 + 4 + dims)?;
-        if bytes.len() != at + need {
-            return None;
-        }
-        let memory: Vec<i64> = bytes[at..at + 8 * n]
-            .chunks_exact(8)
-            .map(|b| i64::from_le_bytes(b.try_into().expect("8 bytes")))
-            .collect();
-        at += 8 * n;
-        let scales: Vec<f32> = bytes[at..at + 4 * n]
-            .chunks_exact(4)
-            .map(|b| f32::from_le_bytes(b.try_into().expect("4 bytes")))
-            .collect();
-        at += 4 * n;
-        if !memory.is_sorted() {
-            return None;
-        }
-        let mut values = bytes;
-        values.drain(..at);
-        Some(VectorMatrix {
-            dims,
-            memory,
-            values,
-            scales,
-        })
-    }
-
-    /// Writes the cache file (atomically: a temporary file renamed into place). Failures are
-    /// ignored: the cache only saves the next process a load.
-    pub fn write_cache(&self, path: &std::path::Path, stamp: &str) {
-        let mut out =
-            Vec::with_capacity(32 + stamp.len() + self.memory.len() * 12 + self.values.len());
-        out.extend_from_slice(CACHE_MAGIC);
-        out.extend_from_slice(&(stamp.len() as u32).to_le_bytes());
-        out.extend_from_slice(stamp.as_bytes());
-        out.extend_from_slice(&(self.memory.len() as u64).to_le_bytes());
-        for m in &self.memory {
-            out.extend_from_slice(&m.to_le_bytes());
-        }
-        for s in &self.scales {
-            out.extend_from_slice(&s.to_le_bytes());
-        }
-        out.extend_from_slice(&self.values);
-        let mut tmp = path.as_os_str().to_owned();
-        tmp.push(format!(".{}.tmp", std::process::id()));
-        let tmp = std::path::PathBuf::from(tmp);
-        if std::fs::write(&tmp, &out).is_ok() && std::fs::rename(&tmp, path).is_err() {
-            let _ = std::fs::remove_file(&tmp);
-        }
-    }
-
     /// Loads all vectors of `dims` components.
     pub fn load(conn: &Connection, dims: usize) -> Result<VectorMatrix> {
         let count: i64 = conn.query_row("SELECT count(*) FROM chunks", [], |r| r.get(0))?;

@@ -200,7 +200,14 @@ impl TrajectoryIndex {
             .len()
             .saturating_sub(self.params.similarity_window);
         let mut best: Option<(u32, f32)> = None;
+        // Recent steps mostly share a few units: each is scored once (the first occurrence
+        // decides ties, as before).
+        let mut scored: Vec<u32> = Vec::with_capacity(8);
         for u in self.similarity_of[from..].iter().flatten() {
+            if scored.contains(u) {
+                continue;
+            }
+            scored.push(*u);
             let unit = &self.units[*u as usize];
             if unit.members.len() >= self.params.similarity_max {
                 continue;

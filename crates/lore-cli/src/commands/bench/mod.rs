@@ -2,6 +2,7 @@
 //! and index at several sizes, beside the git-notes baseline), and its report as a markdown
 //! table.
 
+mod hot;
 mod substrates;
 mod sync;
 
@@ -64,6 +65,7 @@ pub enum BenchWhat {
     Substrates(substrates::SubstratesArgs),
     Merge(substrates::MergeArgs),
     Sync(sync::SyncBenchArgs),
+    Hot(hot::HotBenchArgs),
 }
 
 /// Runs `lore bench`, with a progress bar on a terminal (none with `--json`).
@@ -73,6 +75,7 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, args: &BenchArgs) -> CmdResult {
         Some(BenchWhat::Substrates(sub)) => return substrates::run(ui, global, sub, progress),
         Some(BenchWhat::Merge(merge)) => return substrates::run_merge(ui, merge, progress),
         Some(BenchWhat::Sync(sync_args)) => return sync::run(ui, global, sync_args, progress),
+        Some(BenchWhat::Hot(hot_args)) => return hot::run(ui, global, hot_args, progress),
         None => {}
     }
     run_with_progress(ui, global, args, progress)

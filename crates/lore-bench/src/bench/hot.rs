@@ -1,0 +1,488 @@
+//! The hot-paths benchmark (`lore bench hot`): what an agent's calls cost as whole processes
+//! (remember, recall, `ctx recall`, the hooks) and in process at 100,000 memories, each beside
+//! its target and the figure measured before the derived data was kept between processes.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use lore::ctx::Workspace;
+use lore::ops::{Effect, Env, Operation};
+use lore::progress::{Progress, Throttle};
+use lore::steps::{NewStep, StepKind};
+use lore::{Citation, Error, ListFilter, Lore, Novelty, Result, WriteContext};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::corpus::{Corpus, Rng};
+use super::process::{LoreProcess, Stats, machine, stats};
+use crate::{PROGRESS_STEPS, embedder_name, require_binary, require_dir, scratch_handle};
+
+/// Time the paths an agent hits on every call, as whole processes and in process.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct BenchHot {
+    /// Memories of the small store (default 10,000).
+    pub small: usize,
+    /// Memories of the large store (default 100,000; 0 skips its rows).
+    pub large: usize,
+    /// Timed whole-process runs per row (default 20).
+    pub runs: usize,
+    /// Timed in-process runs per row (default 200).
+    pub in_process_runs: usize,
+    /// Committed context steps for `ctx recall` (default 10,000).
+    pub steps: usize,
+    /// Size of the Stop hook's transcript in MB (default 20).
+    pub transcript_mb: usize,
+    /// Seed of the synthetic corpus (default 42).
+    pub seed: u64,
+    /// The `lore` binary timed: set by the front end.
+    #[serde(skip)]
+    pub lore_binary: PathBuf,
+    /// Arguments given to every timed run before its command: set by the front end.
+    #[serde(skip)]
+    pub lore_args: Vec<OsString>,
+    /// Where the repositories are made: set by the front end.
+    #[serde(skip)]
+    pub work_dir: PathBuf,
+}
+
+impl Default for BenchHot {
+    fn default() -> BenchHot {
+        BenchHot {
+            small: 10_000,
+            large: 100_000,
+            runs: 20,
+            in_process_runs: 200,
+            steps: 10_000,
+            transcript_mb: 20,
+            seed: 42,
+            lore_binary: PathBuf::new(),
+            lore_args: Vec::new(),
+            work_dir: PathBuf::new(),
+        }
+    }
+}
+
+/// One measured path.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct HotRow {
+    /// What was timed.
+    pub path: String,
+    /// The target.
+    pub target: String,
+    /// The figure before derived data was kept between processes (as measured then).
+    pub before: String,
+    /// What this run measured.
+    pub measured: Stats,
+}
+
+/// What the hot-paths benchmark measured.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct HotBenchReport {
+    /// Processor, cores, operating system.
+    pub machine: String,
+    /// The embedder (`none` for lexical only).
+    pub embedder: String,
+    /// One row per path.
+    pub rows: Vec<HotRow>,
+}
+
+impl Operation for BenchHot {
+    const NAME: &'static str = "bench_hot";
+    const TITLE: &'static str = "Benchmark the hot paths";
+    const DESCRIPTION: &'static str = "Time what an agent's calls cost as whole lore processes \
+        (remember, recall, ctx recall, the SessionStart, PostToolUse and Stop hooks) and in \
+        process at 100,000 memories, each beside its target.";
+    const EFFECT: Effect = Effect::ReadOnly;
+    type Output = HotBenchReport;
+
+    fn run(self, env: &mut Env<'_>) -> Result<HotBenchReport> {
+        if self.small == 0 || self.runs == 0 || self.in_process_runs == 0 {
+            return Err(Error::Invalid {
+                what: "benchmark size",
+                value: format!(
+                    "{} memories, {} runs, {} in-process runs",
+                    self.small, self.runs, self.in_process_runs
+                ),
+                reason: "give a small store and at least one run of each kind".into(),
+            });
+        }
+        let root = require_dir("work directory", &self.work_dir)?;
+        require_binary(&self.lore_binary)?;
+        let embedder = env.lore.embedder().cloned();
+        let hot = Hot {
+            request: &self,
+            corpus: Corpus::new(),
+            progress: &*env.progress,
+            process: LoreProcess {
+                binary: &self.lore_binary,
+                args: &self.lore_args,
+            },
+        };
+        let mut rows = hot.small_store(&root.join("small"), embedder.clone())?;
+        if self.large > 0 {
+            rows.extend(hot.large_store(&root.join("large"), embedder.clone())?);
+        }
+        Ok(HotBenchReport {
+            machine: machine(),
+            embedder: embedder_name(embedder.as_ref()),
+            rows,
+        })
+    }
+}
+
+struct Hot<'a> {
+    request: &'a BenchHot,
+    corpus: Corpus,
+    progress: &'a dyn Progress,
+    process: LoreProcess<'a>,
+}
+
+/// The files the small store's memories cite (a tenth of them each).
+fn cited_file(i: usize) -> String {
+    format!("src/module{}/file{}.rs", i % 97, i % 13)
+}
+
+fn row(path: &str, target: &str, before: &str, measured: Stats) -> HotRow {
+    HotRow {
+        path: path.into(),
+        target: target.into(),
+        before: before.into(),
+        measured,
+    }
+}
+
+fn io_error(context: &str) -> impl Fn(std::io::Error) -> Error + '_ {
+    move |e| Error::Io {
+        context: context.into(),
+        source: e,
+    }
+}
+
+impl Hot<'_> {
+    /// Times `n` runs of `sample` after one untimed run (which pays what a first process
+    /// pays once: an index of another schema rebuilt, a cache written).
+    fn timed(
+        &self,
+        what: &str,
+        n: usize,
+        mut sample: impl FnMut() -> Result<std::time::Duration>,
+    ) -> Result<Stats> {
+        sample()?;
+        let mut phase = Throttle::new(self.progress, what, n as u64, PROGRESS_STEPS);
+        let mut samples = Vec::with_capacity(n);
+        for done in 1..=n {
+            samples.push(sample()?);
+            phase.advance(done as u64);
+        }
+        Ok(stats(samples))
+    }
+
+    /// A store of `size` memories (a tenth citing a file), written 1,000 per commit, its index
+    /// caught up and its vector cache written.
+    fn fill(
+        &self,
+        dir: &Path,
+        size: usize,
+        embedder: Option<lore::embed::SharedEmbedder>,
+    ) -> Result<Lore> {
+        let mut lore = scratch_handle(dir, embedder)?;
+        let ctx = WriteContext::default();
+        let mut rng = Rng::new(self.request.seed ^ size as u64);
+        let mut filled = Throttle::new(
+            self.progress,
+            &format!("{size} memories written"),
+            size as u64,
+            PROGRESS_STEPS,
+        );
+        let mut done = 0;
+        while done < size {
+            let n = (size - done).min(1000);
+            let batch = (done..done + n)
+                .map(|i| {
+                    let mut m = self.corpus.memory(&mut rng);
+                    if i % 10 == 0 {
+                        m.citations = vec![Citation {
+                            path: cited_file(i),
+                            lines: None,
+                            blob: None,
+                        }];
+                    }
+                    lore.prepare(&m, &ctx)
+                })
+                .collect::<Result<Vec<_>>>()?;
+            lore.write_batch(&batch, "bench fill", false, &ctx)?;
+            done += n;
+            filled.advance(done as u64);
+        }
+        self.progress.phase("indexing", None);
+        lore.recall("warm up the index and its vectors", &ListFilter::default())?;
+        Ok(lore)
+    }
+
+    fn small_store(
+        &self,
+        dir: &Path,
+        embedder: Option<lore::embed::SharedEmbedder>,
+    ) -> Result<Vec<HotRow>> {
+        let request = self.request;
+        let lore = self.fill(dir, request.small, embedder)?;
+        let mut rng = Rng::new(request.seed.wrapping_add(1));
+        let process = &self.process;
+        let mut rows = Vec::new();
+
+        let remember = self.timed("lore remember runs", request.runs, || {
+            let m = self.corpus.memory(&mut rng);
+            let args = [
+                "remember",
+                "--upsert",
+                &m.summary,
+                "--body",
+                &m.body,
+                "-n",
+                &m.namespace,
+            ];
+            process.time(dir, &args, None)
+        })?;
+        rows.push(row(
+            &format!(
+                "`lore remember` process, {} stored, novelty on",
+                request.small
+            ),
+            "≤ 8 ms p50",
+            "23–29 ms p50 (2,000 stored)",
+            remember,
+        ));
+
+        let cwd = dir.display().to_string();
+        let hook = |event: &str, body: serde_json::Value| -> Result<std::time::Duration> {
+            let mut body = body;
+            body["cwd"] = cwd.as_str().into();
+            body["hook_event_name"] = event.into();
+            process.time(
+                dir,
+                &["hook", "claude", event],
+                Some(body.to_string().as_bytes()),
+            )
+        };
+        let session_start = self.timed("lore hook SessionStart runs", request.runs, || {
+            hook(
+                "SessionStart",
+                serde_json::json!({ "session_id": "bench", "source": "startup" }),
+            )
+        })?;
+        rows.push(row(
+            &format!("SessionStart hook process, {} memories", request.small),
+            "≤ 20 ms p50",
+            "8–12 ms p50 (10,000)",
+            session_start,
+        ));
+
+        let mut run = 0usize;
+        let post_tool = self.timed("lore hook PostToolUse runs", request.runs, || {
+            run += 1;
+            // A new session each run, so the memories found are injected every time.
+            let file = dir.join(cited_file(run * 7));
+            hook(
+                "PostToolUse",
+                serde_json::json!({
+                    "session_id": format!("bench-tool-{run}"),
+                    "tool_name": "Edit",
+                    "tool_input": { "file_path": file.display().to_string() },
+                }),
+            )
+        })?;
+        rows.push(row(
+            &format!(
+                "PostToolUse hook process, {} memories with citations",
+                request.small
+            ),
+            "≤ 10 ms p50",
+            "not measured (`LIKE '%path%'` over every record)",
+            post_tool,
+        ));
+
+        let transcript = dir.join("transcript.jsonl");
+        let mut text = String::new();
+        let mut turns = 0usize;
+        while text.len() < request.transcript_mb << 20 {
+            text.push_str(&self.turn(&mut rng, turns));
+            turns += 1;
+        }
+        std::fs::write(&transcript, &text).map_err(io_error("writing a transcript"))?;
+        let stop = |session: &str| {
+            hook(
+                "Stop",
+                serde_json::json!({
+                    "session_id": session,
+                    "transcript_path": transcript.display().to_string(),
+                }),
+            )
+        };
+        self.progress
+            .phase("first Stop over the whole transcript", None);
+        stop("bench-stop")?;
+        let stop_again =
+            self.timed("lore hook Stop runs (second call on)", request.runs, || {
+                // The agent's next turn, then its Stop.
+                let mut file = std::fs::OpenOptions::new()
+                    .append(true)
+                    .open(&transcript)
+                    .map_err(io_error("appending to the transcript"))?;
+                std::io::Write::write_all(&mut file, self.turn(&mut rng, turns).as_bytes())
+                    .map_err(io_error("appending to the transcript"))?;
+                turns += 1;
+                stop("bench-stop")
+            })?;
+        rows.push(row(
+            &format!(
+                "Stop hook process, {} MB transcript, second call",
+                request.transcript_mb
+            ),
+            "≤ 20 ms p50",
+            "whole transcript read every call",
+            stop_again,
+        ));
+
+        self.context_steps(&lore, &mut rng)?;
+        let ctx_recall = self.timed("lore ctx recall runs", request.runs, || {
+            let q = self.corpus.query(&mut rng);
+            process.time(dir, &["ctx", "recall", &q], None)
+        })?;
+        rows.push(row(
+            &format!("`ctx recall` process at {} steps", request.steps),
+            "≤ 15 ms p50",
+            "≈ 130 ms",
+            ctx_recall,
+        ));
+        Ok(rows)
+    }
+
+    /// One transcript line: a turn of prose, one in two thousand marked as a decision (a few
+    /// dozen in 20 MB; each is checked for novelty and written or queued).
+    fn turn(&self, rng: &mut Rng, n: usize) -> String {
+        let m = self.corpus.memory(rng);
+        let text = if n % 2000 == 0 {
+            format!("[decision] {}\n\n{}", m.summary, m.body)
+        } else {
+            m.body
+        };
+        let role = if n % 2 == 0 { "assistant" } else { "user" };
+        let mut line =
+            serde_json::json!({ "type": role, "message": { "role": role, "content": text } })
+                .to_string();
+        line.push('\n');
+        line
+    }
+
+    /// A context branch with `steps` committed steps (500 per commit).
+    fn context_steps(&self, lore: &Lore, rng: &mut Rng) -> Result<()> {
+        let ws = Workspace::new(lore.store());
+        let ctx = WriteContext::default();
+        ws.init("benchmark the hot paths", &[], &ctx)?;
+        let mut logged = Throttle::new(
+            self.progress,
+            "context steps logged",
+            self.request.steps as u64,
+            PROGRESS_STEPS,
+        );
+        for i in 0..self.request.steps {
+            let m = self.corpus.memory(rng);
+            let step = NewStep {
+                kind: Some(StepKind::Action),
+                tool: Some(["Edit", "Read", "Bash", "Grep"][i % 4].into()),
+                files: vec![cited_file(i)],
+                text: Some(format!("{} {}", m.summary, m.body)),
+                ..NewStep::default()
+            };
+            ws.log(None, step)?;
+            if (i + 1) % 500 == 0 || i + 1 == self.request.steps {
+                ws.commit(None, &format!("steps up to {}", i + 1), None, None, &ctx)?;
+            }
+            logged.advance(i as u64 + 1);
+        }
+        Ok(())
+    }
+
+    fn large_store(
+        &self,
+        dir: &Path,
+        embedder: Option<lore::embed::SharedEmbedder>,
+    ) -> Result<Vec<HotRow>> {
+        let request = self.request;
+        let size = request.large;
+        let mut lore = self.fill(dir, size, embedder)?;
+        let mut rng = Rng::new(request.seed.wrapping_add(2));
+        let process = &self.process;
+        let ctx = WriteContext::default();
+        let mut rows = Vec::new();
+
+        let remember = self.timed("remembers in process", request.in_process_runs, || {
+            let m = self.corpus.memory(&mut rng);
+            let t = Instant::now();
+            lore.remember_checked(&m, &ctx, Novelty::Upsert)?;
+            Ok(t.elapsed())
+        })?;
+        rows.push(row(
+            &format!("remember in-process at {size} (ext4)"),
+            "≤ 1.5 ms p50",
+            "≈ 15 ms p50",
+            remember,
+        ));
+
+        // Bring the index and the vector cache up to date before reading.
+        lore.recall("warm up", &ListFilter::default())?;
+        let recall = self.timed("lore recall runs", request.runs, || {
+            let q = self.corpus.query(&mut rng);
+            process.time(dir, &["recall", &q], None)
+        })?;
+        rows.push(row(
+            &format!("hybrid `recall` process at {size}"),
+            "≤ 15 ms p50, ≤ 30 ms p95",
+            "68–81 ms p50",
+            recall,
+        ));
+        let after_write = self.timed("lore recall runs after a write", request.runs, || {
+            let m = self.corpus.memory(&mut rng);
+            let args = [
+                "remember",
+                "--upsert",
+                &m.summary,
+                "--body",
+                &m.body,
+                "-n",
+                &m.namespace,
+            ];
+            process.time(dir, &args, None)?;
+            let q = self.corpus.query(&mut rng);
+            process.time(dir, &["recall", &q], None)
+        })?;
+        rows.push(row(
+            &format!("hybrid `recall` process at {size}, right after a `lore remember`"),
+            "≤ 15 ms p50, ≤ 30 ms p95",
+            "≈ 140 ms more (the cache rebuilt whole)",
+            after_write,
+        ));
+
+        let filter = ListFilter {
+            limit: Some(10),
+            ..ListFilter::default()
+        };
+        let common = self.corpus.common_query();
+        lore.index()?.recall(&common, &filter)?;
+        let bm25 = self.timed("BM25 recalls in process", request.in_process_runs, || {
+            let index = lore.index()?;
+            let t = Instant::now();
+            index.recall(&common, &filter)?;
+            Ok(t.elapsed())
+        })?;
+        rows.push(row(
+            &format!("BM25 recall in-process at {size}, common-word query ({common:?})"),
+            "≤ 5 ms p95",
+            "not measured",
+            bm25,
+        ));
+        Ok(rows)
+    }
+}

@@ -1,0 +1,91 @@
+//! `lore bench hot`: arguments to the hot-paths benchmark (what an agent's calls cost as whole
+//! processes, and in process at 100,000 memories) and its report as a markdown table.
+
+use clap::Args;
+use lore::progress::SharedProgress;
+use lore_bench::bench::hot::{BenchHot, HotBenchReport};
+
+use super::internal;
+use crate::error::CmdResult;
+use crate::global::GlobalArgs;
+use crate::location;
+use crate::ui::Ui;
+
+/// Time the paths an agent hits on every call: `lore remember`, `lore recall`, `ctx recall`
+/// and the SessionStart, PostToolUse and Stop hooks as whole processes, remember and BM25
+/// recall in process at 100,000 memories.
+#[derive(Args, Debug)]
+pub struct HotBenchArgs {
+    /// Memories of the small store.
+    #[arg(long, default_value_t = 10_000)]
+    pub small: usize,
+    /// Memories of the large store (0 skips its rows).
+    #[arg(long, default_value_t = 100_000)]
+    pub large: usize,
+    /// Timed whole-process runs per row.
+    #[arg(long, default_value_t = 20)]
+    pub runs: usize,
+    /// Timed in-process runs per row.
+    #[arg(long, default_value_t = 200)]
+    pub in_process_runs: usize,
+    /// Committed context steps for `ctx recall`.
+    #[arg(long, default_value_t = 10_000)]
+    pub steps: usize,
+    /// Size of the Stop hook's transcript, in MB.
+    #[arg(long, default_value_t = 20)]
+    pub transcript_mb: usize,
+    /// Time this `lore` binary's processes instead of this one's (an earlier build, to compare).
+    #[arg(long, value_name = "PATH")]
+    pub binary: Option<std::path::PathBuf>,
+    /// Keep the generated repositories in this directory (for inspection) instead of deleting
+    /// them.
+    #[arg(long, value_name = "DIR")]
+    pub keep: Option<std::path::PathBuf>,
+    /// Seed of the synthetic corpus.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+}
+
+pub fn run(
+    ui: &mut Ui,
+    global: &GlobalArgs,
+    args: &HotBenchArgs,
+    progress: SharedProgress,
+) -> CmdResult {
+    let tmp = tempfile::tempdir().map_err(|e| internal(format!("creating a temp dir: {e}")))?;
+    let lore_binary = match &args.binary {
+        Some(path) => path.clone(),
+        None => std::env::current_exe()
+            .map_err(|e| internal(format!("finding lore's own binary: {e}")))?,
+    };
+    let request = BenchHot {
+        small: args.small,
+        large: args.large,
+        runs: args.runs,
+        in_process_runs: args.in_process_runs,
+        steps: args.steps,
+        transcript_mb: args.transcript_mb,
+        seed: args.seed,
+        lore_binary,
+        lore_args: super::embedder_args(global),
+        work_dir: args.keep.clone().unwrap_or_else(|| tmp.path().join("work")),
+    };
+    std::fs::create_dir_all(&request.work_dir)
+        .map_err(|e| internal(format!("creating a work dir: {e}")))?;
+    let embedder = location::embedder(global)?;
+    super::measure_and_show(ui, request, tmp.path(), embedder, progress, table)
+}
+
+fn table(s: &mut String, out: &HotBenchReport) {
+    s.push_str(&format!(
+        "machine: {}\nembedder: {}\n\n",
+        out.machine, out.embedder
+    ));
+    s.push_str("| path | runs | p50 | p95 | target | before |\n|---|---:|---:|---:|---|---|\n");
+    for r in &out.rows {
+        s.push_str(&format!(
+            "| {} | {} | {:.2} ms | {:.2} ms | {} | {} |\n",
+            r.path, r.measured.n, r.measured.p50_ms, r.measured.p95_ms, r.target, r.before
+        ));
+    }
+}

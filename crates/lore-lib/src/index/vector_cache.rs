@@ -1,0 +1,502 @@
+//! The vector matrix cache beside the index (`index.sqlite3.vectors`): a copy of the index's
+//! chunk vectors that the next process reads instead of scanning the `chunks` table, caught up
+//! by appending one segment per index catch-up instead of being rewritten after every write.
+//!
+//! **Format.** A header (`LOREVEC2`, dimensions, the embedder's id), then segments. A segment
+//! is a body — its parent's stamp, the memories (row ids) it removes, the chunks it adds (row
+//! ids, scales, `i8` components) — and a trailer: its stamp, the body's length, a checksum of
+//! both and an end mark. The first segment (the base, parent stamp 0) holds every vector of one
+//! index state; each later one is what a catch-up removed and added.
+//!
+//! **Stamps.** Every catch-up that changes the index draws a random stamp and records it in the
+//! index's `meta` (`vectors_stamp`) in its transaction. A reader wants the segment whose stamp is
+//! the one its read transaction sees, and applies the chain up to it (a catch-up that has
+//! appended but not yet committed leaves a later segment the reader ignores). A segment whose
+//! transaction never committed carries a stamp the index never recorded, so it is never taken
+//! for another state.
+//!
+//! **Torn or damaged files** (a crash mid-append, a truncated copy, bytes flipped) fail the
+//! length, parent or checksum checks and are rebuilt from the table, never trusted.
+//!
+//! **Concurrency.** Appends and whole rewrites hold `index.sqlite3.vectors.lock` (see
+//! [`crate::localstate`]); an append also runs inside the catch-up's SQLite write transaction,
+//! and only onto a file whose last stamp is the one that transaction started from. Readers take
+//! no lock: a rewrite is a rename, and an append only adds bytes after the segments they read.
+//! The workspace forbids `unsafe`, so the file is read rather than mapped.
+
+use std::fs::File;
+use std::io::{BufReader, Read, Seek, SeekFrom, Write};
+use std::path::Path;
+
+use rusqlite::{Connection, OptionalExtension};
+
+use super::vectors::VectorMatrix;
+use crate::error::{Error, Result};
+use crate::localstate::{self, FileLock};
+
+const MAGIC: &[u8; 8] = b"LOREVEC2";
+const END_MARK: &[u8; 8] = b"LOREVSEG";
+/// Stamp (8) + body length (8) + checksum (8) + end mark (8).
+const TRAILER: usize = 32;
+/// Segments after which a reader writes the file again as one base segment.
+const COMPACT_AFTER_SEGMENTS: usize = 16;
+
+/// The `meta` entry holding the stamp of the index's current vectors.
+const STAMP_KEY: &str = "vectors_stamp";
+
+/// The stamp of the vectors the index holds (0 when none was recorded yet).
+pub fn read_stamp(conn: &Connection) -> Result<u64> {
+    let value: Option<String> = conn
+        .query_row("SELECT value FROM meta WHERE name = ?1", [STAMP_KEY], |r| {
+            r.get(0)
+        })
+        .optional()?;
+    Ok(value.and_then(|v| v.parse().ok()).unwrap_or(0))
+}
+
+/// Draws and records a new stamp (inside the catch-up's transaction).
+pub fn new_stamp(conn: &Connection) -> Result<u64> {
+    let mut random = [0u8; 8];
+    getrandom::fill(&mut random).map_err(|e| Error::Io {
+        context: "reading the system's random source".into(),
+        source: std::io::Error::other(e.to_string()),
+    })?;
+    // 0 means "no stamp": never drawn.
+    let stamp = u64::from_le_bytes(random).max(1);
+    conn.execute(
+        "INSERT INTO meta (name, value) VALUES (?1, ?2)
+         ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+        rusqlite::params![STAMP_KEY, stamp.to_string()],
+    )?;
+    Ok(stamp)
+}
+
+/// A checksum of bytes, fast enough to run over the whole file on every read: four lanes of
+/// 64-bit multiply–rotate over 32-byte blocks, then the tail. Detects torn, zeroed and changed
+/// bytes (not an adversary).
+fn checksum(parts: &[&[u8]]) -> u64 {
+    const K: [u64; 4] = [
+        0x9E37_79B9_7F4A_7C15,
+        0xC2B2_AE3D_27D4_EB4F,
+        0x1656_67B1_9E37_79F9,
+        0x85EB_CA77_C2B2_AE63,
+    ];
+    let mut lanes = K;
+    let mut total = 0u64;
+    let mut tail: Vec<u8> = Vec::new();
+    for part in parts {
+        total += part.len() as u64;
+        let mut bytes: &[u8] = part;
+        if !tail.is_empty() {
+            let take = (32 - tail.len()).min(bytes.len());
+            tail.extend_from_slice(&bytes[..take]);
+            bytes = &bytes[take..];
+            if tail.len() == 32 {
+                mix_block(&mut lanes, &tail);
+                tail.clear();
+            }
+        }
+        let mut blocks = bytes.chunks_exact(32);
+        for block in &mut blocks {
+            mix_block(&mut lanes, block);
+        }
+        tail.extend_from_slice(blocks.remainder());
+    }
+    let mut h = total.wrapping_mul(K[0]);
+    for (i, lane) in lanes.iter().enumerate() {
+        h = (h ^ lane.rotate_left(17 * i as u32 + 7)).wrapping_mul(K[1]);
+    }
+    for &b in &tail {
+        h = (h ^ b as u64).wrapping_mul(K[2]).rotate_left(29);
+    }
+    h ^ (h >> 31)
+}
+
+fn mix_block(lanes: &mut [u64; 4], block: &[u8]) {
+    for (i, lane) in lanes.iter_mut().enumerate() {
+        let word = u64::from_le_bytes(block[i * 8..i * 8 + 8].try_into().expect("8 bytes"));
+        *lane = (*lane ^ word)
+            .wrapping_mul(0x9FB2_1C65_1E98_DF25)
+            .rotate_left(31);
+    }
+}
+
+fn header(dims: usize, embedder: &str) -> Vec<u8> {
+    let mut out = Vec::with_capacity(16 + embedder.len());
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&(dims as u32).to_le_bytes());
+    out.extend_from_slice(&(embedder.len() as u32).to_le_bytes());
+    out.extend_from_slice(embedder.as_bytes());
+    out
+}
+
+/// One segment's bytes: body and trailer.
+fn segment(
+    parent: u64,
+    stamp: u64,
+    removed: &[i64],
+    memory: &[i64],
+    scales: &[f32],
+    values: &[u8],
+) -> Vec<u8> {
+    let mut body = Vec::with_capacity(24 + removed.len() * 8 + memory.len() * 12 + values.len());
+    body.extend_from_slice(&parent.to_le_bytes());
+    body.extend_from_slice(&(removed.len() as u64).to_le_bytes());
+    body.extend_from_slice(&(memory.len() as u64).to_le_bytes());
+    for r in removed {
+        body.extend_from_slice(&r.to_le_bytes());
+    }
+    for m in memory {
+        body.extend_from_slice(&m.to_le_bytes());
+    }
+    for s in scales {
+        body.extend_from_slice(&s.to_le_bytes());
+    }
+    body.extend_from_slice(values);
+    let stamp_bytes = stamp.to_le_bytes();
+    let sum = checksum(&[&body, &stamp_bytes]);
+    body.extend_from_slice(&stamp_bytes);
+    body.extend_from_slice(&((body.len() - 8) as u64).to_le_bytes());
+    body.extend_from_slice(&sum.to_le_bytes());
+    body.extend_from_slice(END_MARK);
+    body
+}
+
+/// What reading the cache found.
+pub struct Loaded {
+    /// The matrix as of the wanted stamp.
+    pub matrix: VectorMatrix,
+    /// Segments applied to build it.
+    pub segments: usize,
+}
+
+/// Reads `len` bytes into the end of `into` (without zero-filling first).
+fn read_into(r: &mut impl Read, into: &mut Vec<u8>, len: usize) -> Option<()> {
+    into.try_reserve(len).ok()?;
+    let got = r.take(len as u64).read_to_end(into).ok()?;
+    (got == len).then_some(())
+}
+
+/// Reads the matrix as of `stamp` from the cache at `path`, if the file holds that state for
+/// this embedder and every segment up to it is whole; `None` otherwise (absent, stale, torn or
+/// damaged: the caller rebuilds).
+pub fn read(path: &Path, stamp: u64, dims: usize, embedder: &str) -> Option<Loaded> {
+    if stamp == 0 {
+        return None;
+    }
+    let file = File::open(path).ok()?;
+    let size = file.metadata().ok()?.len();
+    let mut r = BufReader::with_capacity(1 << 16, file);
+    let expected = header(dims, embedder);
+    let mut got = vec![0u8; expected.len()];
+    r.read_exact(&mut got).ok()?;
+    if got != expected {
+        return None;
+    }
+    let mut at = expected.len() as u64;
+    let mut matrix = VectorMatrix::empty(dims);
+    let mut previous = 0u64;
+    let mut segments = 0;
+    let mut bytes = Vec::new();
+    loop {
+        if at + 24 + TRAILER as u64 > size {
+            return None;
+        }
+        // The body's three counts, checked against the file's size before anything is read.
+        bytes.clear();
+        read_into(&mut r, &mut bytes, 24)?;
+        let parent = u64::from_le_bytes(bytes[0..8].try_into().ok()?);
+        let removed = u64::from_le_bytes(bytes[8..16].try_into().ok()?) as usize;
+        let added = u64::from_le_bytes(bytes[16..24].try_into().ok()?) as usize;
+        let body_len = removed
+            .checked_mul(8)?
+            .checked_add(added.checked_mul(12 + dims)?)?
+            .checked_add(24)?;
+        if parent != previous || at + body_len as u64 + TRAILER as u64 > size {
+            return None;
+        }
+        read_into(&mut r, &mut bytes, removed * 8 + added * 12)?;
+        let before = matrix.values_len();
+        let values = matrix.values_mut();
+        read_into(&mut r, values, added * dims)?;
+        let mut trailer = [0u8; TRAILER];
+        r.read_exact(&mut trailer).ok()?;
+        let this = u64::from_le_bytes(trailer[0..8].try_into().ok()?);
+        let len = u64::from_le_bytes(trailer[8..16].try_into().ok()?);
+        let sum = u64::from_le_bytes(trailer[16..24].try_into().ok()?);
+        if &trailer[24..] != END_MARK
+            || len != body_len as u64
+            || sum != checksum(&[&bytes, &matrix.values()[before..], &trailer[0..8]])
+        {
+            return None;
+        }
+        let ids = &bytes[24..24 + removed * 8];
+        let removed_rows: std::collections::HashSet<i64> = ids
+            .chunks_exact(8)
+            .map(|b| i64::from_le_bytes(b.try_into().expect("8 bytes")))
+            .collect();
+        let added_at = 24 + removed * 8;
+        let memory = bytes[added_at..added_at + added * 8]
+            .chunks_exact(8)
+            .map(|b| i64::from_le_bytes(b.try_into().expect("8 bytes")));
+        let scales = bytes[added_at + added * 8..added_at + added * 12]
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes(b.try_into().expect("4 bytes")));
+        matrix.apply(&removed_rows, before, memory, scales);
+        segments += 1;
+        at += body_len as u64 + TRAILER as u64;
+        previous = this;
+        if this == stamp {
+            break;
+        }
+    }
+    matrix.restore_order();
+    Some(Loaded { matrix, segments })
+}
+
+/// The stamp of the file's last segment, read from its trailer (0 if the file is absent, of
+/// another embedder, or does not end with a trailer).
+fn last_stamp(file: &mut File, dims: usize, embedder: &str) -> Option<u64> {
+    let expected = header(dims, embedder);
+    let mut got = vec![0u8; expected.len()];
+    file.seek(SeekFrom::Start(0)).ok()?;
+    file.read_exact(&mut got).ok()?;
+    if got != expected {
+        return None;
+    }
+    let size = file.metadata().ok()?.len();
+    if size < (expected.len() + TRAILER) as u64 {
+        return None;
+    }
+    file.seek(SeekFrom::End(-(TRAILER as i64))).ok()?;
+    let mut trailer = [0u8; TRAILER];
+    file.read_exact(&mut trailer).ok()?;
+    if &trailer[24..] != END_MARK {
+        return None;
+    }
+    Some(u64::from_le_bytes(trailer[0..8].try_into().ok()?))
+}
+
+/// Writes `matrix` as the whole cache, one base segment stamped `stamp` (a temporary file
+/// renamed into place, under the file's lock). Failures are ignored: the cache only saves the
+/// next process a load.
+pub fn write_whole(path: &Path, matrix: &VectorMatrix, stamp: u64, embedder: &str) {
+    if stamp == 0 {
+        return;
+    }
+    let Ok(_lock) = FileLock::exclusive(path) else {
+        return;
+    };
+    let mut bytes = header(matrix.dims(), embedder);
+    bytes.extend_from_slice(&segment(
+        0,
+        stamp,
+        &[],
+        matrix.memory(),
+        matrix.scales(),
+        matrix.values(),
+    ));
+    let _ = localstate::replace_contents(path, &bytes);
+}
+
+/// The chunks a catch-up added, read from `conn` (row ids ascending, each memory's chunks in
+/// order).
+pub struct Added {
+    memory: Vec<i64>,
+    scales: Vec<f32>,
+    values: Vec<u8>,
+}
+
+impl Added {
+    /// Reads the chunk vectors of the `added` memories.
+    pub fn read(conn: &Connection, added: &[i64], dims: usize) -> Result<Added> {
+        let mut rows = added.to_vec();
+        rows.sort_unstable();
+        rows.dedup();
+        let mut out = Added {
+            memory: Vec::new(),
+            scales: Vec::new(),
+            values: Vec::new(),
+        };
+        let mut stmt =
+            conn.prepare_cached("SELECT vector FROM chunks WHERE memory = ?1 ORDER BY ordinal")?;
+        for row in &rows {
+            let vectors = stmt.query_map([row], |r| r.get::<_, Vec<u8>>(0))?;
+            for bytes in vectors {
+                let bytes = bytes?;
+                if bytes.len() != dims + 4 {
+                    continue;
+                }
+                out.memory.push(*row);
+                out.values.extend_from_slice(&bytes[..dims]);
+                out.scales.push(f32::from_le_bytes(
+                    bytes[dims..].try_into().expect("4 bytes"),
+                ));
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Appends what one catch-up changed as a segment stamped `change.stamp`, if the file's last
+/// segment is `change.parent` (the state the catch-up started from). Returns whether it
+/// appended; a file it cannot extend is left for the next reader to rebuild.
+pub fn append(
+    path: &Path,
+    change: &Change,
+    added: &Added,
+    dims: usize,
+    embedder: &str,
+) -> Result<bool> {
+    if change.parent == 0 || !path.exists() {
+        return Ok(false);
+    }
+    let _lock = FileLock::exclusive(path)?;
+    let Ok(mut file) = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+    else {
+        return Ok(false);
+    };
+    if last_stamp(&mut file, dims, embedder) != Some(change.parent) {
+        return Ok(false);
+    }
+    let bytes = segment(
+        change.parent,
+        change.stamp,
+        &change.removed,
+        &added.memory,
+        &added.scales,
+        &added.values,
+    );
+    let appended = file
+        .seek(SeekFrom::End(0))
+        .and_then(|_| file.write_all(&bytes));
+    // A partial segment fails every later read's checks; the next reader rebuilds.
+    Ok(appended.is_ok())
+}
+
+/// What one catch-up did to the vectors.
+#[derive(Debug, Default)]
+pub struct Change {
+    /// The stamp the catch-up started from.
+    pub parent: u64,
+    /// The stamp it recorded.
+    pub stamp: u64,
+    /// Memories (row ids) removed.
+    pub removed: Vec<i64>,
+    /// Memories (row ids) inserted.
+    pub added: Vec<i64>,
+}
+
+/// Whether a loaded file has grown enough segments to be written again as one.
+pub fn wants_compaction(loaded: &Loaded) -> bool {
+    loaded.segments > COMPACT_AFTER_SEGMENTS
+}
+
+/// Building a matrix segment by segment.
+impl VectorMatrix {
+    /// A matrix with no vectors.
+    pub(super) fn empty(dims: usize) -> VectorMatrix {
+        VectorMatrix {
+            dims,
+            memory: Vec::new(),
+            values: Vec::new(),
+            scales: Vec::new(),
+        }
+    }
+
+    pub(super) fn dims(&self) -> usize {
+        self.dims
+    }
+
+    pub(super) fn memory(&self) -> &[i64] {
+        &self.memory
+    }
+
+    pub(super) fn scales(&self) -> &[f32] {
+        &self.scales
+    }
+
+    pub(super) fn values(&self) -> &[u8] {
+        &self.values
+    }
+
+    fn values_len(&self) -> usize {
+        self.values.len()
+    }
+
+    fn values_mut(&mut self) -> &mut Vec<u8> {
+        &mut self.values
+    }
+
+    /// Applies one catch-up's change to a matrix held in memory (the state its parent stamp
+    /// names).
+    pub(super) fn apply_change(&mut self, change: &Change, added: &Added) {
+        let before = self.values.len();
+        self.values.extend_from_slice(&added.values);
+        let removed = change.removed.iter().copied().collect();
+        self.apply(
+            &removed,
+            before,
+            added.memory.iter().copied(),
+            added.scales.iter().copied(),
+        );
+        self.restore_order();
+    }
+
+    /// Applies one segment whose added components were already read onto the end of `values`
+    /// (from byte `values_before`): drops the chunks of `removed` memories among the rows that
+    /// were there before it, and records the added chunks' memories and scales.
+    fn apply(
+        &mut self,
+        removed: &std::collections::HashSet<i64>,
+        values_before: usize,
+        memory: impl Iterator<Item = i64>,
+        scales: impl Iterator<Item = f32>,
+    ) {
+        let old_rows = values_before / self.dims.max(1);
+        self.memory.extend(memory);
+        self.scales.extend(scales);
+        if removed.is_empty() {
+            return;
+        }
+        let dims = self.dims;
+        let mut kept = 0;
+        for row in 0..self.memory.len() {
+            if row < old_rows && removed.contains(&self.memory[row]) {
+                continue;
+            }
+            if kept != row {
+                self.memory[kept] = self.memory[row];
+                self.scales[kept] = self.scales[row];
+                self.values
+                    .copy_within(row * dims..(row + 1) * dims, kept * dims);
+            }
+            kept += 1;
+        }
+        self.memory.truncate(kept);
+        self.scales.truncate(kept);
+        self.values.truncate(kept * dims);
+    }
+
+    /// Puts the chunks back in row-id order when a segment added rows below existing ones
+    /// (SQLite reuses the largest row id after it is deleted), keeping each memory's chunks in
+    /// their order.
+    fn restore_order(&mut self) {
+        if self.memory.is_sorted() {
+            return;
+        }
+        let mut order: Vec<usize> = (0..self.memory.len()).collect();
+        order.sort_by_key(|&i| self.memory[i]);
+        let dims = self.dims;
+        let mut values = Vec::with_capacity(self.values.len());
+        for &i in &order {
+            values.extend_from_slice(&self.values[i * dims..(i + 1) * dims]);
+        }
+        self.memory = order.iter().map(|&i| self.memory[i]).collect();
+        self.scales = order.iter().map(|&i| self.scales[i]).collect();
+        self.values = values;
+    }
+}
