@@ -284,7 +284,7 @@ fn codex_gemini_and_cursor_payloads() {
         "{d}"
     );
 
-    let t = transcript(&repo, "gemini-transcript.json");
+    let t = transcript(&repo, "gemini-transcript.jsonl");
     let v = answer_to(
         &repo,
         "gemini",
@@ -421,7 +421,7 @@ fn setup_merges_without_clobbering_and_removes_only_lore() {
         "{toml}"
     );
     assert!(
-        toml.contains("[mcp_servers.lore]") && toml.contains("codex_hooks = true"),
+        toml.contains("[mcp_servers.lore]") && toml.contains("[features]\nhooks = true"),
         "{toml}"
     );
     let cursor: Value = serde_json::from_str(

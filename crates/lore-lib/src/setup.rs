@@ -25,17 +25,6 @@ pub enum ConfigFile {
     CodexToml,
 }
 
-/// The matcher lore's tool hook uses (file tools only), per agent.
-fn tool_matcher(agent: Agent) -> &'static str {
-    match agent {
-        Agent::Claude => "Read|Edit|MultiEdit|Write|NotebookEdit",
-        // Codex names its edits `apply_patch` and its shell `Bash` in hook payloads.
-        Agent::Codex => "apply_patch|Bash",
-        Agent::Gemini => "read_file|read_many_files|write_file|replace",
-        Agent::Cursor => "",
-    }
-}
-
 fn parse_json(text: &str, what: &str) -> Result<Map<String, Value>> {
     if text.trim().is_empty() {
         return Ok(Map::new());
@@ -142,14 +131,13 @@ pub fn merge_hooks(agent: Agent, existing: &str, lore: &str, remove: bool) -> Re
         };
         let mut done = Vec::new();
         for (native, event) in agent.events() {
-            // Cursor names two tool events; one hook each is right, as they fire separately.
             let command = format!("{lore} hook {agent_arg} {native}");
             let entry = match agent {
                 Agent::Cursor => json!({ "command": command }),
                 _ => {
                     let mut group = Map::new();
                     let matcher = match event {
-                        Event::PostToolUse => tool_matcher(agent),
+                        Event::PostToolUse => agent.tool_matcher(),
                         _ => "",
                     };
                     if !matcher.is_empty() {

@@ -40,6 +40,7 @@ enum Report {
 }
 
 pub fn run(global: &GlobalArgs, args: &HookArgs) {
+    let agent = Agent::parse(&args.agent).ok();
     let (global, args) = (global.clone(), args.clone());
     let answer = within_budget(hooks::DEFAULT_TIME_BUDGET, move |report| {
         handle(&global, &args, report)
@@ -47,6 +48,12 @@ pub fn run(global: &GlobalArgs, args: &HookArgs) {
     match answer {
         Ok(Some(answer)) => println!("{answer}"),
         Ok(None) => {}
+        // Gemini CLI shows a hook's stderr as a message whenever its stdout is empty: what lore
+        // has to say goes in its answer instead, and stderr stays quiet.
+        Err(message) if agent == Some(Agent::Gemini) => println!(
+            "{}",
+            serde_json::json!({ "systemMessage": format!("lore hook: {message}") })
+        ),
         Err(message) => eprintln!("lore hook: {message}"),
     }
 }
@@ -130,7 +137,8 @@ fn handle(
         &ctx,
     )
     .map_err(|e| e.to_string())?;
-    if let Some(capture) = &outcome.capture {
+    // Gemini's answer already says how many were redacted (see `run` on its stderr).
+    if let Some(capture) = outcome.capture.as_ref().filter(|_| agent != Agent::Gemini) {
         for report in capture.secrets() {
             eprintln!("lore hook: secret scanner: {}", report.describe());
         }

@@ -171,7 +171,10 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, args: &SetupArgs) -> CmdResult {
             .ok()
             .and_then(|home| std::fs::read_to_string(home.join(".codex/config.toml")).ok())
             .unwrap_or_default();
-        !setup::codex_trusts_project(&user_config, &base.display().to_string())
+        // Codex keys trust by the project's canonical path.
+        let root = base.canonicalize().unwrap_or_else(|_| base.clone());
+        let root = root.display().to_string();
+        !setup::codex_trusts_project(&user_config, root.trim_end_matches('/'))
     };
     let out = SetupOutput {
         files: changed,

@@ -65,40 +65,21 @@ impl Agent {
 
     /// The agent's own event names for lore's events, as its hook configuration spells them.
     pub fn events(self) -> &'static [(&'static str, Event)] {
-        use Event::*;
         match self {
-            Agent::Claude => &[
-                ("SessionStart", SessionStart),
-                ("UserPromptSubmit", UserPromptSubmit),
-                ("PostToolUse", PostToolUse),
-                ("PreCompact", PreCompact),
-                ("Stop", Stop),
-                ("SessionEnd", SessionEnd),
-            ],
-            Agent::Codex => &[
-                ("SessionStart", SessionStart),
-                ("UserPromptSubmit", UserPromptSubmit),
-                ("PostToolUse", PostToolUse),
-                ("PreCompact", PreCompact),
-                ("Stop", Stop),
-            ],
-            Agent::Gemini => &[
-                ("SessionStart", SessionStart),
-                ("BeforeAgent", UserPromptSubmit),
-                ("AfterTool", PostToolUse),
-                ("PreCompress", PreCompact),
-                ("AfterAgent", Stop),
-                ("SessionEnd", SessionEnd),
-            ],
-            Agent::Cursor => &[
-                ("sessionStart", SessionStart),
-                ("beforeSubmitPrompt", UserPromptSubmit),
-                ("afterFileEdit", PostToolUse),
-                ("postToolUse", PostToolUse),
-                ("preCompact", PreCompact),
-                ("stop", Stop),
-                ("sessionEnd", SessionEnd),
-            ],
+            Agent::Claude => super::claude::EVENTS,
+            Agent::Codex => super::codex::EVENTS,
+            Agent::Gemini => super::gemini::EVENTS,
+            Agent::Cursor => super::cursor::EVENTS,
+        }
+    }
+
+    /// The tools lore's tool hook runs for, as the agent's matcher (empty: every tool).
+    pub fn tool_matcher(self) -> &'static str {
+        match self {
+            Agent::Claude => super::claude::TOOL_MATCHER,
+            Agent::Codex => super::codex::TOOL_MATCHER,
+            Agent::Gemini => super::gemini::TOOL_MATCHER,
+            Agent::Cursor => super::cursor::TOOL_MATCHER,
         }
     }
 }
@@ -166,9 +147,10 @@ mod tests {
             Some(Event::UserPromptSubmit)
         );
         assert_eq!(
-            Event::parse(Agent::Cursor, "afterFileEdit"),
+            Event::parse(Agent::Cursor, "postToolUse"),
             Some(Event::PostToolUse)
         );
+        assert_eq!(Event::parse(Agent::Cursor, "afterFileEdit"), None);
         assert_eq!(Event::parse(Agent::Claude, "Notification"), None);
     }
 }

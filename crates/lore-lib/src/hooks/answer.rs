@@ -14,15 +14,7 @@ pub fn respond(agent: Agent, event: Event, outcome: &HookOutcome) -> Option<Stri
         .map(|(n, _)| *n)
         .unwrap_or(event.as_str());
     let value = match agent {
-        Agent::Cursor => match event {
-            Event::SessionStart => outcome
-                .context
-                .as_ref()
-                .map(|c| json!({ "additional_context": c })),
-            // Cursor waits for an answer to a prompt and needs `continue`.
-            Event::UserPromptSubmit => Some(json!({ "continue": true })),
-            _ => None,
-        },
+        Agent::Cursor => super::cursor::answer(event, outcome),
         Agent::Claude | Agent::Codex | Agent::Gemini => {
             let mut v = serde_json::Map::new();
             let injectable = matches!(

@@ -8,6 +8,10 @@
 
 mod agent;
 mod answer;
+mod claude;
+mod codex;
+mod cursor;
+mod gemini;
 mod payload;
 pub mod tool_files;
 
