@@ -79,9 +79,19 @@ pub struct Index {
     /// All chunk vectors, loaded on the first vector search and brought forward by each
     /// catch-up.
     vectors: OnceCell<VectorMatrix>,
-    /// The stamp of the vectors in `vectors` (see [`vector_cache`]).
+    /// A matrix loaded before the latest catch-ups and the changes they made, applied (in one
+    /// pass) by the next search: a write in a long-lived handle costs no pass over the matrix.
+    held: std::cell::RefCell<Option<HeldMatrix>>,
+    /// The stamp of the vectors in `vectors`, or in `held` with its changes (see
+    /// [`vector_cache`]).
     vectors_stamp: std::cell::Cell<u64>,
 }
+
+/// A matrix and the catch-ups' changes not yet applied to it.
+type HeldMatrix = (
+    VectorMatrix,
+    Vec<(vector_cache::Change, vector_cache::Added)>,
+);
 
 /// Where a store's index lives: under the shared git dir, never committed.
 pub fn index_path(store: &Store) -> PathBuf {
@@ -94,6 +104,7 @@ impl Index {
     pub fn set_embedder(&mut self, embedder: Option<SharedEmbedder>) {
         self.embedder = embedder;
         self.vectors = OnceCell::new();
+        *self.held.get_mut() = None;
     }
 
     /// The embedder in use.
@@ -137,15 +148,19 @@ impl Index {
         {
             // Another handle may have caught the shared file up since this one's matrix was
             // loaded: a matrix of another stamp is dropped (loaded again when searched).
-            if self.vectors.get().is_some()
+            if (self.vectors.get().is_some() || self.held.get_mut().is_some())
                 && vector_cache::read_stamp(&self.conn)? != self.vectors_stamp.get()
             {
                 self.vectors = OnceCell::new();
+                *self.held.get_mut() = None;
             }
             return Ok(CatchUp::default());
         }
         // A matrix in memory is brought forward with the change instead of loaded again.
-        let held = self.vectors.take();
+        let held: Option<HeldMatrix> = match self.vectors.take() {
+            Some(m) => Some((m, Vec::new())),
+            None => self.held.get_mut().take(),
+        };
         let held_stamp = self.vectors_stamp.get();
         let embedder = self.embedder.clone();
         let tx = self
@@ -160,9 +175,7 @@ impl Index {
         if indexed == tip && same_embedder && intact {
             let current = vector_cache::read_stamp(&tx)? == held_stamp;
             drop(tx);
-            if let Some(m) = held.filter(|_| current) {
-                let _ = self.vectors.set(m);
-            }
+            *self.held.get_mut() = held.filter(|_| current);
             return Ok(CatchUp::default());
         }
         let (changes, full) = match indexed {
@@ -267,7 +280,7 @@ impl Index {
             removed: removed_rows,
             added: inserted_rows,
         };
-        let mut held = held.filter(|_| change.parent != 0 && held_stamp == change.parent);
+        let held = held.filter(|_| change.parent != 0 && held_stamp == change.parent);
         if let Some(e) = &embedder
             && change.parent != 0
         {
@@ -280,15 +293,15 @@ impl Index {
                 dims,
                 &wanted,
             )?;
-            if let Some(m) = held.as_mut() {
-                m.apply_change(&change, &added);
+            tx.commit()?;
+            if let Some((m, mut changes)) = held {
+                self.vectors_stamp.set(change.stamp);
+                changes.push((change, added));
+                *self.held.get_mut() = Some((m, changes));
             }
+            return Ok(report);
         }
         tx.commit()?;
-        if let Some(m) = held {
-            let _ = self.vectors.set(m);
-            self.vectors_stamp.set(change.stamp);
-        }
         Ok(report)
     }
 
@@ -296,6 +309,12 @@ impl Index {
         let Some(embedder) = &self.embedder else {
             return Ok(None);
         };
+        if self.vectors.get().is_none()
+            && let Some((mut m, changes)) = self.held.borrow_mut().take()
+        {
+            m.apply_changes(&changes);
+            let _ = self.vectors.set(m);
+        }
         if self.vectors.get().is_none() {
             let dims = embedder.id().dims;
             // The stamp and the vectors are read in one transaction, so they agree.
