@@ -30,6 +30,7 @@ use std::path::Path;
 
 use rusqlite::{Connection, OptionalExtension};
 
+use super::Index;
 use super::vectors::VectorMatrix;
 use crate::error::{Error, Result};
 use crate::localstate::{self, FileLock};
@@ -533,5 +534,78 @@ impl VectorMatrix {
         self.memory = order.iter().map(|&i| self.memory[i]).collect();
         self.scales = order.iter().map(|&i| self.scales[i]).collect();
         self.values = values;
+    }
+}
+
+/// Loading the matrix for searches, and checks of the cache for tests.
+impl Index {
+    /// Every chunk vector, loaded once per process (queued catch-up changes applied first;
+    /// read from the cache file, or the table when the file does not hold this state).
+    pub(super) fn matrix(&self) -> Result<Option<&VectorMatrix>> {
+        let Some(embedder) = &self.embedder else {
+            return Ok(None);
+        };
+        if self.vectors.get().is_none()
+            && let Some((mut m, changes)) = self.held.borrow_mut().take()
+        {
+            m.apply_changes(&changes);
+            let _ = self.vectors.set(m);
+        }
+        if self.vectors.get().is_none() {
+            let dims = embedder.id().dims;
+            // The stamp and the vectors are read in one transaction, so they agree.
+            let tx = self.conn.unchecked_transaction()?;
+            let stamp = read_stamp(&tx)?;
+            let name = super::schema::read_meta(&tx, "embedder")?.unwrap_or_default();
+            let cache = super::vectors_cache_path(&self.path);
+            let m = match read(&cache, stamp, dims, &name) {
+                Some(loaded) => {
+                    if wants_compaction(&loaded) {
+                        write_whole(&cache, &loaded.matrix, stamp, &name);
+                    }
+                    loaded.matrix
+                }
+                None => {
+                    let m = VectorMatrix::load(&tx, dims)?;
+                    write_whole(&cache, &m, stamp, &name);
+                    m
+                }
+            };
+            tx.finish()?;
+            let _ = self.vectors.set(m);
+            self.vectors_stamp.set(stamp);
+        }
+        Ok(self.vectors.get())
+    }
+
+    /// Whether the vectors searches use (held in memory, or read from the cache file) are
+    /// exactly the `chunks` table's, in order: for tests of the cache.
+    #[doc(hidden)]
+    pub fn vectors_agree_with_table(&self) -> Result<bool> {
+        let Some(held) = self.matrix()? else {
+            return Ok(true);
+        };
+        let fresh = VectorMatrix::load(&self.conn, held.dims())?;
+        Ok(held.memory() == fresh.memory()
+            && held.scales() == fresh.scales()
+            && held.values() == fresh.values())
+    }
+
+    /// How many segments the cache file holds up to the index's current vectors, or `None`
+    /// when the file does not hold them whole (absent, stale, torn): for tests of the cache.
+    #[doc(hidden)]
+    pub fn vector_cache_segments(&self) -> Result<Option<usize>> {
+        let Some(embedder) = &self.embedder else {
+            return Ok(None);
+        };
+        let stamp = read_stamp(&self.conn)?;
+        let name = super::schema::read_meta(&self.conn, "embedder")?.unwrap_or_default();
+        Ok(read(
+            &super::vectors_cache_path(&self.path),
+            stamp,
+            embedder.id().dims,
+            &name,
+        )
+        .map(|loaded| loaded.segments))
     }
 }
