@@ -11,7 +11,9 @@
 #![warn(missing_docs)]
 
 pub mod bench;
+pub mod locomo;
 pub mod longmemeval;
+pub mod retrieval;
 pub mod substrates;
 pub mod trajectories;
 
@@ -23,6 +25,7 @@ use lore::progress::SharedProgress;
 use lore::{Lore, Result, Store, WriteContext};
 
 pub use bench::{Bench, BenchReport};
+pub use locomo::{EvalLoCoMo, LoCoMoReport};
 pub use longmemeval::{EvalLongMemEval, EvalReport};
 pub use substrates::{BenchSubstrates, SubstratesReport};
 pub use trajectories::{EvalTrajectories, TrajectoryReport};

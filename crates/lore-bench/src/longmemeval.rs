@@ -13,12 +13,14 @@ use lore::embed::SharedEmbedder;
 use lore::index::RankOptions;
 use lore::ops::memory::Ranking;
 use lore::ops::{Effect, Env, Operation};
-use lore::progress::Throttle;
+use lore::progress::Progress;
 use lore::{Error, ListFilter, NewMemory, Result, WriteContext};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::{PROGRESS_STEPS, embedder_name, percentile, require_dir, scratch_handle};
+pub use crate::retrieval::{AtK, CategoryMetrics};
+use crate::retrieval::{QueryScores, Tally, default_threads, run_parallel, score_ranking};
+use crate::{embedder_name, percentile, require_dir, scratch_handle};
 
 /// Measure retrieval on LongMemEval: each question's haystack sessions (user turns) become
 /// memories in a fresh store, and the question is recalled against them.
@@ -31,6 +33,9 @@ pub struct EvalLongMemEval {
     /// Only the first N questions.
     #[serde(default)]
     pub questions: Option<usize>,
+    /// Questions evaluated at once (default: one per core).
+    #[serde(default)]
+    pub threads: Option<usize>,
     /// Ranking knobs, as `recall` takes them.
     #[serde(default, flatten)]
     pub ranking: Ranking,
@@ -59,15 +64,8 @@ impl Operation for EvalLongMemEval {
             None => &questions[..],
         };
         let embedder = env.lore.embedder().cloned();
-        let mut progress = Throttle::new(
-            &*env.progress,
-            "questions evaluated",
-            questions.len() as u64,
-            PROGRESS_STEPS,
-        );
-        longmemeval(questions, embedder, &options, work, |done| {
-            progress.advance(done as u64)
-        })
+        let threads = self.threads.unwrap_or_else(default_threads);
+        longmemeval(questions, embedder, &options, work, threads, &*env.progress)
     }
 }
 
@@ -108,19 +106,6 @@ pub struct Turn {
     pub has_answer: bool,
 }
 
-/// Metrics at one cut-off.
-#[derive(Clone, Debug, Default, Serialize, JsonSchema)]
-pub struct AtK {
-    /// k.
-    pub k: usize,
-    /// Share of questions with a gold session in the top k.
-    pub recall_any: f64,
-    /// Share of questions with every gold session in the top k.
-    pub recall_all: f64,
-    /// Binary-relevance NDCG over the top k.
-    pub ndcg_any: f64,
-}
-
 /// What a run measured.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct EvalReport {
@@ -139,31 +124,44 @@ pub struct EvalReport {
     pub loose_recall_any_at_5: f64,
     /// Questions in the loose metric.
     pub loose_questions: usize,
-    /// Seconds spent writing and indexing haystacks (embedding included), in total.
+    /// Seconds spent writing and indexing haystacks (embedding included), summed over threads.
     pub indexing_seconds: f64,
     /// Query latency percentiles, milliseconds.
     pub query_ms_p50: f64,
     /// 95th percentile.
     pub query_ms_p95: f64,
-    /// Per question type: (type, questions, recall_all@5).
-    pub by_type: Vec<(String, usize, f64)>,
+    /// Questions evaluated at once.
+    pub threads: usize,
+    /// The same metrics per question type.
+    pub by_type: Vec<CategoryMetrics>,
 }
 
 /// Reads the benchmark file: a JSON list of questions, optionally gzip-compressed.
 pub fn read_questions_file(path: &Path) -> Result<Vec<Question>> {
+    read_questions(&read_maybe_gzip(path, "questions file")?[..])
+}
+
+/// A file's bytes, decompressed if it is gzip; `what` names it in the error.
+pub(crate) fn read_maybe_gzip(path: &Path, what: &'static str) -> Result<Vec<u8>> {
     let mut bytes = Vec::new();
     std::fs::File::open(path)
         .and_then(|mut f| f.read_to_end(&mut bytes))
         .map_err(|e| Error::Invalid {
-            what: "questions file",
+            what,
             value: path.display().to_string(),
             reason: format!("cannot read it: {e}"),
         })?;
-    if bytes.starts_with(&[0x1f, 0x8b]) {
-        read_questions(flate2::read::GzDecoder::new(&bytes[..]))
-    } else {
-        read_questions(&bytes[..])
+    if !bytes.starts_with(&[0x1f, 0x8b]) {
+        return Ok(bytes);
     }
+    let mut plain = Vec::new();
+    flate2::read::GzDecoder::new(&bytes[..])
+        .read_to_end(&mut plain)
+        .map_err(|e| Error::Parse {
+            context: format!("decompressing {}", path.display()),
+            message: e.to_string(),
+        })?;
+    Ok(plain)
 }
 
 /// Reads a JSON list of questions.
@@ -193,167 +191,171 @@ fn parse_date(text: &str) -> Option<Timestamp> {
     iso.parse().ok()
 }
 
-/// Runs the benchmark; `work` is a directory for the per-question repositories (emptied as it
-/// goes). `progress` is told how many questions are done.
+/// What one question's run found.
+struct Outcome {
+    /// The question's type.
+    question_type: String,
+    /// Scores against the strict gold (`None`: no gold session with a user answer turn).
+    scores: Option<QueryScores>,
+    /// Whether a session of `answer_session_ids` is in the top 5.
+    loose_hit: bool,
+    /// Writing and indexing the haystack, seconds.
+    indexing: f64,
+    /// The query, milliseconds.
+    latency: f64,
+}
+
+/// Runs the benchmark on `threads` threads; `work` is a directory for the per-question
+/// repositories (each removed once its question is done). Progress is reported per question.
 pub fn longmemeval(
     questions: &[Question],
     embedder: Option<SharedEmbedder>,
     options: &RankOptions,
     work: &Path,
-    mut progress: impl FnMut(usize),
+    threads: usize,
+    progress: &dyn Progress,
 ) -> Result<EvalReport> {
-    let ks = [1usize, 3, 5, 10];
-    let mut sums = vec![(0f64, 0f64, 0f64); ks.len()];
-    let (mut scored, mut skipped, mut loose_n, mut loose_hits) = (0usize, 0usize, 0usize, 0f64);
+    let outcomes = run_parallel(
+        questions,
+        threads,
+        progress,
+        "questions evaluated",
+        |i, q| {
+            if q.question_id.ends_with("_abs") {
+                return Ok(None);
+            }
+            evaluate(q, &work.join(format!("q{i}")), embedder.clone(), options).map(Some)
+        },
+    )?;
+    let mut tally = Tally::default();
+    let mut by_type = Tally::default();
+    let (mut skipped, mut loose_n, mut loose_hits, mut indexing) = (0usize, 0usize, 0usize, 0f64);
     let mut latencies = Vec::new();
-    let mut indexing = 0f64;
-    let mut by_type: HashMap<String, (usize, f64)> = HashMap::new();
-    for (done, q) in questions.iter().enumerate() {
-        progress(done);
-        if q.question_id.ends_with("_abs") {
+    for outcome in &outcomes {
+        let Some(o) = outcome else {
             skipped += 1;
             continue;
-        }
-        let gold: HashSet<&str> = q
-            .answer_session_ids
-            .iter()
-            .map(String::as_str)
-            .filter(|id| {
-                q.haystack_session_ids
-                    .iter()
-                    .position(|h| h == id)
-                    .and_then(|i| q.haystack_sessions.get(i))
-                    .is_some_and(|s| s.iter().any(|t| t.role == "user" && t.has_answer))
-            })
-            .collect();
-        let loose: HashSet<&str> = q.answer_session_ids.iter().map(String::as_str).collect();
-
-        // A fresh repository holding this question's haystack.
-        let dir = work.join(format!("q{done}"));
-        let mut lore = scratch_handle(&dir, embedder.clone())?;
-        let now = parse_date(&q.question_date).unwrap_or_else(Timestamp::now);
-        let mut memories = Vec::new();
-        let mut session_of: HashMap<String, String> = HashMap::new();
-        for (i, session) in q.haystack_sessions.iter().enumerate() {
-            let Some(sid) = q.haystack_session_ids.get(i) else {
-                continue;
-            };
-            let body = user_text(session);
-            if body.is_empty() {
-                continue;
-            }
-            let when = q
-                .haystack_dates
-                .get(i)
-                .and_then(|d| parse_date(d))
-                .unwrap_or(now);
-            let memory = lore.prepare(
-                &NewMemory {
-                    namespace: "research".into(),
-                    summary: format!("Conversation on {}", when.strftime("%Y-%m-%d")),
-                    body,
-                    ..NewMemory::default()
-                },
-                &WriteContext {
-                    now: Some(when),
-                    ..WriteContext::default()
-                },
-            )?;
-            session_of.insert(memory.id.to_string(), sid.clone());
-            memories.push(memory);
-        }
-        let started = Instant::now();
-        lore.write_batch(
-            &memories,
-            "longmemeval haystack",
-            false,
-            &WriteContext::default(),
-        )?;
-        lore.index()?;
-        indexing += started.elapsed().as_secs_f64();
-
-        let filter = ListFilter {
-            limit: Some(memories.len().max(1)),
-            ..ListFilter::default()
         };
-        let options = RankOptions {
-            now: Some(now),
-            ..options.clone()
-        };
-        let started = Instant::now();
-        let hits = lore.search(&q.question, &filter, &options, false)?;
-        latencies.push(started.elapsed().as_secs_f64() * 1000.0);
-        // Folded near-duplicates count right after the hit they were folded into.
-        let ranking: Vec<&str> = hits
-            .iter()
-            .flat_map(|h| std::iter::once(h.memory.id.to_string()).chain(h.duplicates.clone()))
-            .filter_map(|id| session_of.get(&id).map(String::as_str))
-            .collect();
-        drop(lore);
-        let _ = std::fs::remove_dir_all(&dir);
-
         loose_n += 1;
-        if ranking.iter().take(5).any(|s| loose.contains(s)) {
-            loose_hits += 1.0;
-        }
-        if gold.is_empty() {
-            skipped += 1;
-            continue;
-        }
-        scored += 1;
-        for (slot, &k) in ks.iter().enumerate() {
-            let top = &ranking[..k.min(ranking.len())];
-            let found = top.iter().filter(|s| gold.contains(*s)).count();
-            let dcg: f64 = top
-                .iter()
-                .enumerate()
-                .filter(|(_, s)| gold.contains(*s))
-                .map(|(i, _)| 1.0 / ((i + 2) as f64).log2())
-                .sum();
-            let ideal: f64 = (0..gold.len().min(k))
-                .map(|i| 1.0 / ((i + 2) as f64).log2())
-                .sum();
-            sums[slot].0 += (found > 0) as u8 as f64;
-            sums[slot].1 += (found == gold.len()) as u8 as f64;
-            sums[slot].2 += dcg / ideal;
-            if k == 5 {
-                let entry = by_type.entry(q.question_type.clone()).or_default();
-                entry.0 += 1;
-                entry.1 += (found == gold.len()) as u8 as f64;
+        loose_hits += o.loose_hit as usize;
+        indexing += o.indexing;
+        latencies.push(o.latency);
+        match &o.scores {
+            Some(scores) => {
+                tally.add("all", scores);
+                by_type.add(&o.question_type, scores);
             }
+            None => skipped += 1,
         }
     }
-    progress(questions.len());
     latencies.sort_by(f64::total_cmp);
-    let n = scored.max(1) as f64;
-    let mut by_type: Vec<(String, usize, f64)> = by_type
-        .into_iter()
-        .map(|(t, (c, s))| (t, c, s / c.max(1) as f64))
-        .collect();
-    by_type.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(EvalReport {
         embedder: embedder_name(embedder.as_ref()),
         ranking: format!(
             "{:?}, half-life {:?} days, recency weight {}",
             options.fusion, options.half_life_days, options.recency_weight
         ),
-        questions: scored,
+        questions: tally.count(),
         skipped,
-        at: ks
-            .iter()
-            .zip(&sums)
-            .map(|(&k, s)| AtK {
-                k,
-                recall_any: s.0 / n,
-                recall_all: s.1 / n,
-                ndcg_any: s.2 / n,
-            })
-            .collect(),
-        loose_recall_any_at_5: loose_hits / loose_n.max(1) as f64,
+        at: tally.overall().at,
+        loose_recall_any_at_5: loose_hits as f64 / loose_n.max(1) as f64,
         loose_questions: loose_n,
         indexing_seconds: indexing,
         query_ms_p50: percentile(&latencies, 0.5),
         query_ms_p95: percentile(&latencies, 0.95),
-        by_type,
+        threads,
+        by_type: by_type.by_category(),
+    })
+}
+
+/// One question: its haystack written to a fresh repository at `dir` (removed afterwards), the
+/// question recalled against it, the ranking scored.
+fn evaluate(
+    q: &Question,
+    dir: &Path,
+    embedder: Option<SharedEmbedder>,
+    options: &RankOptions,
+) -> Result<Outcome> {
+    let gold: HashSet<&str> = q
+        .answer_session_ids
+        .iter()
+        .map(String::as_str)
+        .filter(|id| {
+            q.haystack_session_ids
+                .iter()
+                .position(|h| h == id)
+                .and_then(|i| q.haystack_sessions.get(i))
+                .is_some_and(|s| s.iter().any(|t| t.role == "user" && t.has_answer))
+        })
+        .collect();
+    let loose: HashSet<&str> = q.answer_session_ids.iter().map(String::as_str).collect();
+
+    let mut lore = scratch_handle(dir, embedder)?;
+    let now = parse_date(&q.question_date).unwrap_or_else(Timestamp::now);
+    let mut memories = Vec::new();
+    let mut session_of: HashMap<String, &str> = HashMap::new();
+    for (i, session) in q.haystack_sessions.iter().enumerate() {
+        let Some(sid) = q.haystack_session_ids.get(i) else {
+            continue;
+        };
+        let body = user_text(session);
+        if body.is_empty() {
+            continue;
+        }
+        let when = q
+            .haystack_dates
+            .get(i)
+            .and_then(|d| parse_date(d))
+            .unwrap_or(now);
+        let memory = lore.prepare(
+            &NewMemory {
+                namespace: "research".into(),
+                summary: format!("Conversation on {}", when.strftime("%Y-%m-%d")),
+                body,
+                ..NewMemory::default()
+            },
+            &WriteContext {
+                now: Some(when),
+                ..WriteContext::default()
+            },
+        )?;
+        session_of.insert(memory.id.to_string(), sid);
+        memories.push(memory);
+    }
+    let started = Instant::now();
+    lore.write_batch(
+        &memories,
+        "longmemeval haystack",
+        false,
+        &WriteContext::default(),
+    )?;
+    lore.index()?;
+    let indexing = started.elapsed().as_secs_f64();
+
+    let filter = ListFilter {
+        limit: Some(memories.len().max(1)),
+        ..ListFilter::default()
+    };
+    let options = RankOptions {
+        now: Some(now),
+        ..options.clone()
+    };
+    let started = Instant::now();
+    let hits = lore.search(&q.question, &filter, &options, false)?;
+    let latency = started.elapsed().as_secs_f64() * 1000.0;
+    // Folded near-duplicates count right after the hit they were folded into.
+    let ranking: Vec<&str> = hits
+        .iter()
+        .flat_map(|h| std::iter::once(h.memory.id.to_string()).chain(h.duplicates.clone()))
+        .filter_map(|id| session_of.get(&id).copied())
+        .collect();
+    drop(lore);
+    let _ = std::fs::remove_dir_all(dir);
+    Ok(Outcome {
+        question_type: q.question_type.clone(),
+        scores: (!gold.is_empty()).then(|| score_ranking(&ranking, &gold)),
+        loose_hit: ranking.iter().take(5).any(|s| loose.contains(s)),
+        indexing,
+        latency,
     })
 }

@@ -54,6 +54,7 @@ pub enum Command {
     Setup(commands::setup::SetupArgs),
     Mcp(commands::mcp::McpArgs),
     Think(commands::thoughts::ThinkArgs),
+    Ui(commands::ui::UiArgs),
 }
 
 /// Runs the parsed command line.
@@ -68,6 +69,7 @@ pub fn run(ui: &mut Ui, cli: Cli) -> CmdResult {
             return Ok(());
         }
         Command::Mcp(args) => return commands::mcp::run(global, args),
+        Command::Ui(args) => return commands::ui::run(global, args),
         Command::Setup(args) => return commands::setup::run(ui, global, args),
         Command::Eval(args) => return commands::eval::run(ui, global, args),
         _ => {}
@@ -104,6 +106,7 @@ pub fn run(ui: &mut Ui, cli: Cli) -> CmdResult {
         | Command::Eval(_)
         | Command::Hook(_)
         | Command::Setup(_)
-        | Command::Mcp(_) => Ok(()),
+        | Command::Mcp(_)
+        | Command::Ui(_) => Ok(()),
     }
 }

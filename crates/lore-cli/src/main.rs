@@ -4,10 +4,12 @@ mod cli;
 mod commands;
 mod error;
 mod global;
+mod http_guard;
 mod location;
 mod mcp;
 mod progress_bar;
 mod ui;
+mod webui;
 
 use std::process::ExitCode;
 

@@ -340,3 +340,48 @@ fn longmemeval_follows_the_official_protocol() {
     let out = run(&repo, &["eval", "longmemeval", "/no/such/file.json"], None);
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn locomo_scores_evidence_per_category_and_prints_a_table() {
+    let repo = TestRepo::new();
+    let file = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../lore-bench/tests/data/locomo-mini.json"
+    );
+    let report = json(&repo, &["eval", "locomo", file, "--threads", "1"]);
+    assert_eq!(report["conversations"], 2, "{report:#}");
+    assert_eq!(report["questions"], 5);
+    assert_eq!(report["skipped"], 2);
+    assert_eq!(report["threads"], 1);
+    let categories: Vec<&str> = report["by_category"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["category"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        categories,
+        ["1 multi-hop", "2 temporal", "3 open-domain", "4 single-hop"]
+    );
+    let text = ok(&repo, &["eval", "locomo", file]);
+    assert!(text.contains("per category"), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("4 single-hop") && l.split_whitespace().nth(2) == Some("2")),
+        "{text}"
+    );
+    let text = ok(
+        &repo,
+        &[
+            "eval",
+            "longmemeval",
+            concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../lore-bench/tests/data/longmemeval-mini.json"
+            ),
+        ],
+    );
+    assert!(text.contains("per question type"), "{text}");
+    let out = run(&repo, &["eval", "locomo", "/no/such/file.json"], None);
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -278,9 +278,10 @@ pub fn normalize_tag(value: &str) -> Result<String> {
 /// Normalises a list of tags: each validated, duplicates dropped, first occurrence kept.
 pub fn normalize_tags<S: AsRef<str>>(tags: &[S]) -> Result<Vec<String>> {
     let mut out: Vec<String> = Vec::with_capacity(tags.len());
+    let mut seen = std::collections::HashSet::with_capacity(tags.len());
     for tag in tags {
         let tag = normalize_tag(tag.as_ref())?;
-        if !out.contains(&tag) {
+        if seen.insert(tag.clone()) {
             out.push(tag);
         }
     }

@@ -43,6 +43,17 @@ struct FrontMatter {
     superseded_by: Option<MemoryId>,
 }
 
+/// The largest front matter lore writes or reads. Front matter is a few hundred bytes; this
+/// bound keeps a hand-edited or imported file with a huge tag or citation list from costing
+/// more than its size is worth (YAML parsing is not linear in the length of a list).
+pub const MAX_FRONT_MATTER_BYTES: usize = 64 * 1024;
+
+fn front_matter_too_large(len: usize) -> String {
+    format!(
+        "its front matter is {len} bytes; the limit is {MAX_FRONT_MATTER_BYTES} (fewer tags, citations or relations)"
+    )
+}
+
 /// Writes a memory as front matter + body.
 pub fn render(memory: &Memory) -> Result<String> {
     let fm = FrontMatter {
@@ -68,6 +79,13 @@ pub fn render(memory: &Memory) -> Result<String> {
         context: format!("writing memory {}", memory.id),
         message: e.to_string(),
     })?;
+    if yaml.len() > MAX_FRONT_MATTER_BYTES {
+        return Err(Error::Invalid {
+            what: "memory",
+            value: memory.summary.clone(),
+            reason: front_matter_too_large(yaml.len()),
+        });
+    }
     let mut out = String::with_capacity(yaml.len() + memory.body.len() + 8);
     out.push_str("---\n");
     out.push_str(&yaml);
@@ -105,6 +123,9 @@ pub fn parse(text: &str, path: &str) -> Result<Memory> {
         message,
     };
     let (yaml, body) = split_front_matter(text).map_err(record_error)?;
+    if yaml.len() > MAX_FRONT_MATTER_BYTES {
+        return Err(record_error(front_matter_too_large(yaml.len())));
+    }
     let fm: FrontMatter = serde_norway::from_str(yaml).map_err(|e| record_error(e.to_string()))?;
     let memory = Memory {
         id: fm.id,

@@ -628,26 +628,37 @@ pub fn scan_field(text: &str, field: &str) -> Vec<Finding> {
             spans.push((m.start(), m.end(), HIGH_ENTROPY_RULE, RULES.len()));
         }
     }
-    // Precedence: the more specific rule, then the earlier and longer match.
+    // Precedence: the more specific rule, then the earlier and longer match. Kept spans never
+    // overlap, so a new one overlaps a kept one only if the last kept span starting before its
+    // end reaches past its start.
     spans.sort_by_key(|&(start, end, _, priority)| (priority, start, std::cmp::Reverse(end)));
-    let mut kept: Vec<(usize, usize, &'static str)> = Vec::new();
+    let mut kept: std::collections::BTreeMap<usize, (usize, &'static str)> = Default::default();
     for (start, end, name, _) in spans {
-        if kept.iter().all(|&(s, e, _)| end <= s || start >= e) {
-            kept.push((start, end, name));
+        let overlaps = kept
+            .range(..end)
+            .next_back()
+            .is_some_and(|(_, &(e, _))| e > start);
+        if !overlaps {
+            kept.insert(start, (end, name));
         }
     }
-    kept.sort_by_key(|&(start, _, _)| start);
+    let mut line = 1;
+    let mut counted = 0;
     kept.into_iter()
-        .map(|(start, end, rule)| Finding {
-            rule,
-            field: field.to_string(),
-            line: text[..start].matches('\n').count() + 1,
-            span: (start, end),
-            masked: if rule == PRIVATE_RULE {
-                format!("<private> span ({} chars)", end - start)
-            } else {
-                mask(&text[start..end])
-            },
+        .map(|(start, (end, rule))| {
+            line += text[counted..start].matches('\n').count();
+            counted = start;
+            Finding {
+                rule,
+                field: field.to_string(),
+                line,
+                span: (start, end),
+                masked: if rule == PRIVATE_RULE {
+                    format!("<private> span ({} chars)", end - start)
+                } else {
+                    mask(&text[start..end])
+                },
+            }
         })
         .collect()
 }

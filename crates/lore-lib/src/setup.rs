@@ -29,7 +29,8 @@ pub enum ConfigFile {
 fn tool_matcher(agent: Agent) -> &'static str {
     match agent {
         Agent::Claude => "Read|Edit|MultiEdit|Write|NotebookEdit",
-        Agent::Codex => "",
+        // Codex names its edits `apply_patch` and its shell `Bash` in hook payloads.
+        Agent::Codex => "apply_patch|Bash",
         Agent::Gemini => "read_file|read_many_files|write_file|replace",
         Agent::Cursor => "",
     }
@@ -55,6 +56,20 @@ fn parse_json(text: &str, what: &str) -> Result<Map<String, Value>> {
 fn is_lore_command(command: &str, lore: &str) -> bool {
     let c = command.trim();
     c.starts_with(&format!("{lore} hook ")) || c == format!("{lore} mcp")
+}
+
+/// Whether an entry of an event's list (a matcher group, or Cursor's command) runs lore.
+fn holds_lore_command(entry: &Value, lore: &str) -> bool {
+    let own = |h: &Value| {
+        h.get("command")
+            .and_then(Value::as_str)
+            .is_some_and(|c| is_lore_command(c, lore))
+    };
+    own(entry)
+        || entry
+            .get("hooks")
+            .and_then(Value::as_array)
+            .is_some_and(|hooks| hooks.iter().any(own))
 }
 
 /// Removes lore's entries from one event's list of matcher groups (Claude, Codex, Gemini) or
@@ -96,8 +111,17 @@ pub fn merge_hooks(agent: Agent, existing: &str, lore: &str, remove: bool) -> Re
             .insert("enabled".into(), json!(true));
     }
     let hooks = object_at(&mut root, "hooks", "the agent's hooks file")?;
+    // Where lore's entry stood in each event's list: a new one takes its place, so re-running
+    // setup moves nobody's hook (Codex keys its per-hook trust by position in the list).
+    let mut places = std::collections::HashMap::new();
     for (name, list) in hooks.iter_mut() {
         if let Some(list) = list.as_array_mut() {
+            if let Some(at) = list
+                .iter()
+                .position(|entry| holds_lore_command(entry, lore))
+            {
+                places.insert(name.clone(), at);
+            }
             strip_event(list, lore);
         } else {
             return Err(Error::Parse {
@@ -106,7 +130,9 @@ pub fn merge_hooks(agent: Agent, existing: &str, lore: &str, remove: bool) -> Re
             });
         }
     }
-    hooks.retain(|_, list| list.as_array().is_some_and(|l| !l.is_empty()));
+    if remove {
+        hooks.retain(|_, list| list.as_array().is_some_and(|l| !l.is_empty()));
+    }
     if !remove {
         let agent_arg = match agent {
             Agent::Claude => "claude",
@@ -141,13 +167,15 @@ pub fn merge_hooks(agent: Agent, existing: &str, lore: &str, remove: bool) -> Re
                 continue;
             }
             done.push(*native);
-            hooks
+            let list = hooks
                 .entry(native.to_string())
                 .or_insert_with(|| json!([]))
                 .as_array_mut()
-                .expect("just checked or created as a list")
-                .push(entry);
+                .expect("just checked or created as a list");
+            let at = places.get(*native).copied().unwrap_or(list.len());
+            list.insert(at.min(list.len()), entry);
         }
+        hooks.retain(|_, list| list.as_array().is_some_and(|l| !l.is_empty()));
     }
     if hooks.is_empty() {
         root.remove("hooks");
@@ -199,9 +227,10 @@ pub fn merge_mcp_json(existing: &str, lore: &str, remove: bool) -> Result<String
     pretty(root, "writing the MCP configuration")
 }
 
-/// Codex's `config.toml` with `[mcp_servers.lore]` and `features.codex_hooks = true` (or the
-/// server removed; the feature flag is left, as other hooks may need it). Comments and layout
-/// of the rest of the file are kept.
+/// Codex's `config.toml` with `[mcp_servers.lore]` and `features.hooks = true` (or the server
+/// removed; the feature flag is left, as other hooks may need it). Comments, layout and key
+/// order of the rest of the file are kept, the user's trust entries (`[projects.…]`,
+/// `[hooks.state.…]`) with them.
 pub fn merge_codex_toml(existing: &str, lore: &str, remove: bool) -> Result<String> {
     let mut doc: toml_edit::DocumentMut =
         existing
@@ -249,8 +278,26 @@ pub fn merge_codex_toml(existing: &str, lore: &str, remove: bool) -> Result<Stri
             context: "Codex's config.toml".into(),
             message: "`features` is not a table".into(),
         })?;
-    features.insert("codex_hooks", toml_edit::value(true));
+    // `hooks` is the flag's name; `codex_hooks` its deprecated alias, replaced.
+    features.remove("codex_hooks");
+    if features.get("hooks").and_then(|v| v.as_bool()) != Some(true) {
+        features.insert("hooks", toml_edit::value(true));
+    }
     Ok(doc.to_string())
+}
+
+/// Whether Codex's user configuration (`~/.codex/config.toml`) trusts the project at `root`
+/// (`[projects."<root>"] trust_level = "trusted"`): Codex reads a project's `.codex/` (its
+/// hooks and settings) only then. A file that does not parse trusts nothing.
+pub fn codex_trusts_project(user_config: &str, root: &str) -> bool {
+    let Ok(doc) = user_config.parse::<toml_edit::DocumentMut>() else {
+        return false;
+    };
+    doc.get("projects")
+        .and_then(|p| p.get(root))
+        .and_then(|p| p.get("trust_level"))
+        .and_then(|t| t.as_str())
+        == Some("trusted")
 }
 
 #[cfg(test)]
@@ -295,10 +342,56 @@ mod tests {
         let merged = merge_codex_toml(existing, "lore", false).unwrap();
         assert!(merged.starts_with("# mine\nmodel = \"o4\""), "{merged}");
         assert!(merged.contains("[mcp_servers.lore]"), "{merged}");
-        assert!(merged.contains("codex_hooks = true"), "{merged}");
+        assert!(merged.contains("hooks = true"), "{merged}");
         assert!(merged.contains("[mcp_servers.other]"), "{merged}");
         let removed = merge_codex_toml(&merged, "lore", true).unwrap();
         assert!(!removed.contains("mcp_servers.lore"), "{removed}");
         assert!(removed.contains("[mcp_servers.other]"), "{removed}");
+    }
+
+    #[test]
+    fn codex_toml_turns_the_alias_into_the_flag_and_keeps_trust_entries_in_order() {
+        let existing = "model = \"gpt-5.4\"\n\n[features]\nweb_search = true\ncodex_hooks = true\n\n[projects.\"/w/app\"]\ntrust_level = \"trusted\"\n\n[projects.\"/w/other\"]\ntrust_level = \"untrusted\"\n\n[hooks.state.\"/w/app/.codex/hooks.json:stop:0:0\"]\ntrusted_hash = \"sha256:abc\"\n";
+        let merged = merge_codex_toml(existing, "lore", false).unwrap();
+        assert!(!merged.contains("codex_hooks"), "{merged}");
+        assert!(
+            merged.contains("[features]\nweb_search = true\nhooks = true\n"),
+            "{merged}"
+        );
+        let trust = "[projects.\"/w/app\"]\ntrust_level = \"trusted\"\n\n[projects.\"/w/other\"]\ntrust_level = \"untrusted\"\n\n[hooks.state.\"/w/app/.codex/hooks.json:stop:0:0\"]\ntrusted_hash = \"sha256:abc\"\n";
+        assert!(merged.contains(trust), "{merged}");
+        assert_eq!(merge_codex_toml(&merged, "lore", false).unwrap(), merged);
+        assert!(codex_trusts_project(existing, "/w/app"));
+        assert!(!codex_trusts_project(existing, "/w/other"));
+        assert!(!codex_trusts_project("x = = 1", "/w/app"));
+    }
+
+    #[test]
+    fn rerunning_setup_keeps_every_hook_in_its_place() {
+        // A user's hook after lore's: re-running setup (say with another lore path) must not
+        // move either, as Codex keys trust by position.
+        let first = merge_hooks(Agent::Codex, "", "lore", false).unwrap();
+        let mut v: Value = serde_json::from_str(&first).unwrap();
+        v["hooks"]["Stop"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!({"hooks":[{"type":"command","command":"say done"}]}));
+        let with_user = serde_json::to_string_pretty(&v).unwrap();
+        let again = merge_hooks(Agent::Codex, &with_user, "lore", false).unwrap();
+        let v: Value = serde_json::from_str(&again).unwrap();
+        assert_eq!(
+            v["hooks"]["Stop"][0]["hooks"][0]["command"],
+            "lore hook codex Stop"
+        );
+        assert_eq!(v["hooks"]["Stop"][1]["hooks"][0]["command"], "say done");
+        assert_eq!(v["hooks"]["PostToolUse"][0]["matcher"], "apply_patch|Bash");
+        let keys: Vec<&String> = v["hooks"].as_object().unwrap().keys().collect();
+        let before: Vec<String> = serde_json::from_str::<Value>(&first).unwrap()["hooks"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect();
+        assert_eq!(keys, before.iter().collect::<Vec<_>>());
     }
 }

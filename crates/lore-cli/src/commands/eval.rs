@@ -1,6 +1,7 @@
-//! `lore eval longmemeval` (the LongMemEval retrieval benchmark through lore's own recall) and
+//! `lore eval longmemeval` (the LongMemEval retrieval benchmark through lore's own recall),
+//! `lore eval locomo` (LoCoMo evidence retrieval, one store per conversation) and
 //! `lore eval trajectories` (trajectory retrieval strategies on seeded synthetic trajectories):
-//! arguments to the `eval_longmemeval` and `eval_trajectories` operations, and their reports
+//! arguments to the `eval_longmemeval`, `eval_locomo` and `eval_trajectories` operations, and their reports
 //! as text tables.
 
 use std::path::Path;
@@ -10,8 +11,9 @@ use lore::ops::Operation;
 use lore::ops::memory::Ranking;
 use lore::progress::SharedProgress;
 use lore_bench::longmemeval::EvalReport;
+use lore_bench::retrieval::{AtK, CategoryMetrics};
 use lore_bench::trajectories::{EvalTrajectories, TrajectoryReport};
-use lore_bench::{EvalLongMemEval, run_measurement};
+use lore_bench::{EvalLoCoMo, EvalLongMemEval, LoCoMoReport, run_measurement};
 
 use super::common::RankArgs;
 use crate::error::{CmdResult, CommandError};
@@ -31,6 +33,10 @@ pub enum Benchmark {
     /// LongMemEval, official session-level retrieval protocol: each question's haystack sessions
     /// (user turns) become memories in a fresh store, and the question is recalled against them.
     Longmemeval(LongMemEvalArgs),
+    /// LoCoMo evidence retrieval (the `locomo10.json` schema): each conversation's turns become
+    /// memories in one fresh store, and each question (but the adversarial category 5) is
+    /// recalled and scored by its evidence turns, per category.
+    Locomo(LoCoMoArgs),
     /// Trajectory retrieval: every strategy of `lore ctx recall` on seeded long trajectories
     /// whose queries' evidence shares tools/entities, shares nothing, or a mix.
     Trajectories(TrajectoriesArgs),
@@ -61,6 +67,21 @@ pub struct LongMemEvalArgs {
     /// Only the first N questions.
     #[arg(long, value_name = "N")]
     pub questions: Option<usize>,
+    /// Questions evaluated at once (default: one per core; 1 for quiet latency figures).
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+    #[command(flatten)]
+    pub rank: RankArgs,
+}
+
+/// Options of `lore eval locomo`.
+#[derive(Args, Debug)]
+pub struct LoCoMoArgs {
+    /// The conversations: `locomo10.json` or a file in its schema, optionally gzip-compressed.
+    pub file: std::path::PathBuf,
+    /// Conversations evaluated at once (default: one per core).
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
     #[command(flatten)]
     pub rank: RankArgs,
 }
@@ -83,17 +104,25 @@ pub fn run_with_progress(
     let scratch = work.path().join("handle");
     match &args.benchmark {
         Benchmark::Longmemeval(args) => {
-            let file = std::path::absolute(&args.file).map_err(|e| {
-                CommandError::usage(format!("cannot read {}: {e}", args.file.display()))
-            })?;
             let request = EvalLongMemEval {
-                file,
+                file: absolute(&args.file)?,
                 questions: args.questions,
+                threads: args.threads,
                 ranking: ranking(&args.rank)?,
                 work_dir: work.path().to_path_buf(),
             };
             let report = measure(ui, global, request, &scratch, progress)?;
             ui.emit(&report, |s| longmemeval_text(s, &report));
+        }
+        Benchmark::Locomo(args) => {
+            let request = EvalLoCoMo {
+                file: absolute(&args.file)?,
+                threads: args.threads,
+                ranking: ranking(&args.rank)?,
+                work_dir: work.path().to_path_buf(),
+            };
+            let report = measure(ui, global, request, &scratch, progress)?;
+            ui.emit(&report, |s| locomo_text(s, &report));
         }
         Benchmark::Trajectories(args) => {
             let request = EvalTrajectories {
@@ -107,6 +136,12 @@ pub fn run_with_progress(
         }
     }
     Ok(())
+}
+
+/// The file named on the command line as an absolute path (the operation wants one).
+fn absolute(file: &Path) -> CmdResult<std::path::PathBuf> {
+    std::path::absolute(file)
+        .map_err(|e| CommandError::usage(format!("cannot read {}: {e}", file.display())))
 }
 
 /// The ranking flags as the request's knobs (checked with the flags' own wording first).
@@ -204,10 +239,65 @@ fn longmemeval_text(s: &mut String, report: &EvalReport) {
         report.loose_questions, report.loose_recall_any_at_5
     ));
     s.push_str(&format!(
-        "indexing {:.1} s in total; query p50 {:.2} ms, p95 {:.2} ms\n",
-        report.indexing_seconds, report.query_ms_p50, report.query_ms_p95
+        "indexing {:.1} s in total; query p50 {:.2} ms, p95 {:.2} ms ({} threads)\n",
+        report.indexing_seconds, report.query_ms_p50, report.query_ms_p95, report.threads
     ));
-    for (t, n, r) in &report.by_type {
-        s.push_str(&format!("  {t:<28} {n:>4}  recall_all@5 {r:.3}\n"));
+    s.push_str("\nper question type\n");
+    category_table(s, &report.by_type, "recall_any", |a| a.recall_any);
+}
+
+fn locomo_text(s: &mut String, report: &LoCoMoReport) {
+    s.push_str(&format!(
+        "LoCoMo evidence retrieval ({} conversations, {} turns; {} questions scored, {} skipped), embedder {}\nranking: {}\n",
+        report.conversations,
+        report.turns,
+        report.questions,
+        report.skipped,
+        report.embedder,
+        report.ranking
+    ));
+    s.push_str("  k   recall  recall_any  recall_all  ndcg_any\n");
+    for a in &report.at {
+        s.push_str(&format!(
+            "{:>3}   {:>6.3}  {:>10.3}  {:>10.3}  {:>8.3}\n",
+            a.k, a.recall, a.recall_any, a.recall_all, a.ndcg_any
+        ));
+    }
+    s.push_str(&format!(
+        "indexing {:.1} s in total; query p50 {:.2} ms, p95 {:.2} ms ({} threads)\n",
+        report.indexing_seconds, report.query_ms_p50, report.query_ms_p95, report.threads
+    ));
+    s.push_str("\nper category (recall = share of the evidence turns found)\n");
+    category_table(s, &report.by_category, "recall", |a| a.recall);
+}
+
+/// One row per category: queries, then the metric's headline cut-offs and NDCG@10.
+fn category_table(
+    s: &mut String,
+    rows: &[CategoryMetrics],
+    recall_name: &str,
+    recall: impl Fn(&AtK) -> f64,
+) {
+    let width = rows
+        .iter()
+        .map(|r| r.category.len())
+        .max()
+        .unwrap_or(0)
+        .max(8);
+    s.push_str(&format!(
+        "{:<width$}  queries  {recall_name}@1  @5     @10    recall_all@5  ndcg@10\n",
+        "category"
+    ));
+    for row in rows {
+        s.push_str(&format!(
+            "{:<width$}  {:>7}  {:>12.3}  {:.3}  {:.3}  {:>12.3}  {:>7.3}\n",
+            row.category,
+            row.queries,
+            recall(&row.at(1)),
+            recall(&row.at(5)),
+            recall(&row.at(10)),
+            row.at(5).recall_all,
+            row.at(10).ndcg_any,
+        ));
     }
 }

@@ -38,12 +38,12 @@ pub struct McpArgs {
 }
 
 /// Whether an address is loopback only.
-fn loopback(addr: &SocketAddr) -> bool {
+pub(crate) fn loopback(addr: &SocketAddr) -> bool {
     addr.ip().is_loopback()
 }
 
 /// `IP:PORT`, `localhost:PORT` or a bare `PORT` (on loopback).
-fn parse_addr(given: &str) -> Option<SocketAddr> {
+pub(crate) fn parse_addr(given: &str) -> Option<SocketAddr> {
     let given = given.trim();
     if let Ok(port) = given.parse::<u16>() {
         return Some(SocketAddr::from(([127, 0, 0, 1], port)));

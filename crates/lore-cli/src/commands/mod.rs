@@ -29,5 +29,6 @@ pub mod status;
 pub mod supersede;
 pub mod sync;
 pub mod thoughts;
+pub mod ui;
 pub mod update;
 pub mod verify;

@@ -19,8 +19,8 @@ use crate::ui::Ui;
 ///
 ///   claude  .claude/settings.json (hooks), .mcp.json (server)
 ///           --global: ~/.claude/settings.json, ~/.claude.json
-///   codex   .codex/hooks.json, .codex/config.toml (server, hooks feature)
-///           --global: under ~/.codex
+///   codex   .codex/hooks.json, .codex/config.toml (server, `[features] hooks = true`)
+///           --global: under ~/.codex; in a project, Codex runs them once it trusts it
 ///   gemini  .gemini/settings.json (hooks and server)
 ///           --global: ~/.gemini/settings.json
 ///   cursor  .cursor/hooks.json, .cursor/mcp.json
@@ -61,6 +61,10 @@ struct Changed {
 struct SetupOutput {
     /// Each configuration file, in the order written.
     files: Vec<Changed>,
+    /// Codex in a project: whether the user's Codex configuration trusts the project (Codex
+    /// reads the project's `.codex/`, lore's hooks with it, only then).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    codex_project_trusted: Option<bool>,
 }
 
 /// The command agents should run: the one given, else this binary's own path (so an agent
@@ -161,13 +165,32 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, args: &SetupArgs) -> CmdResult {
             changed: is_change,
         });
     }
-    let out = SetupOutput { files: changed };
+    // Codex reads a project's .codex/ only when the user trusts the project.
+    let codex_untrusted = agent == Agent::Codex && !args.global && !args.remove && {
+        let user_config = location::home_dir()
+            .ok()
+            .and_then(|home| std::fs::read_to_string(home.join(".codex/config.toml")).ok())
+            .unwrap_or_default();
+        !setup::codex_trusts_project(&user_config, &base.display().to_string())
+    };
+    let out = SetupOutput {
+        files: changed,
+        codex_project_trusted: (agent == Agent::Codex && !args.global && !args.remove)
+            .then_some(!codex_untrusted),
+    };
     ui.emit(&out, |s| {
         for c in &out.files {
             s.push_str(&format!("{:<12} {}\n", c.action, c.path));
         }
         if !args.remove && agent == Agent::Codex {
             s.push_str("Codex asks you to trust new hooks once (Settings → Hooks, or /hooks).\n");
+        }
+        if codex_untrusted {
+            s.push_str(&format!(
+                "Codex reads .codex/ only in a trusted project: trust this one when Codex asks, \
+                 or add [projects.\"{}\"] trust_level = \"trusted\" to ~/.codex/config.toml.\n",
+                base.display()
+            ));
         }
     });
     Ok(())

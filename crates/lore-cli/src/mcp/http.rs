@@ -1,5 +1,6 @@
 //! `lore mcp --http`: the MCP server on streamable HTTP at `/mcp` (axum + rmcp's tower
-//! service): Host and Origin checks, and a bearer token when one is set.
+//! service): Host and Origin checks (the origins of `crate::http_guard`), and a bearer token
+//! when one is set.
 
 use std::net::SocketAddr;
 
@@ -13,27 +14,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::LoreServer;
 use crate::error::{CmdResult, CommandError};
-
-/// Compares without stopping at the first difference, so timing does not reveal the token.
-fn same(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
-/// The credentials of an `Authorization` value with the Bearer scheme, whose name is
-/// case-insensitive (RFC 9110 §11.1): `Bearer t`, `bearer t`, `BEARER  t`.
-fn bearer_credentials(value: &str) -> Option<&str> {
-    let (scheme, rest) = value.trim_start().split_once(' ')?;
-    scheme.eq_ignore_ascii_case("bearer").then(|| rest.trim())
-}
+use crate::http_guard;
 
 async fn require_token(token: String, request: Request, next: Next) -> Response {
-    let given = request
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(bearer_credentials)
-        .unwrap_or("");
-    if same(given.as_bytes(), token.as_bytes()) {
+    if http_guard::bearer_matches(request.headers(), &token) {
         return next.run(request).await;
     }
     let mut response = (
@@ -55,11 +39,7 @@ pub async fn serve(
     extra_origins: &[String],
 ) -> CmdResult {
     let cancel = CancellationToken::new();
-    let mut origins: Vec<String> = ["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-    origins.extend(extra_origins.iter().cloned());
+    let origins = http_guard::allowed_origins(extra_origins);
     let mut config = StreamableHttpServerConfig::default()
         .with_allowed_origins(origins)
         .enforce_origin_validation()
@@ -91,18 +71,4 @@ pub async fn serve(
         })
         .await
         .map_err(|e| CommandError::usage(format!("HTTP server: {e}")))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::bearer_credentials;
-
-    #[test]
-    fn the_bearer_scheme_is_case_insensitive() {
-        for given in ["Bearer t0k", "bearer t0k", "BEARER  t0k"] {
-            assert_eq!(bearer_credentials(given), Some("t0k"), "{given}");
-        }
-        assert_eq!(bearer_credentials("Basic t0k"), None);
-        assert_eq!(bearer_credentials("Bearer"), None);
-    }
 }

@@ -62,10 +62,11 @@ impl LoreServer {
 }
 
 /// A lore error as the tool result an agent reads: the same error object `lore --json` prints,
-/// as text (structured content must match the tool's output schema, which describes success).
+/// as text (structured content must match the tool's output schema, which describes success),
+/// with what it quotes from the arguments neutralised.
 pub fn error_result(e: lore::Error) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(
-        CommandError::agent(e).to_json().to_string(),
+        tools::neutralized(CommandError::agent(e).to_json()).to_string(),
     )])
 }
 

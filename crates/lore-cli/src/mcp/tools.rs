@@ -29,7 +29,7 @@ impl Reply {
             .text
             .unwrap_or_else(|| neutralized(self.value.clone()).to_string());
         for w in warnings {
-            text.push_str(&format!("\nwarning: {w}"));
+            text.push_str(&format!("\nwarning: {}", lore::agent_text::neutralize(w)));
         }
         let mut result = CallToolResult::structured(self.value);
         result.content = vec![ContentBlock::text(text)];
@@ -38,7 +38,7 @@ impl Reply {
 }
 
 /// A JSON value with every string (keys aside) neutralised for an agent to read.
-fn neutralized(value: serde_json::Value) -> serde_json::Value {
+pub(crate) fn neutralized(value: serde_json::Value) -> serde_json::Value {
     use serde_json::Value;
     match value {
         Value::String(s) => Value::String(lore::agent_text::neutralize(&s).into_owned()),

@@ -1,6 +1,7 @@
 //! Reading coding agents' session transcripts: the user's and the assistant's prose, turn by
-//! turn, from Claude Code and Codex CLI JSONL files, Gemini CLI chat JSON and anything shaped
-//! like them. Line types it does not know (summaries, snapshots, tool calls, new kinds) are
+//! turn, from Claude Code, Codex CLI and Cursor JSONL files, Gemini CLI chat files (JSONL
+//! `chats/session-*.jsonl`: a metadata line, then messages, `$set` and `$rewindTo` records; older
+//! ones one JSON document) and anything shaped like them. Line types it does not know (summaries, snapshots, tool calls, new kinds) are
 //! counted and skipped; a damaged line is counted, never fatal.
 
 use serde::Serialize;
@@ -135,6 +136,8 @@ fn turn_of(v: &Value) -> Option<(Role, String)> {
         .iter()
         .filter_map(|k| inner.get(*k).and_then(Value::as_str))
         .chain(v.get("type").and_then(Value::as_str))
+        // Cursor puts the role beside the message: {role, message: {content}}.
+        .chain(v.get("role").and_then(Value::as_str))
         .find_map(role_of)?;
     let content = inner.get("content").or_else(|| inner.get("parts"))?;
     let text = match content {
@@ -143,6 +146,10 @@ fn turn_of(v: &Value) -> Option<(Role, String)> {
             .iter()
             .filter_map(|item| match item {
                 Value::String(s) => Some(s.as_str()),
+                // Gemini marks its thought parts; they are not prose.
+                Value::Object(_) if item.get("thought").and_then(Value::as_bool) == Some(true) => {
+                    None
+                }
                 Value::Object(_) => {
                     let kind = item.get("type").and_then(Value::as_str).unwrap_or("text");
                     matches!(kind, "text" | "input_text" | "output_text")
@@ -196,5 +203,39 @@ mod tests {
         assert_eq!(t.turns.len(), 2);
         assert_eq!(t.turns[1].role, Role::Assistant);
         assert_eq!(t.skipped, 1);
+    }
+
+    #[test]
+    fn cursor_lines_carry_the_role_beside_the_message() {
+        let text = [
+            r#"{"role":"user","message":{"content":[{"type":"text","text":"<user_query>\nFix the flaky test\n</user_query>"}]}}"#,
+            r#"{"role":"assistant","message":{"content":[{"type":"text","text":"[decision] Retry the socket bind once"},{"type":"tool_use","name":"Edit","input":{}}]}}"#,
+        ]
+        .join("\n");
+        let t = parse(&text, 0);
+        assert_eq!(t.turns.len(), 2, "{:?}", t.turns);
+        assert_eq!(t.turns[0].role, Role::User);
+        assert_eq!(t.turns[1].text, "[decision] Retry the socket bind once");
+    }
+
+    #[test]
+    fn gemini_jsonl_chats() {
+        let text = [
+            r#"{"sessionId":"s","projectHash":"h","startTime":"2026-11-20T11:00:00.000Z","lastUpdated":"2026-11-20T11:00:00.000Z","kind":"main"}"#,
+            r#"{"id":"m1","timestamp":"2026-11-20T11:00:05.000Z","type":"user","content":[{"text":"Speed up recall"}]}"#,
+            r#"{"id":"m2","timestamp":"2026-11-20T11:01:00.000Z","type":"gemini","content":[{"text":"thinking","thought":true},{"text":"Done."}],"model":"gemini-2.5-pro"}"#,
+            r#"{"$set":{"lastUpdated":"2026-11-20T11:01:00.000Z"}}"#,
+            r#"{"id":"m2","timestamp":"2026-11-20T11:01:00.000Z","type":"gemini","content":[{"text":"Done."}],"toolCalls":[]}"#,
+            r#"{"$rewindTo":"m2"}"#,
+        ]
+        .join("\n");
+        let t = parse(&text, 0);
+        let got: Vec<(Role, &str)> = t.turns.iter().map(|t| (t.role, t.text.as_str())).collect();
+        assert_eq!(
+            got,
+            [(Role::User, "Speed up recall"), (Role::Assistant, "Done.")]
+        );
+        // The metadata line, `$set` and `$rewindTo`; the re-recorded message is kept once.
+        assert_eq!(t.skipped, 3);
     }
 }

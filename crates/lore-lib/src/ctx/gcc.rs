@@ -163,7 +163,9 @@ impl Workspace<'_> {
     }
 
     /// Reads a `.GCC/` directory into context branches (one commit each). An existing branch is
-    /// refused unless `force`. The current branch becomes `main` if none was set.
+    /// refused unless `force`. The current branch becomes `main` if none was set. Every branch is
+    /// read, parsed and screened before the first is written, so a bad file anywhere writes
+    /// nothing.
     pub fn import_gcc(&self, dir: &Path, force: bool, ctx: &WriteContext) -> Result<GccReport> {
         let roadmap = self
             .read_imported(&dir.join(ROADMAP_FILE))?
@@ -188,6 +190,7 @@ impl Workspace<'_> {
         }
         let now = to_millis(ctx.now.unwrap_or_else(Timestamp::now));
         let mut report = GccReport::default();
+        let mut prepared = Vec::with_capacity(names.len());
         for name in &names {
             let bdir = branches_dir.join(name);
             let commit_md = self
@@ -261,18 +264,19 @@ impl Workspace<'_> {
                 .map(|r| self.screened("roadmap", &r))
                 .transpose()?;
             report.steps += steps.len();
-            self.write_branch(
-                &meta,
+            prepared.push((
+                meta,
                 BranchFiles {
                     roadmap: own_roadmap.unwrap_or_else(|| roadmap.clone()),
                     commit_md,
                     metadata,
                     steps,
                 },
-                force,
-                ctx,
-            )?;
-            report.branches.push(name.clone());
+            ));
+        }
+        for (meta, files) in prepared {
+            self.write_branch(&meta, files, force, ctx)?;
+            report.branches.push(meta.name);
         }
         if self.current()?.is_none() {
             let first = if names.iter().any(|n| n == super::MAIN_BRANCH) {

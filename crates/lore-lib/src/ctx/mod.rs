@@ -30,6 +30,7 @@ mod history;
 mod merge;
 pub(crate) use merge::merge_base;
 mod metadata;
+pub mod preview;
 mod recall;
 pub mod step;
 mod summary;

@@ -29,6 +29,7 @@ use crate::store::layout::{self, PathKind};
 use crate::store::{FileChange, Store};
 
 pub use open::is_corruption;
+pub(crate) use open::{copy_into_memory, is_write_refusal};
 pub use query::{Hit, ListFilter, SortBy, query_terms};
 pub use rank::{Explain, Fusion, RankOptions};
 use vectors::{Pending, VectorMatrix};
@@ -82,6 +83,8 @@ pub struct Index {
     /// A matrix loaded before the latest catch-ups and the changes they made, applied (in one
     /// pass) by the next search: a write in a long-lived handle costs no pass over the matrix.
     held: std::cell::RefCell<Option<HeldMatrix>>,
+    /// Held in memory because its file may not be written here: nothing is saved.
+    read_only: bool,
     /// The stamp of the vectors in `vectors`, or in `held` with its changes (see
     /// [`vector_cache`]).
     vectors_stamp: std::cell::Cell<u64>,
@@ -286,13 +289,15 @@ impl Index {
         {
             let dims = e.id().dims;
             let added = vector_cache::Added::read(&tx, &change.added, dims)?;
-            vector_cache::append(
-                &vectors_cache_path(&self.path),
-                &change,
-                &added,
-                dims,
-                &wanted,
-            )?;
+            if !self.read_only {
+                vector_cache::append(
+                    &vectors_cache_path(&self.path),
+                    &change,
+                    &added,
+                    dims,
+                    &wanted,
+                )?;
+            }
             tx.commit()?;
             if let Some((m, mut changes)) = held {
                 self.vectors_stamp.set(change.stamp);

@@ -11,6 +11,11 @@
 //! under a name of its own is renamed over it, after removing the `-wal`/`-shm` left beside it,
 //! which belong to no readable database. Every other error opening or using the index (I/O,
 //! busy, cannot open) is returned as it is: it says nothing about the index's content.
+//!
+//! Where the index cannot be written at all (a read-only `.git`, a repository of another user,
+//! a read-only mount), reads still work: the index file, if there is one, is copied into memory
+//! without taking a lock or creating `-wal`/`-shm`, caught up there, and dropped at exit; with no
+//! file, the index is built in memory from the store. Nothing is written.
 
 use std::cell::OnceCell;
 use std::path::{Path, PathBuf};
@@ -145,6 +150,13 @@ impl Index {
     /// documentation) if needed. The returned notice says whether that happened; the caller
     /// then catches up from the store.
     pub fn open(path: &Path) -> Result<(Index, Option<IndexNotice>)> {
+        match Self::open_writable(path) {
+            Err(e) if is_write_refusal(&e) => Ok((Self::open_in_memory(path)?, None)),
+            other => other,
+        }
+    }
+
+    fn open_writable(path: &Path) -> Result<(Index, Option<IndexNotice>)> {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir)
                 .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
@@ -182,6 +194,20 @@ impl Index {
         ))
     }
 
+    /// The index of a location this process may not write: a copy of the file in memory (or an
+    /// empty index where the file is missing or unusable), caught up there like any index.
+    fn open_in_memory(path: &Path) -> Result<Index> {
+        let mut conn = copy_into_memory(path)?;
+        if schema::prepare(&conn).ok() != Some(SchemaState::Current) {
+            // Whatever the copy held is not this lore's index: start from nothing.
+            conn = Connection::open_in_memory()?;
+            schema::prepare(&conn)?;
+        }
+        let mut index = Self::with_connection(conn, path);
+        index.read_only = true;
+        Ok(index)
+    }
+
     fn with_connection(conn: Connection, path: &Path) -> Index {
         Index {
             conn,
@@ -189,6 +215,7 @@ impl Index {
             embedder: None,
             vectors: OnceCell::new(),
             held: std::cell::RefCell::new(None),
+            read_only: false,
             vectors_stamp: std::cell::Cell::new(0),
         }
     }
@@ -219,6 +246,59 @@ impl Index {
         remove_if_present(&vectors_cache_path(&self.path))?;
         Ok(self)
     }
+}
+
+/// Whether an error says this process may not write where the index lives (permissions, a
+/// read-only file system or database), as opposed to anything about the index's content.
+pub(crate) fn is_write_refusal(error: &Error) -> bool {
+    match error {
+        Error::Io { source, .. } => matches!(
+            source.kind(),
+            std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem
+        ),
+        Error::Index(e) => matches!(
+            e.sqlite_error_code(),
+            Some(
+                rusqlite::ErrorCode::CannotOpen
+                    | rusqlite::ErrorCode::ReadOnly
+                    | rusqlite::ErrorCode::PermissionDenied
+            )
+        ),
+        _ => false,
+    }
+}
+
+/// An in-memory copy of the database file at `path` for a process that may not write there: an
+/// empty database when the file is missing or unreadable. The file is read as immutable, so no
+/// lock is taken and no `-wal`/`-shm` is created.
+pub(crate) fn copy_into_memory(path: &Path) -> Result<Connection> {
+    let mut conn = Connection::open_in_memory()?;
+    if copy_file_into(path, &mut conn).is_err() {
+        conn = Connection::open_in_memory()?;
+    }
+    Ok(conn)
+}
+
+fn copy_file_into(path: &Path, conn: &mut Connection) -> Result<()> {
+    if !path.exists() {
+        return Ok(());
+    }
+    use rusqlite::OpenFlags;
+    let mut uri = String::from("file:");
+    for c in path.to_string_lossy().chars() {
+        match c {
+            '%' | '?' | '#' => uri.push_str(&format!("%{:02X}", c as u32)),
+            c => uri.push(c),
+        }
+    }
+    uri.push_str("?immutable=1");
+    let source = Connection::open_with_flags(
+        uri,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI,
+    )?;
+    let backup = rusqlite::backup::Backup::new(&source, conn)?;
+    while backup.step(-1)? != rusqlite::backup::StepResult::Done {}
+    Ok(())
 }
 
 /// Whether an error means the index's content is damaged (`SQLITE_CORRUPT`, `SQLITE_NOTADB`, or

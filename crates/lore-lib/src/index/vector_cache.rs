@@ -560,14 +560,16 @@ impl Index {
             let cache = super::vectors_cache_path(&self.path);
             let m = match read(&cache, stamp, dims, &name) {
                 Some(loaded) => {
-                    if wants_compaction(&loaded) {
+                    if !self.read_only && wants_compaction(&loaded) {
                         write_whole(&cache, &loaded.matrix, stamp, &name);
                     }
                     loaded.matrix
                 }
                 None => {
                     let m = VectorMatrix::load(&tx, dims)?;
-                    write_whole(&cache, &m, stamp, &name);
+                    if !self.read_only {
+                        write_whole(&cache, &m, stamp, &name);
+                    }
                     m
                 }
             };

@@ -10,6 +10,7 @@
 //! Requests carry plain data: the front end resolves what only it can know (paths relative to
 //! its working directory, standard input, files) before building one.
 
+pub mod browse;
 pub mod ctx;
 pub mod memory;
 pub mod review;

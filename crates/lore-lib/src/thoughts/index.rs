@@ -65,16 +65,24 @@ fn open_connection(path: &std::path::Path) -> Result<Connection> {
 
 impl ThoughtIndex {
     /// Opens (creating or rebuilding as needed) and catches up the index of `store`.
+    /// Where the file may not be written (a read-only `.git`), the index is caught up in a
+    /// copy in memory and nothing is written.
     pub fn open(store: &Store) -> Result<ThoughtIndex> {
         let path = index_path(store);
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
+        let opened = match path.parent() {
+            Some(dir) => std::fs::create_dir_all(dir)
+                .map_err(|e| Error::io(format!("creating {}", dir.display()), e)),
+            None => Ok(()),
         }
-        let mut conn = match open_connection(&path).and_then(prepare_schema) {
+        .and_then(|()| open_connection(&path))
+        .and_then(prepare_schema);
+        let mut conn = match opened {
             Ok(conn) => conn,
+            Err(e) if crate::index::is_write_refusal(&e) => {
+                prepare_schema(crate::index::copy_into_memory(&path)?)?
+            }
             // A file that is not a database (or is damaged) is derived data: start again.
-            Err(Error::Index(_)) => {
+            Err(e) if crate::index::is_corruption(&e) => {
                 for suffix in ["", "-wal", "-shm"] {
                     let mut p = path.clone().into_os_string();
                     p.push(suffix);
@@ -464,5 +472,48 @@ impl ThoughtIndex {
             ))),
             Some(p) => p.map(|p| super::parse_oid(&p)).transpose(),
         }
+    }
+}
+
+/// One thought of a session as the index holds it: enough to draw the tree.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, schemars::JsonSchema)]
+pub struct IndexedThought {
+    /// The thought's id.
+    pub id: String,
+    /// Its parent thought (none for a root).
+    pub parent: Option<String>,
+    /// Distance from the root.
+    pub depth: u32,
+    /// The current combined score.
+    pub score: f64,
+    /// `success` or `failed`, when marked.
+    pub outcome: Option<String>,
+    /// Whether it is the session's best thought (`done`).
+    pub best: bool,
+    /// The thought's text.
+    pub text: String,
+}
+
+impl ThoughtIndex {
+    /// Every thought of a session, in the order they were written.
+    pub fn session_thoughts(&self, session: &str) -> Result<Vec<IndexedThought>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT id, parent, depth, score, outcome, best, text FROM thoughts
+             WHERE session = ?1 ORDER BY rowid",
+        )?;
+        let rows = stmt
+            .query_map([session], |r| {
+                Ok(IndexedThought {
+                    id: r.get(0)?,
+                    parent: r.get(1)?,
+                    depth: r.get::<_, i64>(2)?.max(0) as u32,
+                    score: r.get(3)?,
+                    outcome: r.get(4)?,
+                    best: r.get::<_, i64>(5)? != 0,
+                    text: r.get(6)?,
+                })
+            })?
+            .collect::<std::result::Result<_, _>>()?;
+        Ok(rows)
     }
 }

@@ -178,13 +178,18 @@ pub fn text_diff(store: &Store, old: Oid, new: Oid) -> Result<Vec<DiffLine>> {
         Ok(repo.find_blob(entry)?)
     };
     let (a, b) = (blob_of(old)?, blob_of(new)?);
+    line_diff(a.content(), b.content(), "thought.md")
+}
+
+/// The line-by-line difference of two texts (three lines of context around each hunk).
+pub fn line_diff(old: &[u8], new: &[u8], name: &str) -> Result<Vec<DiffLine>> {
     let mut opts = git2::DiffOptions::new();
     opts.context_lines(3);
-    let patch = git2::Patch::from_blobs(
-        &a,
-        Some(Path::new("thought.md")),
-        &b,
-        Some(Path::new("thought.md")),
+    let patch = git2::Patch::from_buffers(
+        old,
+        Some(Path::new(name)),
+        new,
+        Some(Path::new(name)),
         Some(&mut opts),
     )?;
     let mut lines = Vec::new();

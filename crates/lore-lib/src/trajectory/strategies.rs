@@ -63,7 +63,7 @@ impl TrajectoryIndex {
                     .enumerate()
                     .map(|(i, r)| (i as u32, *r))
                     .collect();
-                top_sorted(&mut all, 4 * budget.max(64) / 8 + 64);
+                top_sorted(&mut all, (budget.max(64) / 2).saturating_add(64));
                 all
             }
             Strategy::Recency => (0..self.steps.len() as u32)

@@ -6,10 +6,14 @@
 //! `continue`). Each agent names its events differently; [`Event::parse`] maps them onto lore's
 //! six: session start, prompt submitted, tool used, before compaction, stop and session end.
 
-use std::path::{Path, PathBuf};
+mod agent;
+mod answer;
+mod payload;
+pub mod tool_files;
+
+use std::path::Path;
 
 use serde::Serialize;
-use serde_json::{Value, json};
 
 use crate::capture::{self, Capture, CaptureReport};
 use crate::context::{self, ContextRequest};
@@ -18,37 +22,9 @@ use crate::error::{Error, Result};
 use crate::index::{ListFilter, RankOptions};
 use crate::memory::{Lore, WriteContext};
 
-/// The coding agents lore has hooks for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Agent {
-    /// Anthropic's Claude Code.
-    Claude,
-    /// OpenAI's Codex CLI.
-    Codex,
-    /// Google's Gemini CLI.
-    Gemini,
-    /// Cursor.
-    Cursor,
-}
-
-/// lore's hook events.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Event {
-    /// A session starts (or resumes, or restarts after compaction).
-    SessionStart,
-    /// The user submitted a prompt.
-    UserPromptSubmit,
-    /// A tool ran.
-    PostToolUse,
-    /// The context is about to be compacted.
-    PreCompact,
-    /// The agent finished its turn.
-    Stop,
-    /// The session ended.
-    SessionEnd,
-}
+pub use agent::{Agent, Event};
+pub use answer::respond;
+pub use payload::HookInput;
 
 /// The most characters a hook injects (Claude Code's limit for additional context).
 pub const MAX_INJECT_CHARS: usize = 10_000;
@@ -81,189 +57,6 @@ pub const CAPTURE_GUIDANCE: &str = "lore captures what you mark: put a decision,
 blocker in a block (`>> decision ----` on its own line, the text, then a line of `----`) or \
 start a line with [decision], [learned] or [blocker]. Marked items are saved to project memory; \
 other findings may be suggested for review.";
-
-impl Agent {
-    /// Parses `claude`, `codex`, `gemini` or `cursor` (also `claude-code`, `gemini-cli`).
-    pub fn parse(name: &str) -> Result<Agent> {
-        match name.to_ascii_lowercase().as_str() {
-            "claude" | "claude-code" => Ok(Agent::Claude),
-            "codex" | "codex-cli" => Ok(Agent::Codex),
-            "gemini" | "gemini-cli" => Ok(Agent::Gemini),
-            "cursor" => Ok(Agent::Cursor),
-            _ => Err(Error::Invalid {
-                what: "agent",
-                value: name.into(),
-                reason: "expected claude, codex, gemini or cursor".into(),
-            }),
-        }
-    }
-
-    /// The agent's name as lore writes it (`claude-code`, …), recorded in memories.
-    pub fn name(self) -> &'static str {
-        match self {
-            Agent::Claude => "claude-code",
-            Agent::Codex => "codex",
-            Agent::Gemini => "gemini-cli",
-            Agent::Cursor => "cursor",
-        }
-    }
-
-    /// The agent's own event names for lore's events, as its hook configuration spells them.
-    pub fn events(self) -> &'static [(&'static str, Event)] {
-        use Event::*;
-        match self {
-            Agent::Claude => &[
-                ("SessionStart", SessionStart),
-                ("UserPromptSubmit", UserPromptSubmit),
-                ("PostToolUse", PostToolUse),
-                ("PreCompact", PreCompact),
-                ("Stop", Stop),
-                ("SessionEnd", SessionEnd),
-            ],
-            Agent::Codex => &[
-                ("SessionStart", SessionStart),
-                ("UserPromptSubmit", UserPromptSubmit),
-                ("PostToolUse", PostToolUse),
-                ("PreCompact", PreCompact),
-                ("Stop", Stop),
-            ],
-            Agent::Gemini => &[
-                ("SessionStart", SessionStart),
-                ("BeforeAgent", UserPromptSubmit),
-                ("AfterTool", PostToolUse),
-                ("PreCompress", PreCompact),
-                ("AfterAgent", Stop),
-                ("SessionEnd", SessionEnd),
-            ],
-            Agent::Cursor => &[
-                ("sessionStart", SessionStart),
-                ("beforeSubmitPrompt", UserPromptSubmit),
-                ("afterFileEdit", PostToolUse),
-                ("postToolUse", PostToolUse),
-                ("preCompact", PreCompact),
-                ("stop", Stop),
-                ("sessionEnd", SessionEnd),
-            ],
-        }
-    }
-}
-
-fn fold(name: &str) -> String {
-    name.chars()
-        .filter(|c| c.is_ascii_alphanumeric())
-        .map(|c| c.to_ascii_lowercase())
-        .collect()
-}
-
-impl Event {
-    /// lore's name for the event (`session-start`, …).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Event::SessionStart => "session-start",
-            Event::UserPromptSubmit => "user-prompt-submit",
-            Event::PostToolUse => "post-tool-use",
-            Event::PreCompact => "pre-compact",
-            Event::Stop => "stop",
-            Event::SessionEnd => "session-end",
-        }
-    }
-
-    /// The event an agent's event name means, in its spelling or lore's (case, `-` and `_`
-    /// ignored); `None` for an event lore does not handle.
-    pub fn parse(agent: Agent, name: &str) -> Option<Event> {
-        let want = fold(name);
-        agent
-            .events()
-            .iter()
-            .find(|(n, _)| fold(n) == want)
-            .map(|(_, e)| *e)
-            .or_else(|| {
-                [
-                    Event::SessionStart,
-                    Event::UserPromptSubmit,
-                    Event::PostToolUse,
-                    Event::PreCompact,
-                    Event::Stop,
-                    Event::SessionEnd,
-                ]
-                .into_iter()
-                .find(|e| fold(e.as_str()) == want)
-            })
-    }
-}
-
-/// What lore reads from an event payload (every agent's field names folded together).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct HookInput {
-    /// The session (`session_id`; Cursor's `conversation_id`).
-    pub session: Option<String>,
-    /// The session transcript, when the agent gives one.
-    pub transcript: Option<PathBuf>,
-    /// The working directory (`cwd`; Cursor's first workspace root).
-    pub cwd: Option<PathBuf>,
-    /// The prompt (prompt events).
-    pub prompt: Option<String>,
-    /// The tool that ran (tool events).
-    pub tool: Option<String>,
-    /// The tool's input, as compact JSON (tool events).
-    pub tool_input: Option<String>,
-    /// Files the tool read or wrote.
-    pub files: Vec<String>,
-    /// Why the session started (`startup`, `resume`, `clear`, `compact`).
-    pub source: Option<String>,
-}
-
-fn text_at<'v>(v: &'v Value, keys: &[&str]) -> Option<&'v str> {
-    keys.iter()
-        .find_map(|k| v.get(*k).and_then(Value::as_str))
-        .filter(|s| !s.is_empty())
-}
-
-impl HookInput {
-    /// Reads a payload. Anything that is not a JSON object is an error (the caller reports it
-    /// and lets the agent go on).
-    pub fn parse(payload: &str) -> Result<HookInput> {
-        let v: Value = serde_json::from_str(payload).map_err(|e| Error::Parse {
-            context: "the hook's event payload (stdin)".into(),
-            message: e.to_string(),
-        })?;
-        if !v.is_object() {
-            return Err(Error::Parse {
-                context: "the hook's event payload (stdin)".into(),
-                message: "expected a JSON object".into(),
-            });
-        }
-        let tool_input = v.get("tool_input").unwrap_or(&Value::Null);
-        let mut files: Vec<String> = ["file_path", "path", "absolute_path", "notebook_path"]
-            .iter()
-            .filter_map(|k| tool_input.get(*k).and_then(Value::as_str))
-            .chain(text_at(&v, &["file_path"]))
-            .map(str::to_string)
-            .collect();
-        if let Some(paths) = tool_input.get("paths").and_then(Value::as_array) {
-            files.extend(paths.iter().filter_map(Value::as_str).map(str::to_string));
-        }
-        files.dedup();
-        Ok(HookInput {
-            session: text_at(&v, &["session_id", "conversation_id", "sessionId"]).map(Into::into),
-            transcript: text_at(&v, &["transcript_path", "transcriptPath"]).map(PathBuf::from),
-            cwd: text_at(&v, &["cwd"]).map(PathBuf::from).or_else(|| {
-                v.get("workspace_roots")
-                    .and_then(Value::as_array)
-                    .and_then(|r| r.first())
-                    .and_then(Value::as_str)
-                    .map(PathBuf::from)
-            }),
-            prompt: text_at(&v, &["prompt", "user_prompt"]).map(Into::into),
-            tool: text_at(&v, &["tool_name"]).map(Into::into),
-            tool_input: Some(tool_input)
-                .filter(|t| t.is_object())
-                .map(|t| t.to_string()),
-            files,
-            source: text_at(&v, &["source", "trigger"]).map(Into::into),
-        })
-    }
-}
 
 /// Settings for hook handling.
 #[derive(Clone, Debug)]
@@ -706,69 +499,9 @@ fn checkpoint(lore: &Lore, input: &HookInput, ctx: &WriteContext) -> Result<Opti
     Ok(Some(done.commit))
 }
 
-/// The answer to print on stdout for the agent, if any.
-pub fn respond(agent: Agent, event: Event, outcome: &HookOutcome) -> Option<String> {
-    let native = agent
-        .events()
-        .iter()
-        .find(|(_, e)| *e == event)
-        .map(|(n, _)| *n)
-        .unwrap_or(event.as_str());
-    let value = match agent {
-        Agent::Cursor => match event {
-            Event::SessionStart => outcome
-                .context
-                .as_ref()
-                .map(|c| json!({ "additional_context": c })),
-            // Cursor waits for an answer to a prompt and needs `continue`.
-            Event::UserPromptSubmit => Some(json!({ "continue": true })),
-            _ => None,
-        },
-        Agent::Claude | Agent::Codex | Agent::Gemini => {
-            let mut v = serde_json::Map::new();
-            let injectable = matches!(
-                event,
-                Event::SessionStart | Event::UserPromptSubmit | Event::PostToolUse
-            );
-            if injectable && let Some(c) = &outcome.context {
-                v.insert(
-                    "hookSpecificOutput".into(),
-                    json!({ "hookEventName": native, "additionalContext": c }),
-                );
-            }
-            if let Some(m) = &outcome.message {
-                v.insert("systemMessage".into(), Value::String(m.clone()));
-            }
-            (!v.is_empty()).then_some(Value::Object(v))
-        }
-    };
-    value.map(|v| v.to_string())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn event_names_of_every_agent_map_to_lore_events() {
-        assert_eq!(
-            Event::parse(Agent::Claude, "SessionStart"),
-            Some(Event::SessionStart)
-        );
-        assert_eq!(
-            Event::parse(Agent::Claude, "session-start"),
-            Some(Event::SessionStart)
-        );
-        assert_eq!(
-            Event::parse(Agent::Gemini, "BeforeAgent"),
-            Some(Event::UserPromptSubmit)
-        );
-        assert_eq!(
-            Event::parse(Agent::Cursor, "afterFileEdit"),
-            Some(Event::PostToolUse)
-        );
-        assert_eq!(Event::parse(Agent::Claude, "Notification"), None);
-    }
 
     #[test]
     fn long_context_is_cut_at_a_line() {
@@ -776,20 +509,5 @@ mod tests {
         let cut = cap_chars(&text, 1000);
         assert!(cut.chars().count() <= 1000);
         assert!(cut.ends_with("[… cut to fit]"));
-    }
-
-    #[test]
-    fn payload_fields_of_every_agent() {
-        let cursor = r#"{"conversation_id":"c1","workspace_roots":["/w"],"hook_event_name":"afterFileEdit","file_path":"/w/src/a.rs"}"#;
-        let i = HookInput::parse(cursor).unwrap();
-        assert_eq!(i.session.as_deref(), Some("c1"));
-        assert_eq!(i.cwd.as_deref(), Some(Path::new("/w")));
-        assert_eq!(i.files, ["/w/src/a.rs"]);
-        assert_eq!(
-            relative("/w/src/a.rs", Some(Path::new("/w")), None),
-            "src/a.rs"
-        );
-        assert!(HookInput::parse("[1]").is_err());
-        assert!(HookInput::parse("{").is_err());
     }
 }
