@@ -659,7 +659,11 @@ fn a_gcc_import_with_one_bad_branch_writes_no_branch() {
 fn the_largest_numbers_a_flag_takes_are_answered_not_overflowed() {
     let repo = TestRepo::new();
     ok(&repo, &["ctx", "init", "--goal", "a goal"]);
-    for step in ["parsing the config file", "parsing the flags", "parsing the input"] {
+    for step in [
+        "parsing the config file",
+        "parsing the flags",
+        "parsing the input",
+    ] {
         ok(&repo, &["ctx", "log", step]);
     }
     let max = u64::MAX.to_string();

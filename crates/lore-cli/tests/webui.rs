@@ -275,8 +275,16 @@ fn the_web_ui_works_in_a_real_browser() {
             .unwrap_or("")
             .to_string()
     };
-    assert!(diff("add").contains("checkpoint on idle"), "{}", diff("add"));
-    assert!(diff("del").contains("WAL mode for the index"), "{}", diff("del"));
+    assert!(
+        diff("add").contains("checkpoint on idle"),
+        "{}",
+        diff("add")
+    );
+    assert!(
+        diff("del").contains("WAL mode for the index"),
+        "{}",
+        diff("del")
+    );
     browser.screenshot(&screenshots().join("memory.png"));
     browser.assert_no_console_errors("memory");
     let log = repo.git(&["log", "--format=%s", "refs/lore/memory"]);

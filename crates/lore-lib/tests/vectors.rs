@@ -170,10 +170,19 @@ fn the_cache_is_extended_per_write_and_equals_a_rebuild() {
         assert!(segments(&repo).unwrap() > 1);
     }
     assert!(std::fs::metadata(&cache).unwrap().len() > written);
-    // The long-lived handle brings its matrix forward too.
+    // The long-lived handle brings its matrix forward too, over several catch-ups (removals
+    // among them) applied at its next search.
     remember(&lore, "mu nu xi omicron");
     assert_eq!(top(&mut lore, "omicron xi")[0], "mu nu xi omicron");
     assert!(agrees(&mut lore));
+    for i in 0..3 {
+        remember(&lore, &format!("held {i} upsilon"));
+        lore.index().unwrap();
+    }
+    forget_first(&mut lore, "held 1 upsilon");
+    remember(&lore, "held 3 upsilon");
+    assert!(agrees(&mut lore));
+    assert_eq!(top(&mut lore, "held 3 upsilon")[0], "held 3 upsilon");
     // Many segments are folded into one by the next reader.
     for i in 0..20 {
         remember(&open(&repo), &format!("more {i} pi rho"));

@@ -363,12 +363,16 @@ impl Hot<'_> {
     /// dozen in 20 MB; each is checked for novelty and written or queued).
     fn turn(&self, rng: &mut Rng, n: usize) -> String {
         let m = self.corpus.memory(rng);
-        let text = if n % 2000 == 0 {
+        let text = if n.is_multiple_of(2000) {
             format!("[decision] {}\n\n{}", m.summary, m.body)
         } else {
             m.body
         };
-        let role = if n % 2 == 0 { "assistant" } else { "user" };
+        let role = if n.is_multiple_of(2) {
+            "assistant"
+        } else {
+            "user"
+        };
         let mut line =
             serde_json::json!({ "type": role, "message": { "role": role, "content": text } })
                 .to_string();
@@ -397,7 +401,7 @@ impl Hot<'_> {
                 ..NewStep::default()
             };
             ws.log(None, step)?;
-            if (i + 1) % 500 == 0 || i + 1 == self.request.steps {
+            if (i + 1).is_multiple_of(500) || i + 1 == self.request.steps {
                 ws.commit(None, &format!("steps up to {}", i + 1), None, None, &ctx)?;
             }
             logged.advance(i as u64 + 1);

@@ -138,10 +138,7 @@ impl App {
                         lore::ErrorClass::Conflict => StatusCode::CONFLICT,
                         _ => StatusCode::INTERNAL_SERVER_ERROR,
                     };
-                    (
-                        status,
-                        html::layout(&html::error_page(&e), &stamp),
-                    )
+                    (status, html::layout(&html::error_page(&e), &stamp))
                 }
             };
             (out, started.elapsed())

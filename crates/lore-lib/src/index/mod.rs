@@ -80,11 +80,21 @@ pub struct Index {
     /// All chunk vectors, loaded on the first vector search and brought forward by each
     /// catch-up.
     vectors: OnceCell<VectorMatrix>,
+    /// A matrix loaded before the latest catch-ups and the changes they made, applied (in one
+    /// pass) by the next search: a write in a long-lived handle costs no pass over the matrix.
+    held: std::cell::RefCell<Option<HeldMatrix>>,
     /// Held in memory because its file may not be written here: nothing is saved.
     read_only: bool,
-    /// The stamp of the vectors in `vectors` (see [`vector_cache`]).
+    /// The stamp of the vectors in `vectors`, or in `held` with its changes (see
+    /// [`vector_cache`]).
     vectors_stamp: std::cell::Cell<u64>,
 }
+
+/// A matrix and the catch-ups' changes not yet applied to it.
+type HeldMatrix = (
+    VectorMatrix,
+    Vec<(vector_cache::Change, vector_cache::Added)>,
+);
 
 /// Where a store's index lives: under the shared git dir, never committed.
 pub fn index_path(store: &Store) -> PathBuf {
@@ -97,6 +107,7 @@ impl Index {
     pub fn set_embedder(&mut self, embedder: Option<SharedEmbedder>) {
         self.embedder = embedder;
         self.vectors = OnceCell::new();
+        *self.held.get_mut() = None;
     }
 
     /// The embedder in use.
@@ -140,15 +151,19 @@ impl Index {
         {
             // Another handle may have caught the shared file up since this one's matrix was
             // loaded: a matrix of another stamp is dropped (loaded again when searched).
-            if self.vectors.get().is_some()
+            if (self.vectors.get().is_some() || self.held.get_mut().is_some())
                 && vector_cache::read_stamp(&self.conn)? != self.vectors_stamp.get()
             {
                 self.vectors = OnceCell::new();
+                *self.held.get_mut() = None;
             }
             return Ok(CatchUp::default());
         }
         // A matrix in memory is brought forward with the change instead of loaded again.
-        let held = self.vectors.take();
+        let held: Option<HeldMatrix> = match self.vectors.take() {
+            Some(m) => Some((m, Vec::new())),
+            None => self.held.get_mut().take(),
+        };
         let held_stamp = self.vectors_stamp.get();
         let embedder = self.embedder.clone();
         let tx = self
@@ -163,9 +178,7 @@ impl Index {
         if indexed == tip && same_embedder && intact {
             let current = vector_cache::read_stamp(&tx)? == held_stamp;
             drop(tx);
-            if let Some(m) = held.filter(|_| current) {
-                let _ = self.vectors.set(m);
-            }
+            *self.held.get_mut() = held.filter(|_| current);
             return Ok(CatchUp::default());
         }
         let (changes, full) = match indexed {
@@ -270,7 +283,7 @@ impl Index {
             removed: removed_rows,
             added: inserted_rows,
         };
-        let mut held = held.filter(|_| change.parent != 0 && held_stamp == change.parent);
+        let held = held.filter(|_| change.parent != 0 && held_stamp == change.parent);
         if let Some(e) = &embedder
             && change.parent != 0
         {
@@ -285,80 +298,16 @@ impl Index {
                     &wanted,
                 )?;
             }
-            if let Some(m) = held.as_mut() {
-                m.apply_change(&change, &added);
+            tx.commit()?;
+            if let Some((m, mut changes)) = held {
+                self.vectors_stamp.set(change.stamp);
+                changes.push((change, added));
+                *self.held.get_mut() = Some((m, changes));
             }
+            return Ok(report);
         }
         tx.commit()?;
-        if let Some(m) = held {
-            let _ = self.vectors.set(m);
-            self.vectors_stamp.set(change.stamp);
-        }
         Ok(report)
-    }
-
-    fn matrix(&self) -> Result<Option<&VectorMatrix>> {
-        let Some(embedder) = &self.embedder else {
-            return Ok(None);
-        };
-        if self.vectors.get().is_none() {
-            let dims = embedder.id().dims;
-            // The stamp and the vectors are read in one transaction, so they agree.
-            let tx = self.conn.unchecked_transaction()?;
-            let stamp = vector_cache::read_stamp(&tx)?;
-            let name = schema::read_meta(&tx, "embedder")?.unwrap_or_default();
-            let cache = vectors_cache_path(&self.path);
-            let m = match vector_cache::read(&cache, stamp, dims, &name) {
-                Some(loaded) => {
-                    if !self.read_only && vector_cache::wants_compaction(&loaded) {
-                        vector_cache::write_whole(&cache, &loaded.matrix, stamp, &name);
-                    }
-                    loaded.matrix
-                }
-                None => {
-                    let m = VectorMatrix::load(&tx, dims)?;
-                    if !self.read_only {
-                        vector_cache::write_whole(&cache, &m, stamp, &name);
-                    }
-                    m
-                }
-            };
-            tx.finish()?;
-            let _ = self.vectors.set(m);
-            self.vectors_stamp.set(stamp);
-        }
-        Ok(self.vectors.get())
-    }
-
-    /// Whether the vectors searches use (held in memory, or read from the cache file) are
-    /// exactly the `chunks` table's, in order: for tests of the cache.
-    #[doc(hidden)]
-    pub fn vectors_agree_with_table(&self) -> Result<bool> {
-        let Some(held) = self.matrix()? else {
-            return Ok(true);
-        };
-        let fresh = VectorMatrix::load(&self.conn, held.dims())?;
-        Ok(held.memory() == fresh.memory()
-            && held.scales() == fresh.scales()
-            && held.values() == fresh.values())
-    }
-
-    /// How many segments the cache file holds up to the index's current vectors, or `None`
-    /// when the file does not hold them whole (absent, stale, torn): for tests of the cache.
-    #[doc(hidden)]
-    pub fn vector_cache_segments(&self) -> Result<Option<usize>> {
-        let Some(embedder) = &self.embedder else {
-            return Ok(None);
-        };
-        let stamp = vector_cache::read_stamp(&self.conn)?;
-        let name = schema::read_meta(&self.conn, "embedder")?.unwrap_or_default();
-        Ok(vector_cache::read(
-            &vectors_cache_path(&self.path),
-            stamp,
-            embedder.id().dims,
-            &name,
-        )
-        .map(|loaded| loaded.segments))
     }
 
     /// Hybrid recall: BM25 and vector candidates fused, weighted, flagged and collapsed (see

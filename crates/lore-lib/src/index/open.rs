@@ -214,6 +214,7 @@ impl Index {
             path: path.to_path_buf(),
             embedder: None,
             vectors: OnceCell::new(),
+            held: std::cell::RefCell::new(None),
             read_only: false,
             vectors_stamp: std::cell::Cell::new(0),
         }
@@ -239,6 +240,7 @@ impl Index {
             Err(e) => return Err(e),
         }
         self.vectors = OnceCell::new();
+        *self.held.get_mut() = None;
         // The cache is read whole and replaced by rename, so removing it takes nothing from a
         // reader.
         remove_if_present(&vectors_cache_path(&self.path))?;

@@ -30,6 +30,7 @@ use std::path::Path;
 
 use rusqlite::{Connection, OptionalExtension};
 
+use super::Index;
 use super::vectors::VectorMatrix;
 use crate::error::{Error, Result};
 use crate::localstate::{self, FileLock};
@@ -197,6 +198,7 @@ pub fn read(path: &Path, stamp: u64, dims: usize, embedder: &str) -> Option<Load
     let mut matrix = VectorMatrix::empty(dims);
     let mut previous = 0u64;
     let mut segments = 0;
+    let mut removals = Removals::default();
     let mut bytes = Vec::new();
     loop {
         if at + 24 + TRAILER as u64 > size {
@@ -230,26 +232,29 @@ pub fn read(path: &Path, stamp: u64, dims: usize, embedder: &str) -> Option<Load
         {
             return None;
         }
-        let ids = &bytes[24..24 + removed * 8];
-        let removed_rows: std::collections::HashSet<i64> = ids
-            .chunks_exact(8)
-            .map(|b| i64::from_le_bytes(b.try_into().expect("8 bytes")))
-            .collect();
-        let added_at = 24 + removed * 8;
-        let memory = bytes[added_at..added_at + added * 8]
-            .chunks_exact(8)
-            .map(|b| i64::from_le_bytes(b.try_into().expect("8 bytes")));
-        let scales = bytes[added_at + added * 8..added_at + added * 12]
-            .chunks_exact(4)
-            .map(|b| f32::from_le_bytes(b.try_into().expect("4 bytes")));
-        matrix.apply(&removed_rows, before, memory, scales);
         segments += 1;
+        for b in bytes[24..24 + removed * 8].chunks_exact(8) {
+            removals.note(i64::from_le_bytes(b.try_into().expect("8 bytes")), segments);
+        }
+        let added_at = 24 + removed * 8;
+        matrix.memory.extend(
+            bytes[added_at..added_at + added * 8]
+                .chunks_exact(8)
+                .map(|b| i64::from_le_bytes(b.try_into().expect("8 bytes"))),
+        );
+        matrix.scales.extend(
+            bytes[added_at + added * 8..added_at + added * 12]
+                .chunks_exact(4)
+                .map(|b| f32::from_le_bytes(b.try_into().expect("4 bytes"))),
+        );
+        removals.rows_added(added, segments);
         at += body_len as u64 + TRAILER as u64;
         previous = this;
         if this == stamp {
             break;
         }
     }
+    matrix.remove(&removals);
     matrix.restore_order();
     Some(Loaded { matrix, segments })
 }
@@ -395,6 +400,36 @@ pub fn wants_compaction(loaded: &Loaded) -> bool {
     loaded.segments > COMPACT_AFTER_SEGMENTS
 }
 
+/// The memories changes removed, and in which change each row was added (0: the base).
+#[derive(Default)]
+struct Removals {
+    /// Memory (row id) → the last change that removed it.
+    last: std::collections::HashMap<i64, usize>,
+    /// `(first row, change)` where each change's added rows begin, ascending.
+    starts: Vec<(usize, usize)>,
+    rows: usize,
+}
+
+impl Removals {
+    fn note(&mut self, memory: i64, change: usize) {
+        self.last.insert(memory, change);
+    }
+
+    /// Records that `n` rows were appended by `change`.
+    fn rows_added(&mut self, n: usize, change: usize) {
+        if change > 0 {
+            self.starts.push((self.rows, change));
+        }
+        self.rows += n;
+    }
+
+    /// The change that added `row` (0 for the base).
+    fn added_in(&self, row: usize) -> usize {
+        let at = self.starts.partition_point(|&(first, _)| first <= row);
+        if at == 0 { 0 } else { self.starts[at - 1].1 }
+    }
+}
+
 /// Building a matrix segment by segment.
 impl VectorMatrix {
     /// A matrix with no vectors.
@@ -431,41 +466,42 @@ impl VectorMatrix {
         &mut self.values
     }
 
-    /// Applies one catch-up's change to a matrix held in memory (the state its parent stamp
-    /// names).
-    pub(super) fn apply_change(&mut self, change: &Change, added: &Added) {
-        let before = self.values.len();
-        self.values.extend_from_slice(&added.values);
-        let removed = change.removed.iter().copied().collect();
-        self.apply(
-            &removed,
-            before,
-            added.memory.iter().copied(),
-            added.scales.iter().copied(),
-        );
+    /// Applies catch-ups' changes, in order, to a matrix held in memory (the state the first
+    /// one's parent stamp names), in one pass over the matrix whatever their number.
+    pub(super) fn apply_changes(&mut self, changes: &[(Change, Added)]) {
+        let mut removals = Removals {
+            rows: self.memory.len(),
+            ..Removals::default()
+        };
+        for (i, (change, added)) in changes.iter().enumerate() {
+            for row in &change.removed {
+                removals.note(*row, i + 1);
+            }
+            self.memory.extend_from_slice(&added.memory);
+            self.scales.extend_from_slice(&added.scales);
+            self.values.extend_from_slice(&added.values);
+            removals.rows_added(added.memory.len(), i + 1);
+        }
+        self.remove(&removals);
         self.restore_order();
     }
 
-    /// Applies one segment whose added components were already read onto the end of `values`
-    /// (from byte `values_before`): drops the chunks of `removed` memories among the rows that
-    /// were there before it, and records the added chunks' memories and scales.
-    fn apply(
-        &mut self,
-        removed: &std::collections::HashSet<i64>,
-        values_before: usize,
-        memory: impl Iterator<Item = i64>,
-        scales: impl Iterator<Item = f32>,
-    ) {
-        let old_rows = values_before / self.dims.max(1);
-        self.memory.extend(memory);
-        self.scales.extend(scales);
-        if removed.is_empty() {
+    /// Drops every chunk whose memory a later change removed (SQLite may give a removed row id
+    /// to a memory inserted after it, so a removal reaches only the rows that were there
+    /// before it). One pass, moving each kept row at most once.
+    fn remove(&mut self, removals: &Removals) {
+        if removals.last.is_empty() {
             return;
         }
         let dims = self.dims;
         let mut kept = 0;
         for row in 0..self.memory.len() {
-            if row < old_rows && removed.contains(&self.memory[row]) {
+            let added_in = removals.added_in(row);
+            if removals
+                .last
+                .get(&self.memory[row])
+                .is_some_and(|&r| r > added_in)
+            {
                 continue;
             }
             if kept != row {
@@ -498,5 +534,80 @@ impl VectorMatrix {
         self.memory = order.iter().map(|&i| self.memory[i]).collect();
         self.scales = order.iter().map(|&i| self.scales[i]).collect();
         self.values = values;
+    }
+}
+
+/// Loading the matrix for searches, and checks of the cache for tests.
+impl Index {
+    /// Every chunk vector, loaded once per process (queued catch-up changes applied first;
+    /// read from the cache file, or the table when the file does not hold this state).
+    pub(super) fn matrix(&self) -> Result<Option<&VectorMatrix>> {
+        let Some(embedder) = &self.embedder else {
+            return Ok(None);
+        };
+        if self.vectors.get().is_none()
+            && let Some((mut m, changes)) = self.held.borrow_mut().take()
+        {
+            m.apply_changes(&changes);
+            let _ = self.vectors.set(m);
+        }
+        if self.vectors.get().is_none() {
+            let dims = embedder.id().dims;
+            // The stamp and the vectors are read in one transaction, so they agree.
+            let tx = self.conn.unchecked_transaction()?;
+            let stamp = read_stamp(&tx)?;
+            let name = super::schema::read_meta(&tx, "embedder")?.unwrap_or_default();
+            let cache = super::vectors_cache_path(&self.path);
+            let m = match read(&cache, stamp, dims, &name) {
+                Some(loaded) => {
+                    if !self.read_only && wants_compaction(&loaded) {
+                        write_whole(&cache, &loaded.matrix, stamp, &name);
+                    }
+                    loaded.matrix
+                }
+                None => {
+                    let m = VectorMatrix::load(&tx, dims)?;
+                    if !self.read_only {
+                        write_whole(&cache, &m, stamp, &name);
+                    }
+                    m
+                }
+            };
+            tx.finish()?;
+            let _ = self.vectors.set(m);
+            self.vectors_stamp.set(stamp);
+        }
+        Ok(self.vectors.get())
+    }
+
+    /// Whether the vectors searches use (held in memory, or read from the cache file) are
+    /// exactly the `chunks` table's, in order: for tests of the cache.
+    #[doc(hidden)]
+    pub fn vectors_agree_with_table(&self) -> Result<bool> {
+        let Some(held) = self.matrix()? else {
+            return Ok(true);
+        };
+        let fresh = VectorMatrix::load(&self.conn, held.dims())?;
+        Ok(held.memory() == fresh.memory()
+            && held.scales() == fresh.scales()
+            && held.values() == fresh.values())
+    }
+
+    /// How many segments the cache file holds up to the index's current vectors, or `None`
+    /// when the file does not hold them whole (absent, stale, torn): for tests of the cache.
+    #[doc(hidden)]
+    pub fn vector_cache_segments(&self) -> Result<Option<usize>> {
+        let Some(embedder) = &self.embedder else {
+            return Ok(None);
+        };
+        let stamp = read_stamp(&self.conn)?;
+        let name = super::schema::read_meta(&self.conn, "embedder")?.unwrap_or_default();
+        Ok(read(
+            &super::vectors_cache_path(&self.path),
+            stamp,
+            embedder.id().dims,
+            &name,
+        )
+        .map(|loaded| loaded.segments))
     }
 }
