@@ -290,7 +290,9 @@ fn may_not_write(path: &Path) -> bool {
         return false;
     };
     if !dir.exists() {
-        return dir.parent().is_some_and(|p| may_not_write(&p.join(".lore-probe")));
+        return dir
+            .parent()
+            .is_some_and(|p| may_not_write(&p.join(".lore-probe")));
     }
     let probe = dir.join(format!(".write-probe-{}", std::process::id()));
     match std::fs::OpenOptions::new()
