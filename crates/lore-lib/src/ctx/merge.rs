@@ -20,6 +20,28 @@ use crate::memory::WriteContext;
 use crate::store::RefWrite;
 
 impl Workspace<'_> {
+    /// The branches of a merge of `source` into `into` (default: the current branch), and the
+    /// source's tip; a branch merged into itself or without commits is refused.
+    pub(super) fn merge_branches(
+        &self,
+        source: &str,
+        into: Option<&str>,
+    ) -> Result<(String, String, git2::Oid)> {
+        let target = self.resolve(into)?;
+        let source = self.resolve(Some(source))?;
+        if source == target {
+            return Err(Error::Invalid {
+                what: "merge",
+                value: source,
+                reason: "a branch cannot be merged into itself".into(),
+            });
+        }
+        let source_tip = self
+            .tip(&source)?
+            .ok_or_else(|| self.unknown_branch(&source))?;
+        Ok((source, target, source_tip))
+    }
+
     /// `ctx merge`: merges `source` into the current (or given) branch as a two-parent commit.
     /// The roadmap and metadata are merged three-way; conflicting edits refuse the merge (with
     /// every conflict listed) unless a resolution is given. The source's log steps not yet in
@@ -39,18 +61,7 @@ impl Workspace<'_> {
             }
             other => other,
         };
-        let target = self.resolve(into)?;
-        let source = self.resolve(Some(source))?;
-        if source == target {
-            return Err(Error::Invalid {
-                what: "merge",
-                value: source,
-                reason: "a branch cannot be merged into itself".into(),
-            });
-        }
-        let source_tip = self
-            .tip(&source)?
-            .ok_or_else(|| self.unknown_branch(&source))?;
+        let (source, target, source_tip) = self.merge_branches(source, into)?;
         let source_snap = self.store.snapshot(Some(source_tip))?;
         let source_meta = read_meta(&source_snap)?
             .ok_or_else(|| Error::ContextNotFound(format!("{source} has no {BRANCH_FILE}")))?;

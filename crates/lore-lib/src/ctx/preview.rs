@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::files::{read_segments, text_of};
 use super::merge::{merge_base, merge_metadata, merge_roadmap};
 use super::{METADATA_FILE, ROADMAP_FILE, Resolution, Workspace};
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 /// What a merge of `from` into `into` would do.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
@@ -37,18 +37,7 @@ pub struct MergePreview {
 impl Workspace<'_> {
     /// Previews merging `source` into the current (or given) branch.
     pub fn merge_preview(&self, source: &str, into: Option<&str>) -> Result<MergePreview> {
-        let target = self.resolve(into)?;
-        let source = self.resolve(Some(source))?;
-        if source == target {
-            return Err(Error::Invalid {
-                what: "merge",
-                value: source,
-                reason: "a branch cannot be merged into itself".into(),
-            });
-        }
-        let source_tip = self
-            .tip(&source)?
-            .ok_or_else(|| self.unknown_branch(&source))?;
+        let (source, target, source_tip) = self.merge_branches(source, into)?;
         let target_tip = self
             .tip(&target)?
             .ok_or_else(|| self.unknown_branch(&target))?;
