@@ -55,12 +55,7 @@ pub const PRIVATE_RULE: &str = "private-span";
 /// The rule name used for the generic high-entropy detector.
 pub const HIGH_ENTROPY_RULE: &str = "high-entropy-string";
 
-fn rule(
-    name: &'static str,
-    needles: Needles,
-    assignment: bool,
-    source: &'static str,
-) -> Rule {
+fn rule(name: &'static str, needles: Needles, assignment: bool, source: &'static str) -> Rule {
     Rule {
         name,
         needles,
