@@ -511,3 +511,60 @@ fn a_file_finds_the_memories_about_exactly_that_file() {
     assert!(about(&mut lore, "a.rs").is_empty());
     assert!(about(&mut lore, "src").is_empty());
 }
+
+/// The novelty check reads only short posting lists; a near-duplicate is still found whether
+/// it shares rare words with its original or, like the original, holds only common ones.
+#[test]
+fn near_duplicates_are_found_among_many_memories_sharing_common_words() {
+    let repo = TestRepo::new();
+    let mut lore = open(&repo);
+    lore.set_embedder(lore::embed::load(lore::embed::Tier::Static, None).unwrap());
+    let ctx = ctx();
+    let fillers = [
+        "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf",
+    ];
+    let batch: Vec<_> = (0..300)
+        .map(|i| {
+            let m = new(
+                "decisions",
+                &format!("Cache the sqlite index for {}", fillers[i % fillers.len()]),
+                &format!(
+                    "The sqlite index cache is rebuilt when the schema changes; {} owns it.",
+                    fillers[(i / 7) % fillers.len()]
+                ),
+            );
+            lore.prepare(&m, &ctx).unwrap()
+        })
+        .collect();
+    lore.write_batch(&batch, "fill", false, &ctx).unwrap();
+    let rare = new(
+        "decisions",
+        "Shard the telemetry ingestion by tenant",
+        "Kafka partitions keyed by tenant keep the ingestion ordered per customer.",
+    );
+    lore.remember_checked(&rare, &ctx, Novelty::Check).unwrap();
+    let common = new(
+        "decisions",
+        "Rebuild the sqlite index cache when the schema changes",
+        "",
+    );
+    lore.remember_checked(&common, &ctx, Novelty::Check)
+        .unwrap();
+    for repeat in [
+        new(
+            "decisions",
+            "Shard telemetry ingestion per tenant",
+            "Kafka partitions keyed by tenant keep ingestion ordered for each customer.",
+        ),
+        new(
+            "decisions",
+            "When the schema changes, rebuild the sqlite index cache",
+            "",
+        ),
+    ] {
+        match lore.remember_checked(&repeat, &ctx, Novelty::Check) {
+            Err(Error::Duplicate { how, .. }) => assert!(how.contains("similarity"), "{how}"),
+            other => panic!("{:?} not refused: {other:?}", repeat.summary),
+        }
+    }
+}

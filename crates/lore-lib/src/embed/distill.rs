@@ -153,8 +153,7 @@ pub fn distill(model: &MiniLm, options: &DistillOptions) -> Result<DistillReport
         relevance_floor: super::minilm::RELATED,
         recipe,
     };
-    let unnamed = StaticEmbedder::write(&header, &tokens, &rows)?;
-    header.revision = content_hash(&unnamed);
+    header.revision = content_hash(&StaticEmbedder::write_rows(&header, &tokens, &rows)?);
     let probe = StaticEmbedder::parse(std::borrow::Cow::Owned(StaticEmbedder::write(
         &header, &tokens, &rows,
     )?))?;

@@ -5,12 +5,14 @@
 //!
 //! File format (little-endian): the magic `LORESTE1`; a `u32` length and a JSON header
 //! ([`StaticHeader`]); the vocabulary as `u16` length + UTF-8 bytes per token in id order; one
-//! `f32` scale per token; then `vocab × dims` `i8` components (row `t` ≈ values × scale).
+//! `f32` scale per token; then `vocab × dims` `i8` components (row `t` ≈ values × scale); then,
+//! optionally, the tokenizer's lookup tables ([`wordpiece::stored_tables`]), so a process reads
+//! them in place instead of building them. The revision hashes the file without the tables.
 
 use std::borrow::Cow;
 use std::sync::OnceLock;
 
-use super::wordpiece::WordPiece;
+use super::wordpiece::{self, ModelBytes, WordPiece};
 use super::{ChunkPolicy, Embedder, EmbedderId, normalize};
 use crate::error::{Error, Result};
 
@@ -56,11 +58,12 @@ fn vocabulary(
 }
 
 /// A loaded static model. Opening one only checks the file's structure; the tokenizer's tables
-/// are built on the first text embedded (commands that embed nothing never pay for them).
+/// are read in place when the file stores them (the built-in model does), else built on the
+/// first text embedded (commands that embed nothing never pay for them).
 pub struct StaticEmbedder {
     id: EmbedderId,
     header: StaticHeader,
-    bytes: Cow<'static, [u8]>,
+    bytes: ModelBytes,
     vocab_at: usize,
     scales_at: usize,
     values_at: usize,
@@ -89,20 +92,55 @@ impl StaticEmbedder {
             .get(12..vocab_at)
             .and_then(|h| serde_json::from_slice(h).ok())
             .ok_or_else(|| bad("unreadable header"))?;
-        let mut unknown = false;
-        let mut at = vocab_at;
-        for token in vocabulary(&bytes, vocab_at, header.vocab) {
-            let (token, next) = token.ok_or_else(|| bad("vocabulary cut short"))?;
-            unknown |= token == "[UNK]";
-            at = next;
+        let builtin = matches!(bytes, Cow::Borrowed(b) if std::ptr::eq(b, BUILTIN));
+        let bytes = match bytes {
+            Cow::Borrowed(b) => ModelBytes::Builtin(b),
+            Cow::Owned(v) => ModelBytes::Loaded(v.into()),
+        };
+        let table_len = header
+            .vocab
+            .checked_mul(
+                header
+                    .dims
+                    .checked_add(4)
+                    .ok_or_else(|| bad("impossible sizes"))?,
+            )
+            .ok_or_else(|| bad("impossible sizes"))?;
+        let stored = WordPiece::stored(bytes.clone(), header.vocab);
+        let values_end = stored.as_ref().map_or(bytes.len(), |(_, at)| *at);
+        let scales_at = values_end
+            .checked_sub(table_len)
+            .filter(|&at| at >= vocab_at)
+            .ok_or_else(|| bad("table size does not match the header"))?;
+        // The compiled-in model's tables are checked by its tests; any other file's are checked
+        // here against its vocabulary.
+        if !builtin || stored.is_none() {
+            let mut unknown = false;
+            let mut at = vocab_at;
+            let mut starts = Vec::with_capacity(header.vocab);
+            let mut tokens = Vec::with_capacity(header.vocab);
+            for token in vocabulary(&bytes, vocab_at, header.vocab) {
+                let (token, next) = token.ok_or_else(|| bad("vocabulary cut short"))?;
+                unknown |= token == "[UNK]";
+                starts.push((next - token.len()) as u32);
+                tokens.push(token);
+                at = next;
+            }
+            if !unknown {
+                return Err(bad("no [UNK] token"));
+            }
+            if at != scales_at {
+                return Err(bad("table size does not match the header"));
+            }
+            if stored.is_some() && bytes[values_end..] != wordpiece::stored_tables(&tokens, &starts)
+            {
+                return Err(bad("its tokenizer tables do not match its vocabulary"));
+            }
         }
-        if !unknown {
-            return Err(bad("no [UNK] token"));
-        }
-        let scales_at = at;
         let values_at = scales_at + 4 * header.vocab;
-        if bytes.len() != values_at + header.vocab * header.dims {
-            return Err(bad("table size does not match the header"));
+        let tokenizer = OnceLock::new();
+        if let Some((pieces, _)) = stored {
+            let _ = tokenizer.set(pieces);
         }
         Ok(StaticEmbedder {
             id: EmbedderId {
@@ -116,20 +154,43 @@ impl StaticEmbedder {
             vocab_at,
             scales_at,
             values_at,
-            tokenizer: OnceLock::new(),
+            tokenizer,
         })
     }
 
-    /// Writes a model file.
+    /// Writes a model file, the tokenizer's lookup tables included.
     pub fn write(header: &StaticHeader, tokens: &[String], rows: &[Vec<f32>]) -> Result<Vec<u8>> {
+        let (mut out, starts) = Self::write_table(header, tokens, rows)?;
+        let tokens: Vec<&str> = tokens.iter().map(String::as_str).collect();
+        out.extend(wordpiece::stored_tables(&tokens, &starts));
+        Ok(out)
+    }
+
+    /// A model file without the tokenizer's lookup tables: what the revision hashes.
+    pub fn write_rows(
+        header: &StaticHeader,
+        tokens: &[String],
+        rows: &[Vec<f32>],
+    ) -> Result<Vec<u8>> {
+        Ok(Self::write_table(header, tokens, rows)?.0)
+    }
+
+    /// The file up to the tables, with the offset of each token's bytes.
+    fn write_table(
+        header: &StaticHeader,
+        tokens: &[String],
+        rows: &[Vec<f32>],
+    ) -> Result<(Vec<u8>, Vec<u32>)> {
         let mut out = MAGIC.to_vec();
         let json = serde_json::to_vec(header).map_err(|e| Error::Embedder {
             message: e.to_string(),
         })?;
         out.extend_from_slice(&(json.len() as u32).to_le_bytes());
         out.extend_from_slice(&json);
+        let mut starts = Vec::with_capacity(tokens.len());
         for t in tokens {
             out.extend_from_slice(&(t.len() as u16).to_le_bytes());
+            starts.push(out.len() as u32);
             out.extend_from_slice(t.as_bytes());
         }
         let quantized: Vec<super::Quantized> =
@@ -140,7 +201,7 @@ impl StaticEmbedder {
         for q in &quantized {
             out.extend(q.values.iter().map(|&x| x as u8));
         }
-        Ok(out)
+        Ok((out, starts))
     }
 
     /// The model's header.
@@ -148,7 +209,7 @@ impl StaticEmbedder {
         &self.header
     }
 
-    /// The tokenizer (built on first use).
+    /// The tokenizer (read in place, or built on first use).
     pub fn tokenizer(&self) -> &WordPiece {
         self.tokenizer.get_or_init(|| {
             let tokens = vocabulary(&self.bytes, self.vocab_at, self.header.vocab)
@@ -228,6 +289,59 @@ mod tests {
         assert!(v[1].iter().all(|&x| x == 0.0), "no tokens, no direction");
     }
 
+    /// The vocabulary of a model file, each token with the offset of its bytes.
+    fn tokens_of(e: &StaticEmbedder) -> (Vec<&str>, Vec<u32>) {
+        vocabulary(&e.bytes, e.vocab_at, e.header.vocab)
+            .map(|t| {
+                let (t, next) = t.unwrap();
+                (t, (next - t.len()) as u32)
+            })
+            .unzip()
+    }
+
+    #[test]
+    fn the_builtin_model_carries_tables_that_match_its_vocabulary() {
+        let e = StaticEmbedder::builtin().unwrap();
+        assert!(
+            e.tokenizer.get().is_some(),
+            "the tables are read in place, not built"
+        );
+        // Read as any other file, the tables are checked against the vocabulary.
+        StaticEmbedder::parse(Cow::Owned(BUILTIN.to_vec())).unwrap();
+        let (tokens, starts) = tokens_of(&e);
+        let tables = wordpiece::stored_tables(&tokens, &starts);
+        assert_eq!(&BUILTIN[BUILTIN.len() - tables.len()..], &tables[..]);
+    }
+
+    #[test]
+    fn stored_and_built_tables_tokenize_alike() {
+        let e = StaticEmbedder::builtin().unwrap();
+        let (tokens, _) = tokens_of(&e);
+        let built = WordPiece::new(tokens.iter().copied()).unwrap();
+        let stored = e.tokenizer();
+        let mut rng = 0x9E37_79B9_7F4A_7C15u64;
+        let alphabet: Vec<char> =
+            "abcdefghijklmnopqrstuvwxyzABCXYZ0123456789 .,;:-_'\"()#@!?\n\té数日本èüßçñ🙂—«»"
+                .chars()
+                .collect();
+        for _ in 0..3000 {
+            let mut text = String::new();
+            for _ in 0..(rng % 40) {
+                rng ^= rng << 13;
+                rng ^= rng >> 7;
+                rng ^= rng << 17;
+                if rng % 5 == 0 {
+                    text.push_str(
+                        tokens[(rng >> 8) as usize % tokens.len()].trim_start_matches("##"),
+                    );
+                } else {
+                    text.push(alphabet[(rng >> 8) as usize % alphabet.len()]);
+                }
+            }
+            assert_eq!(stored.encode(&text), built.encode(&text), "{text:?}");
+        }
+    }
+
     #[test]
     fn damaged_model_files_are_refused() {
         for bytes in [
@@ -238,5 +352,17 @@ mod tests {
             let err = StaticEmbedder::parse(Cow::Owned(bytes)).err().unwrap();
             assert!(err.to_string().contains("not a static model file"), "{err}");
         }
+        // A slot of the stored tables pointing at the wrong token.
+        let e = StaticEmbedder::builtin().unwrap();
+        let (tokens, starts) = tokens_of(&e);
+        let tables_at = BUILTIN.len() - wordpiece::stored_tables(&tokens, &starts).len();
+        let mut bytes = BUILTIN.to_vec();
+        let slot = (tables_at + 8..BUILTIN.len())
+            .step_by(4)
+            .find(|&at| bytes[at..at + 4] != [0xff; 4])
+            .unwrap();
+        bytes[slot] ^= 1;
+        let err = StaticEmbedder::parse(Cow::Owned(bytes)).err().unwrap();
+        assert!(err.to_string().contains("tokenizer tables"), "{err}");
     }
 }

@@ -12,8 +12,8 @@ use unicode_normalization::char::is_combining_mark;
 /// Words longer than this many characters become `[UNK]`.
 const MAX_WORD_CHARS: usize = 100;
 
-/// A string → id table built without per-entry allocations (the static embedder builds one per
-/// process, so construction time matters): open addressing over one text buffer.
+/// A string → id table built without per-entry allocations (for a model file that does not
+/// carry its tables): open addressing over one text buffer.
 struct PieceTable {
     text: String,
     /// (start, len, id) per slot; `len == u32::MAX` marks an empty slot.
@@ -24,9 +24,18 @@ fn fnv(s: &str) -> u64 {
     crate::hash::fnv1a(s.as_bytes())
 }
 
+/// Slots of a table for `entries` pieces: a power of two at least twice the count.
+fn slot_count(entries: usize) -> usize {
+    (entries * 2).next_power_of_two().max(16)
+}
+
 impl PieceTable {
     fn new(entries: &[(&str, u32)]) -> PieceTable {
-        let size = (entries.len() * 2).next_power_of_two().max(16);
+        PieceTable::with_slots(entries, slot_count(entries.len()))
+    }
+
+    /// A table of `size` slots (a power of two above the number of entries).
+    fn with_slots(entries: &[(&str, u32)], size: usize) -> PieceTable {
         let mut table = PieceTable {
             text: String::with_capacity(entries.iter().map(|(t, _)| t.len()).sum()),
             slots: vec![(0, u32::MAX, 0); size],
@@ -62,38 +71,212 @@ impl PieceTable {
             at = (at + 1) & mask;
         }
     }
+
+    /// The id in each slot (`u32::MAX`: empty), as a stored table keeps them.
+    fn slot_ids(&self) -> impl Iterator<Item = u32> + '_ {
+        self.slots
+            .iter()
+            .map(|&(_, len, id)| if len == u32::MAX { u32::MAX } else { id })
+    }
+}
+
+/// Bytes a stored table is read from: the compiled-in model, or a model file read at run time.
+#[derive(Clone)]
+pub enum ModelBytes {
+    /// Compiled into the binary.
+    Builtin(&'static [u8]),
+    /// Read from a file.
+    Loaded(std::sync::Arc<[u8]>),
+}
+
+impl std::ops::Deref for ModelBytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            ModelBytes::Builtin(b) => b,
+            ModelBytes::Loaded(b) => b,
+        }
+    }
+}
+
+/// The magic that opens a model file's stored piece tables.
+const TABLES_MAGIC: &[u8; 8] = b"LOREWPT1";
+
+/// The two piece tables as a model file stores them at its end, read in place (nothing is built
+/// when a process starts): `LOREWPT1`; S `u32` ids of word-initial pieces and S `u32` ids of
+/// continuation pieces (`u32::MAX`: an empty slot; FNV-1a of the piece, linear probing); per
+/// token the `u32` offset of its bytes in the file (each preceded by its `u16` length, as the
+/// vocabulary section stores it); the `u32` id of `[UNK]`; the `u32` slot count S.
+struct StoredPieces {
+    bytes: ModelBytes,
+    initial_at: usize,
+    continuation_at: usize,
+    starts_at: usize,
+    mask: usize,
+    vocab: usize,
+}
+
+fn u32_at(bytes: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_le_bytes(bytes.get(at..at + 4)?.try_into().ok()?))
+}
+
+impl StoredPieces {
+    /// The token with this id, `##` left on.
+    fn token(&self, id: u32) -> Option<&[u8]> {
+        if id as usize >= self.vocab {
+            return None;
+        }
+        let start = u32_at(&self.bytes, self.starts_at + 4 * id as usize)? as usize;
+        let len_at = start.checked_sub(2)?;
+        let len = u16::from_le_bytes(self.bytes.get(len_at..start)?.try_into().ok()?) as usize;
+        self.bytes.get(start..start + len)
+    }
+
+    fn get(&self, table_at: usize, continuation: bool, key: &str) -> Option<u32> {
+        let mut at = fnv(key) as usize & self.mask;
+        for _ in 0..=self.mask {
+            let id = u32_at(&self.bytes, table_at + 4 * at)?;
+            if id == u32::MAX {
+                return None;
+            }
+            let token = self.token(id)?;
+            let piece = if continuation {
+                token.get(2..).unwrap_or_default()
+            } else {
+                token
+            };
+            if piece == key.as_bytes() {
+                return Some(id);
+            }
+            at = (at + 1) & self.mask;
+        }
+        None
+    }
+}
+
+/// Where a tokenizer looks its pieces up.
+enum Pieces {
+    /// Built from the vocabulary when the tokenizer was made.
+    Built {
+        initial: PieceTable,
+        continuation: PieceTable,
+    },
+    /// Read in place from the model file.
+    Stored(StoredPieces),
+}
+
+impl Pieces {
+    fn initial(&self, key: &str) -> Option<u32> {
+        match self {
+            Pieces::Built { initial, .. } => initial.get(key),
+            Pieces::Stored(s) => s.get(s.initial_at, false, key),
+        }
+    }
+
+    fn continuation(&self, key: &str) -> Option<u32> {
+        match self {
+            Pieces::Built { continuation, .. } => continuation.get(key),
+            Pieces::Stored(s) => s.get(s.continuation_at, true, key),
+        }
+    }
+}
+
+/// Pieces with their token ids.
+type Entries<'a> = Vec<(&'a str, u32)>;
+
+/// Splits a vocabulary in id order into word-initial and continuation pieces (without `##`),
+/// and finds `[UNK]`.
+fn split_vocabulary<'a>(
+    tokens: impl IntoIterator<Item = &'a str>,
+) -> (Entries<'a>, Entries<'a>, Option<u32>) {
+    let mut initial = Vec::new();
+    let mut continuation = Vec::new();
+    let mut unknown = None;
+    for (id, token) in tokens.into_iter().enumerate() {
+        let id = id as u32;
+        if token == "[UNK]" {
+            unknown = Some(id);
+        }
+        match token.strip_prefix("##") {
+            Some(rest) if !rest.is_empty() => continuation.push((rest, id)),
+            _ => initial.push((token, id)),
+        }
+    }
+    (initial, continuation, unknown)
+}
+
+/// The stored-tables section for a vocabulary whose token `i` has its bytes at `starts[i]` in
+/// the model file (see `StoredPieces` for the layout).
+pub fn stored_tables(tokens: &[&str], starts: &[u32]) -> Vec<u8> {
+    let (initial, continuation, unknown) = split_vocabulary(tokens.iter().copied());
+    let slots = slot_count(initial.len().max(continuation.len()));
+    // Both tables get the same slot count, so one mask serves them.
+    let build = |entries: &[(&str, u32)]| PieceTable::with_slots(entries, slots);
+    let mut out = TABLES_MAGIC.to_vec();
+    for table in [build(&initial), build(&continuation)] {
+        for id in table.slot_ids() {
+            out.extend_from_slice(&id.to_le_bytes());
+        }
+    }
+    for start in starts {
+        out.extend_from_slice(&start.to_le_bytes());
+    }
+    out.extend_from_slice(&unknown.unwrap_or(u32::MAX).to_le_bytes());
+    out.extend_from_slice(&(slots as u32).to_le_bytes());
+    out
 }
 
 /// A WordPiece vocabulary.
 pub struct WordPiece {
-    /// Word-initial pieces.
-    initial: PieceTable,
-    /// Continuation pieces, stored without their `##`.
-    continuation: PieceTable,
+    pieces: Pieces,
     unknown: u32,
 }
 
 impl WordPiece {
     /// Builds the tokenizer from the vocabulary in id order (as in `vocab.txt`).
     pub fn new<'a>(tokens: impl IntoIterator<Item = &'a str>) -> Option<WordPiece> {
-        let mut initial = Vec::new();
-        let mut continuation = Vec::new();
-        let mut unknown = None;
-        for (id, token) in tokens.into_iter().enumerate() {
-            let id = id as u32;
-            if token == "[UNK]" {
-                unknown = Some(id);
-            }
-            match token.strip_prefix("##") {
-                Some(rest) if !rest.is_empty() => continuation.push((rest, id)),
-                _ => initial.push((token, id)),
-            }
-        }
+        let (initial, continuation, unknown) = split_vocabulary(tokens);
         Some(WordPiece {
-            initial: PieceTable::new(&initial),
-            continuation: PieceTable::new(&continuation),
+            pieces: Pieces::Built {
+                initial: PieceTable::new(&initial),
+                continuation: PieceTable::new(&continuation),
+            },
             unknown: unknown?,
         })
+    }
+
+    /// The tokenizer whose tables end a model file of `vocab` tokens (see [`stored_tables`]),
+    /// with the offset where that section starts; `None` if the file does not end with one
+    /// whose sizes add up.
+    pub fn stored(bytes: ModelBytes, vocab: usize) -> Option<(WordPiece, usize)> {
+        let end = bytes.len().checked_sub(8)?;
+        let unknown = u32_at(&bytes, end)?;
+        let slots = u32_at(&bytes, end + 4)? as usize;
+        if !slots.is_power_of_two() || unknown as usize >= vocab {
+            return None;
+        }
+        let starts_at = end.checked_sub(4 * vocab)?;
+        let continuation_at = starts_at.checked_sub(4 * slots)?;
+        let initial_at = continuation_at.checked_sub(4 * slots)?;
+        let section_at = initial_at.checked_sub(TABLES_MAGIC.len())?;
+        if bytes.get(section_at..initial_at)? != TABLES_MAGIC {
+            return None;
+        }
+        let pieces = StoredPieces {
+            bytes,
+            initial_at,
+            continuation_at,
+            starts_at,
+            mask: slots - 1,
+            vocab,
+        };
+        Some((
+            WordPiece {
+                pieces: Pieces::Stored(pieces),
+                unknown,
+            },
+            section_at,
+        ))
     }
 
     /// The token ids of `text` (no `[CLS]`/`[SEP]`).
@@ -157,15 +340,16 @@ impl WordPiece {
         let start_len = ids.len();
         let mut start = 0;
         while start < word.len() {
-            let table = if start == 0 {
-                &self.initial
-            } else {
-                &self.continuation
-            };
             let mut end = word.len();
             let mut found = None;
             while end > start {
-                if let Some(id) = table.get(&word[start..end]) {
+                let piece = &word[start..end];
+                let id = if start == 0 {
+                    self.pieces.initial(piece)
+                } else {
+                    self.pieces.continuation(piece)
+                };
+                if let Some(id) = id {
                     found = Some(id);
                     break;
                 }

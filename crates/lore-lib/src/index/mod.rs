@@ -10,6 +10,7 @@ mod open;
 mod query;
 pub mod rank;
 mod schema;
+mod telling;
 pub mod vector_cache;
 pub mod vectors;
 
@@ -100,6 +101,9 @@ type HeldMatrix = (
 pub fn index_path(store: &Store) -> PathBuf {
     store.common_dir().join("lore").join("index.sqlite3")
 }
+
+/// A catch-up that indexed at least this many memories merges the full-text index's segments.
+const MERGE_SEGMENTS_AFTER: usize = 1000;
 
 impl Index {
     /// Sets the embedder whose vectors this index keeps (`None`: lexical only). The next
@@ -262,6 +266,14 @@ impl Index {
             }
             (writer.delta, writer.removed_rows, writer.inserted_rows)
         };
+        if report.upserted >= MERGE_SEGMENTS_AFTER {
+            // One large catch-up leaves the full-text index in many segments, and every later
+            // query (and every new process) pays a seek per segment: merge them now.
+            tx.execute(
+                "INSERT INTO memories_fts (memories_fts) VALUES ('optimize')",
+                [],
+            )?;
+        }
         if let Some(e) = &embedder {
             pending.flush(&tx, e.as_ref())?;
             if reembed {
@@ -500,9 +512,11 @@ impl Index {
     }
 
     /// The memories in `namespace` most similar to `text` by vector (best chunk), best first,
-    /// among its `limit` best BM25 matches for the text's eight rarest words: a near-duplicate
-    /// shares its telling words with the original, and rare words have short posting lists, so
-    /// the check stays cheap at any store size (no full vector scan).
+    /// among the `limit` that share most of the text's telling words (see [`telling`]): a
+    /// near-duplicate repeats its original's rare words, and reading only short posting lists
+    /// keeps the check cheap at any store size (no full vector scan, no common word scored).
+    /// A text with no telling word (only words many memories hold) is compared with its
+    /// `limit` best BM25 matches instead.
     pub fn similar(&self, namespace: &str, text: &str, limit: usize) -> Result<Vec<(Memory, f32)>> {
         let Some(embedder) = &self.embedder else {
             return Ok(Vec::new());
@@ -512,8 +526,16 @@ impl Index {
             limit: Some(limit),
             ..ListFilter::default()
         };
-        let telling = query::rare_terms(&self.conn, text, 8)?;
-        let candidates = query::recall(&self.conn, &telling.join(" "), &filter)?;
+        let candidates = match telling::sharing_telling_words(&self.conn, text, &filter, limit)? {
+            Some(found) => found,
+            None => {
+                let telling = query::rare_terms(&self.conn, text, 8)?;
+                query::recall(&self.conn, &telling.join(" "), &filter)?
+                    .into_iter()
+                    .map(|hit| (hit.rowid, hit.memory))
+                    .collect()
+            }
+        };
         if candidates.is_empty() {
             return Ok(Vec::new());
         }
@@ -524,8 +546,8 @@ impl Index {
             .conn
             .prepare_cached("SELECT vector FROM chunks WHERE memory = ?1")?;
         let mut out = Vec::with_capacity(candidates.len());
-        for hit in candidates {
-            let vectors = stmt.query_map([hit.rowid], |r| r.get::<_, Vec<u8>>(0))?;
+        for (rowid, memory) in candidates {
+            let vectors = stmt.query_map([rowid], |r| r.get::<_, Vec<u8>>(0))?;
             let mut best = None::<f32>;
             for bytes in vectors {
                 if let Some(cos) = vectors::stored_cosine(&bytes?, dims, &probe) {
@@ -533,7 +555,7 @@ impl Index {
                 }
             }
             if let Some(cos) = best {
-                out.push((hit.memory, cos));
+                out.push((memory, cos));
             }
         }
         out.sort_by(|a, b| b.1.total_cmp(&a.1));
