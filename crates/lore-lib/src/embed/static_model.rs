@@ -330,7 +330,7 @@ mod tests {
                 rng ^= rng << 13;
                 rng ^= rng >> 7;
                 rng ^= rng << 17;
-                if rng % 5 == 0 {
+                if rng.is_multiple_of(5) {
                     text.push_str(
                         tokens[(rng >> 8) as usize % tokens.len()].trim_start_matches("##"),
                     );
