@@ -89,6 +89,8 @@ pub struct Index {
     /// The stamp of the vectors in `vectors`, or in `held` with its changes (see
     /// [`vector_cache`]).
     vectors_stamp: std::cell::Cell<u64>,
+    /// This handle found the memory rows intact (or wrote them): later catch-ups skip the count.
+    rows_verified: std::cell::Cell<bool>,
 }
 
 /// A matrix and the catch-ups' changes not yet applied to it.
@@ -141,6 +143,17 @@ impl Index {
         self.catch_up_with(store, &Silent)
     }
 
+    /// Whether the memory rows are intact (see [`schema::rows_intact`]), counted once per handle:
+    /// rows lost inside the file are noticed when it is opened, not paid for on every write.
+    fn rows_intact(verified: &std::cell::Cell<bool>, conn: &Connection) -> Result<bool> {
+        if verified.get() {
+            return Ok(true);
+        }
+        let intact = schema::rows_intact(conn)?;
+        verified.set(intact);
+        Ok(intact)
+    }
+
     /// [`Index::catch_up`], reporting progress (files applied, memories embedded) to
     /// `progress`.
     pub fn catch_up_with(&mut self, store: &Store, progress: &dyn Progress) -> Result<CatchUp> {
@@ -151,7 +164,7 @@ impl Index {
         };
         if self.indexed_tip()? == tip
             && embedder_matches(&self.conn)?
-            && schema::rows_intact(&self.conn)?
+            && Index::rows_intact(&self.rows_verified, &self.conn)?
         {
             // Another handle may have caught the shared file up since this one's matrix was
             // loaded: a matrix of another stamp is dropped (loaded again when searched).
@@ -178,7 +191,7 @@ impl Index {
         let tip = store.tip()?;
         let same_embedder = embedder_matches(&tx)?;
         // Rows lost inside the file (the count kept beside them disagrees): rebuilt from git.
-        let intact = schema::rows_intact(&tx)?;
+        let intact = Index::rows_intact(&self.rows_verified, &tx)?;
         if indexed == tip && same_embedder && intact {
             let current = vector_cache::read_stamp(&tx)? == held_stamp;
             drop(tx);
@@ -515,8 +528,8 @@ impl Index {
     /// among the `limit` that share most of the text's telling words (see [`telling`]): a
     /// near-duplicate repeats its original's rare words, and reading only short posting lists
     /// keeps the check cheap at any store size (no full vector scan, no common word scored).
-    /// A text with no telling word (only words many memories hold) is compared with its
-    /// `limit` best BM25 matches instead.
+    /// A text with no telling word (only words many memories hold) is compared with the
+    /// `limit` best BM25 matches for its eight longest words instead.
     pub fn similar(&self, namespace: &str, text: &str, limit: usize) -> Result<Vec<(Memory, f32)>> {
         let Some(embedder) = &self.embedder else {
             return Ok(Vec::new());
@@ -527,10 +540,10 @@ impl Index {
             ..ListFilter::default()
         };
         let candidates = match telling::sharing_telling_words(&self.conn, text, &filter, limit)? {
-            Some(found) => found,
-            None => {
-                let telling = query::rare_terms(&self.conn, text, 8)?;
-                query::recall(&self.conn, &telling.join(" "), &filter)?
+            Ok(found) => found,
+            Err(common) => {
+                let longest: Vec<&str> = common.iter().take(8).map(String::as_str).collect();
+                query::recall(&self.conn, &longest.join(" "), &filter)?
                     .into_iter()
                     .map(|hit| (hit.rowid, hit.memory))
                     .collect()

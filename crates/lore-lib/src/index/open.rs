@@ -217,6 +217,7 @@ impl Index {
             held: std::cell::RefCell::new(None),
             read_only: false,
             vectors_stamp: std::cell::Cell::new(0),
+            rows_verified: std::cell::Cell::new(false),
         }
     }
 
@@ -241,6 +242,7 @@ impl Index {
         }
         self.vectors = OnceCell::new();
         *self.held.get_mut() = None;
+        self.rows_verified.set(false);
         // The cache is read whole and replaced by rename, so removing it takes nothing from a
         // reader.
         remove_if_present(&vectors_cache_path(&self.path))?;

@@ -253,33 +253,6 @@ pub fn query_terms(text: &str) -> Vec<String> {
     if content.is_empty() { stop } else { content }
 }
 
-/// The `n` rarest query words of `text` (by how many memories hold them; words no memory holds
-/// are left out): a selective query for finding texts that share a text's telling words.
-pub fn rare_terms(conn: &Connection, text: &str, n: usize) -> Result<Vec<String>> {
-    let terms = query_terms(text);
-    if terms.len() <= n {
-        return Ok(terms);
-    }
-    match document_frequencies(conn, &terms)? {
-        Some(dfs) => {
-            let mut ranked: Vec<(i64, String)> = dfs
-                .into_iter()
-                .zip(terms)
-                .filter(|(df, _)| *df > 0)
-                .collect();
-            ranked.sort();
-            Ok(ranked.into_iter().take(n).map(|(_, t)| t).collect())
-        }
-        None => {
-            // Longer words tend to be rarer.
-            let mut by_length = terms;
-            by_length.sort_by_key(|t| std::cmp::Reverse(t.len()));
-            by_length.truncate(n);
-            Ok(by_length)
-        }
-    }
-}
-
 /// FTS5's BM25 constants (`k1`; `b` does not enter the bound).
 const BM25_K1: f64 = 1.2;
 /// Below this many matching (memory, term) pairs the exhaustive query is already fast.

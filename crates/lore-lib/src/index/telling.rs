@@ -24,15 +24,16 @@ const WORDS_LOOKED_UP: usize = 16;
 /// At most this many of the best-ranked memories are checked against the filter.
 const CANDIDATES_CHECKED: usize = 256;
 
-/// Up to `limit` memories (with their index rows) passing `filter` that share the most telling words of `text`, best
-/// first; `None` when none of the words looked up is telling (the caller decides what a text
-/// made only of common words is compared with).
+/// Up to `limit` memories (with their index rows) passing `filter` that share the most telling
+/// words of `text`, best first. When none of the words looked up is telling, `Err` with those
+/// words, longest first: the caller decides what a text made only of common words is compared
+/// with.
 pub fn sharing_telling_words(
     conn: &Connection,
     text: &str,
     filter: &ListFilter,
     limit: usize,
-) -> Result<Option<Vec<(i64, Memory)>>> {
+) -> Result<std::result::Result<Vec<(i64, Memory)>, Vec<String>>> {
     let mut words = query::query_terms(text);
     words.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
     words.truncate(WORDS_LOOKED_UP);
@@ -58,7 +59,7 @@ pub fn sharing_telling_words(
         }
     }
     if !telling {
-        return Ok(None);
+        return Ok(Err(words));
     }
     let mut ranked: Vec<(i64, f64)> = shared.into_iter().collect();
     ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
@@ -71,5 +72,5 @@ pub fn sharing_telling_words(
             found.push((rowid, memory));
         }
     }
-    Ok(Some(found))
+    Ok(Ok(found))
 }
