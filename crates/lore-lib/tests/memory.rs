@@ -568,3 +568,46 @@ fn near_duplicates_are_found_among_many_memories_sharing_common_words() {
         }
     }
 }
+
+/// A writing process asks the index as it is when it is only a few writes behind: a repeat of
+/// what another handle wrote meanwhile is still refused, and the index is left behind.
+#[test]
+fn a_repeat_of_a_memory_the_index_has_not_seen_is_refused_without_a_catch_up() {
+    let repo = TestRepo::new();
+    let mut lore = open(&repo);
+    lore.set_embedder(lore::embed::load(lore::embed::Tier::Static, None).unwrap());
+    let ctx = ctx();
+    let seen = new(
+        "decisions",
+        "Use Postgres for storage",
+        "Version 16 on port 5433.",
+    );
+    lore.remember_checked(&seen, &ctx, Novelty::Check).unwrap();
+    lore.index().unwrap();
+    let mut other = open(&repo);
+    let unseen = new(
+        "decisions",
+        "Shard the telemetry ingestion by tenant",
+        "Kafka partitions keyed by tenant keep the ingestion ordered per customer.",
+    );
+    other.remember(&unseen, &ctx).unwrap();
+    for repeat in [
+        seen,
+        unseen,
+        new(
+            "decisions",
+            "Shard telemetry ingestion per tenant",
+            "Kafka partitions keyed by tenant keep ingestion ordered for each customer.",
+        ),
+    ] {
+        match lore.remember_checked(&repeat, &ctx, Novelty::Check) {
+            Err(Error::Duplicate { .. }) => {}
+            other => panic!("{:?} not refused: {other:?}", repeat.summary),
+        }
+    }
+    let mut fresh = open(&repo);
+    assert!(
+        !fresh.status().unwrap().index.was_current,
+        "the checks caught the index up"
+    );
+}

@@ -138,6 +138,15 @@ impl Index {
         schema::read_tip(&self.conn)
     }
 
+    /// Whether the index, as it is, may answer for its recorded tip without a catch-up: its
+    /// vectors came from this embedder and its rows are intact.
+    pub fn answers_for_its_tip(&self) -> Result<bool> {
+        Ok(
+            schema::read_meta(&self.conn, "embedder")?.unwrap_or_default() == self.embedder_name()
+                && Index::rows_intact(&self.rows_verified, &self.conn)?,
+        )
+    }
+
     /// Brings the index up to the store's current tip.
     pub fn catch_up(&mut self, store: &Store) -> Result<CatchUp> {
         self.catch_up_with(store, &Silent)

@@ -6,6 +6,8 @@
 //! The check runs against the index first; the write then re-checks, on the tip it lands on, the
 //! memories written since the index's tip, so two writers of the same text never both land.
 
+use std::collections::HashSet;
+
 use git2::Oid;
 use serde::Serialize;
 
@@ -15,7 +17,7 @@ use super::specifics::{normalized, same_specifics};
 use super::write::{NewMemory, WriteContext, Written};
 use crate::embed::{self, SharedEmbedder};
 use crate::error::{Error, Result};
-use crate::index::{ListFilter, vectors};
+use crate::index::{Index, ListFilter, vectors};
 use crate::model::{Memory, Status};
 
 /// What to do when a new memory repeats an existing one.
@@ -83,48 +85,62 @@ impl Lore {
     }
 
     /// [`Lore::find_duplicate`] against the index, with the tip the index reflected before it
-    /// was asked (the index may only have moved forward since).
+    /// was asked (the checked write compares what was written since that tip itself). An index
+    /// a few writes behind is asked as it is: catching it up in every writing process would
+    /// cost more than the check; it is caught up first when it is far behind.
     fn duplicate_in_index(
         &mut self,
         new: &NewMemory,
     ) -> Result<(Option<DuplicateOf>, Option<Oid>)> {
-        let check = RepeatCheck::new(new, self.embedder.clone());
-        let ns = new.namespace.as_str();
-        let (tip, same) = self.read(|i| {
-            let tip = i.indexed_tip()?;
-            let mut same = i.same_content(ns, &new.summary, &new.body)?;
-            if !check.body.is_empty() {
-                same.extend(i.same_content(ns, &new.summary, "")?);
-            }
-            Ok((tip, same))
-        })?;
-        if let Some(d) = same.iter().find_map(|m| check.same_text(m)) {
-            return Ok((Some(d), tip));
+        match self.duplicate_in_index_as_is(new) {
+            Ok(Some(found)) => return Ok(found),
+            Ok(None) => {}
+            // A damaged index is rebuilt by the read below.
+            Err(e) if crate::index::is_corruption(&e) => {}
+            Err(e) => return Err(e),
         }
-        if self.embedder.is_none() {
-            if !check.body.is_empty() {
-                return Ok((None, tip));
-            }
-            let filter = ListFilter {
-                namespace: Some(ns.to_string()),
-                limit: Some(SUMMARY_CANDIDATES),
-                ..ListFilter::default()
-            };
-            let hits = self.read(|i| i.recall(&new.summary, &filter))?;
-            let found = hits.iter().find_map(|hit| check.same_text(&hit.memory));
-            return Ok((found, tip));
+        let embedder = self.embedder.clone();
+        self.read(|i| duplicate_among_indexed(i, new, embedder.clone(), &|_| Ok(true)))
+    }
+
+    /// The check against the index without a catch-up, if it is at most
+    /// [`UNINDEXED_CHANGES_ASKED_AS_IS`] memory files behind the store: a memory it holds whose
+    /// file changed since is not taken as the repeat (the checked write compares the changed
+    /// files themselves). `None`: the index must be caught up first.
+    fn duplicate_in_index_as_is(
+        &mut self,
+        new: &NewMemory,
+    ) -> Result<Option<(Option<DuplicateOf>, Option<Oid>)>> {
+        let tip = self.store.tip()?;
+        let embedder = self.embedder.clone();
+        self.open_index()?;
+        let store = &self.store;
+        let Some(index) = self.index.as_ref() else {
+            return Ok(None);
+        };
+        if !index.answers_for_its_tip()? {
+            return Ok(None);
         }
-        let embedded = vectors::text_of(&new.summary, &new.tags, &new.body);
-        let similar = self.read(|i| i.similar(ns, &embedded, SIMILAR_CANDIDATES))?;
-        let found = similar
-            .iter()
-            .find_map(|(m, _)| check.same_text(m))
-            .or_else(|| {
-                similar
-                    .iter()
-                    .find_map(|(m, cos)| check.near_duplicate(m, *cos))
-            });
-        Ok((found, tip))
+        let indexed = index.indexed_tip()?;
+        let changed: HashSet<String> = match indexed {
+            _ if indexed == tip => HashSet::new(),
+            Some(old) if store.has_commit(old) => {
+                let changes = store.diff(Some(old), tip)?;
+                if changes.len() > UNINDEXED_CHANGES_ASKED_AS_IS {
+                    return Ok(None);
+                }
+                changes.into_iter().map(|c| c.path).collect()
+            }
+            _ => return Ok(None),
+        };
+        let unchanged = |m: &Memory| -> Result<bool> {
+            if changed.is_empty() {
+                return Ok(true);
+            }
+            let paths = index.paths_of(&[m.id.as_str()])?;
+            Ok(paths.iter().all(|(_, path)| !changed.contains(path)))
+        };
+        duplicate_among_indexed(index, new, embedder, &unchanged).map(Some)
     }
 
     /// Remembers with the novelty check: a repeat of an existing memory is refused
@@ -173,6 +189,61 @@ impl Lore {
             }
         }
     }
+}
+
+/// How many memory files the index may be behind the store and still be asked as it is.
+const UNINDEXED_CHANGES_ASKED_AS_IS: usize = 64;
+
+/// The memory in `index` that `new` repeats (see [`Lore::find_duplicate`]), among those for
+/// which `current` holds, with the tip the index reflects.
+fn duplicate_among_indexed(
+    index: &Index,
+    new: &NewMemory,
+    embedder: Option<SharedEmbedder>,
+    current: &dyn Fn(&Memory) -> Result<bool>,
+) -> Result<(Option<DuplicateOf>, Option<Oid>)> {
+    let check = RepeatCheck::new(new, embedder.clone());
+    let ns = new.namespace.as_str();
+    let tip = index.indexed_tip()?;
+    let first = |found: Vec<DuplicateOf>| -> Result<Option<DuplicateOf>> {
+        for d in found {
+            if current(&d.memory)? {
+                return Ok(Some(d));
+            }
+        }
+        Ok(None)
+    };
+    let mut same = index.same_content(ns, &new.summary, &new.body)?;
+    if !check.body.is_empty() {
+        same.extend(index.same_content(ns, &new.summary, "")?);
+    }
+    if let Some(d) = first(same.iter().filter_map(|m| check.same_text(m)).collect())? {
+        return Ok((Some(d), tip));
+    }
+    if embedder.is_none() {
+        if !check.body.is_empty() {
+            return Ok((None, tip));
+        }
+        let filter = ListFilter {
+            namespace: Some(ns.to_string()),
+            limit: Some(SUMMARY_CANDIDATES),
+            ..ListFilter::default()
+        };
+        let hits = index.recall(&new.summary, &filter)?;
+        let found = first(
+            hits.iter()
+                .filter_map(|h| check.same_text(&h.memory))
+                .collect(),
+        )?;
+        return Ok((found, tip));
+    }
+    let embedded = vectors::text_of(&new.summary, &new.tags, &new.body);
+    let similar = index.similar(ns, &embedded, SIMILAR_CANDIDATES)?;
+    let by_text = similar.iter().filter_map(|(m, _)| check.same_text(m));
+    let by_vector = similar
+        .iter()
+        .filter_map(|(m, cos)| check.near_duplicate(m, *cos));
+    Ok((first(by_text.chain(by_vector).collect())?, tip))
 }
 
 fn duplicate_error(d: &DuplicateOf) -> Error {
