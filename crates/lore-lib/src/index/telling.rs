@@ -24,6 +24,9 @@ const WORDS_LOOKED_UP: usize = 16;
 /// At most this many of the best-ranked memories are checked against the filter.
 const CANDIDATES_CHECKED: usize = 256;
 
+/// The memories found (with their index rows), or the common words looked up.
+pub type Telling = std::result::Result<Vec<(i64, Memory)>, Vec<String>>;
+
 /// Up to `limit` memories (with their index rows) passing `filter` that share the most telling
 /// words of `text`, best first. When none of the words looked up is telling, `Err` with those
 /// words, longest first: the caller decides what a text made only of common words is compared
@@ -33,7 +36,7 @@ pub fn sharing_telling_words(
     text: &str,
     filter: &ListFilter,
     limit: usize,
-) -> Result<std::result::Result<Vec<(i64, Memory)>, Vec<String>>> {
+) -> Result<Telling> {
     let mut words = query::query_terms(text);
     words.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
     words.truncate(WORDS_LOOKED_UP);
