@@ -584,7 +584,7 @@ fn a_repeat_of_a_memory_the_index_has_not_seen_is_refused_without_a_catch_up() {
     );
     lore.remember_checked(&seen, &ctx, Novelty::Check).unwrap();
     lore.index().unwrap();
-    let mut other = open(&repo);
+    let other = open(&repo);
     let unseen = new(
         "decisions",
         "Shard the telemetry ingestion by tenant",
