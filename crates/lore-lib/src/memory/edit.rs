@@ -120,6 +120,17 @@ impl Lore {
         ctx: &WriteContext,
     ) -> Result<Superseded> {
         let (old_path, found) = self.resolve(query)?;
+        self.supersede_at(old_path, found, new, ctx)
+    }
+
+    /// [`Lore::supersede`] of a memory already found, at the path it has.
+    pub(super) fn supersede_at(
+        &mut self,
+        old_path: String,
+        found: Memory,
+        new: &NewMemory,
+        ctx: &WriteContext,
+    ) -> Result<Superseded> {
         let mut new = new.clone();
         if new.namespace.is_empty() {
             new.namespace = found.namespace.to_string();

@@ -181,7 +181,10 @@ impl Lore {
             }),
             Err(d) if novelty == Novelty::Check => Err(duplicate_error(&d)),
             Err(d) => {
-                let done = self.supersede(d.memory.id.as_str(), new, ctx)?;
+                // Found in the index as it is or among the files changed since: its path
+                // follows from the record (the write re-reads it there, on the tip it lands on).
+                let path = crate::store::layout::path_of(&d.memory);
+                let done = self.supersede_at(path, d.memory, new, ctx)?;
                 Ok(Remembered {
                     written: done.new,
                     superseded: Some(done.old),
