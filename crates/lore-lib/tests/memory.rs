@@ -569,8 +569,8 @@ fn near_duplicates_are_found_among_many_memories_sharing_common_words() {
     }
 }
 
-/// A writing process asks the index as it is when it is only a few writes behind: a repeat of
-/// what another handle wrote meanwhile is still refused, and the index is left behind.
+/// A fresh writing process asks the index as it is when it is only a few writes behind: a
+/// repeat of what another handle wrote meanwhile is still refused, and the index is left behind.
 #[test]
 fn a_repeat_of_a_memory_the_index_has_not_seen_is_refused_without_a_catch_up() {
     let repo = TestRepo::new();
@@ -585,6 +585,9 @@ fn a_repeat_of_a_memory_the_index_has_not_seen_is_refused_without_a_catch_up() {
     lore.remember_checked(&seen, &ctx, Novelty::Check).unwrap();
     lore.index().unwrap();
     let other = open(&repo);
+    // A fresh handle, as a new writing process has.
+    let mut lore = open(&repo);
+    lore.set_embedder(lore::embed::load(lore::embed::Tier::Static, None).unwrap());
     let unseen = new(
         "decisions",
         "Shard the telemetry ingestion by tenant",

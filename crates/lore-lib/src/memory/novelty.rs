@@ -85,14 +85,22 @@ impl Lore {
     }
 
     /// [`Lore::find_duplicate`] against the index, with the tip the index reflected before it
-    /// was asked (the checked write compares what was written since that tip itself). An index
-    /// a few writes behind is asked as it is: catching it up in every writing process would
-    /// cost more than the check; it is caught up first when it is far behind.
+    /// was asked (the checked write compares what was written since that tip itself). In a
+    /// handle that has not caught the index up yet (a fresh process), an index a few writes
+    /// behind is asked as it is: catching it up in every writing process would cost more than
+    /// the check; it is caught up first when it is far behind.
     fn duplicate_in_index(
         &mut self,
         new: &NewMemory,
     ) -> Result<(Option<DuplicateOf>, Option<Oid>)> {
-        match self.duplicate_in_index_as_is(new) {
+        // A handle that has caught the index up already keeps it current: one write behind is
+        // cheaper to index than to compare.
+        let as_is = if self.last_catch_up.is_none() {
+            self.duplicate_in_index_as_is(new)
+        } else {
+            Ok(None)
+        };
+        match as_is {
             Ok(Some(found)) => return Ok(found),
             Ok(None) => {}
             // A damaged index is rebuilt by the read below.
@@ -195,7 +203,7 @@ impl Lore {
 }
 
 /// How many memory files the index may be behind the store and still be asked as it is.
-const UNINDEXED_CHANGES_ASKED_AS_IS: usize = 64;
+const UNINDEXED_CHANGES_ASKED_AS_IS: usize = 16;
 
 /// The memory in `index` that `new` repeats (see [`Lore::find_duplicate`]), among those for
 /// which `current` holds, with the tip the index reflects.
