@@ -10,7 +10,10 @@ mod open;
 mod query;
 pub mod rank;
 mod schema;
+mod sketch;
 pub mod vector_cache;
+#[cfg(test)]
+mod vector_tests;
 pub mod vectors;
 
 use std::path::{Path, PathBuf};
@@ -80,6 +83,8 @@ pub struct Index {
     /// All chunk vectors, loaded on the first vector search and brought forward by each
     /// catch-up.
     vectors: OnceCell<VectorMatrix>,
+    /// The vectors loaded from the table after a search found the cache file damaged.
+    reloaded: OnceCell<VectorMatrix>,
     /// A matrix loaded before the latest catch-ups and the changes they made, applied (in one
     /// pass) by the next search: a write in a long-lived handle costs no pass over the matrix.
     held: std::cell::RefCell<Option<HeldMatrix>>,
@@ -88,6 +93,14 @@ pub struct Index {
     /// The stamp of the vectors in `vectors`, or in `held` with its changes (see
     /// [`vector_cache`]).
     vectors_stamp: std::cell::Cell<u64>,
+}
+
+/// A hybrid search's request.
+struct Query<'a> {
+    text: &'a str,
+    filter: &'a ListFilter,
+    options: &'a RankOptions,
+    explain: bool,
 }
 
 /// A matrix and the catch-ups' changes not yet applied to it.
@@ -107,6 +120,7 @@ impl Index {
     pub fn set_embedder(&mut self, embedder: Option<SharedEmbedder>) {
         self.embedder = embedder;
         self.vectors = OnceCell::new();
+        self.reloaded = OnceCell::new();
         *self.held.get_mut() = None;
     }
 
@@ -155,13 +169,17 @@ impl Index {
                 && vector_cache::read_stamp(&self.conn)? != self.vectors_stamp.get()
             {
                 self.vectors = OnceCell::new();
+                self.reloaded = OnceCell::new();
                 *self.held.get_mut() = None;
             }
             return Ok(CatchUp::default());
         }
-        // A matrix in memory is brought forward with the change instead of loaded again.
+        // A matrix in memory is brought forward with the change instead of loaded again (one
+        // whose components stay in the cache file is read again: only its small part is read).
+        self.reloaded = OnceCell::new();
         let held: Option<HeldMatrix> = match self.vectors.take() {
-            Some(m) => Some((m, Vec::new())),
+            Some(m) if m.is_resident() => Some((m, Vec::new())),
+            Some(_) => None,
             None => self.held.get_mut().take(),
         };
         let held_stamp = self.vectors_stamp.get();
@@ -319,6 +337,37 @@ impl Index {
         options: &RankOptions,
         explain: bool,
     ) -> Result<Vec<Hit>> {
+        let query = Query {
+            text,
+            filter,
+            options,
+            explain,
+        };
+        match self.search_in(self.matrix()?, &query)? {
+            Ok(hits) => Ok(hits),
+            // A chunk of the cache file failed its check: search the table's vectors instead.
+            Err(vectors::Damaged) => {
+                self.search_in(self.reload_matrix()?, &query)?
+                    .map_err(|_| Error::Io {
+                        context: "reading vectors loaded from the index".into(),
+                        source: std::io::Error::other("vectors in memory reported damage"),
+                    })
+            }
+        }
+    }
+
+    /// [`Index::search`] over the vectors of `matrix`.
+    fn search_in(
+        &self,
+        matrix: Option<&VectorMatrix>,
+        query: &Query,
+    ) -> Result<std::result::Result<Vec<Hit>, vectors::Damaged>> {
+        let Query {
+            text,
+            filter,
+            options,
+            explain,
+        } = *query;
         let limit = filter.limit.unwrap_or(10).max(1);
         let pool = options.candidates.max(limit * 3);
         let lexical_filter = ListFilter {
@@ -338,13 +387,16 @@ impl Index {
             });
         }
         let mut query_vector = None;
-        if let (Some(embedder), Some(matrix)) = (&self.embedder, self.matrix()?)
+        if let (Some(embedder), Some(matrix)) = (&self.embedder, matrix)
             && !matrix.is_empty()
             && !text.trim().is_empty()
         {
             let q = embedder.embed(&[text])?.pop().expect("one vector per text");
             let probe = vectors::Probe::new(&q);
-            let found = self.vector_candidates(matrix, &probe, filter, pool)?;
+            let found = match self.vector_candidates(matrix, &probe, filter, pool)? {
+                Ok(found) => found,
+                Err(damaged) => return Ok(Err(damaged)),
+            };
             let floor = embedder.relevance_floor();
             for (i, (rowid, cosine)) in found.into_iter().enumerate() {
                 match slot.get(&rowid) {
@@ -364,22 +416,28 @@ impl Index {
                 }
             }
             for c in candidates.iter_mut().filter(|c| c.cosine.is_none()) {
-                c.cosine = matrix.best(c.rowid, &probe).map(|s| (s, None));
+                match matrix.best(c.rowid, &probe) {
+                    Ok(best) => c.cosine = best.map(|s| (s, None)),
+                    Err(damaged) => return Ok(Err(damaged)),
+                }
             }
             query_vector = Some(q);
         }
         let ranked = rank::fuse(candidates, options);
         let threshold = self.embedder.as_ref().map(|e| e.near_duplicate());
         // Head vectors are computed only for the pairs collapse compares.
-        let matrix = if options.collapse {
-            self.matrix()?
-        } else {
-            None
-        };
+        let matrix = if options.collapse { matrix } else { None };
         let heads: Vec<OnceCell<Option<Vec<f32>>>> = vec![OnceCell::new(); ranked.len()];
+        let damaged = std::cell::Cell::new(false);
         let head = |i: usize| {
             heads[i]
-                .get_or_init(|| matrix.and_then(|m| m.head(ranked[i].0.rowid)))
+                .get_or_init(|| {
+                    let m = matrix?;
+                    m.head(ranked[i].0.rowid).unwrap_or_else(|_| {
+                        damaged.set(true);
+                        None
+                    })
+                })
                 .as_ref()
         };
         let text = |i: usize| {
@@ -398,6 +456,9 @@ impl Index {
             }
         });
         drop(heads);
+        if damaged.get() {
+            return Ok(Err(vectors::Damaged));
+        }
         let mut ranked: Vec<Option<(rank::Candidate, f64, Explain)>> =
             ranked.into_iter().map(Some).collect();
         let mut hits = Vec::with_capacity(groups.len());
@@ -420,7 +481,7 @@ impl Index {
             hits.push(hit);
         }
         self.mark_stale(&mut hits)?;
-        Ok(hits)
+        Ok(Ok(hits))
     }
 
     /// The `pool` memories passing `filter` whose best chunk is most similar to the probe. With a
@@ -432,24 +493,27 @@ impl Index {
         probe: &vectors::Probe,
         filter: &ListFilter,
         pool: usize,
-    ) -> Result<Vec<(i64, f32)>> {
+    ) -> Result<std::result::Result<Vec<(i64, f32)>, vectors::Damaged>> {
         if !query::restricts(filter) {
             return Ok(matrix.search(probe, pool, |_| true));
         }
         let wide_limit = pool * 8;
-        let wide = matrix.search(probe, wide_limit, |_| true);
+        let wide = match matrix.search(probe, wide_limit, |_| true) {
+            Ok(wide) => wide,
+            Err(damaged) => return Ok(Err(damaged)),
+        };
         let scanned_all = wide.len() < wide_limit;
         let mut kept = Vec::with_capacity(pool);
         for (row, cosine) in wide {
             if query::passes(&self.conn, row, filter)? {
                 kept.push((row, cosine));
                 if kept.len() == pool {
-                    return Ok(kept);
+                    return Ok(Ok(kept));
                 }
             }
         }
         if scanned_all {
-            return Ok(kept);
+            return Ok(Ok(kept));
         }
         let allowed = query::allowed_rows(&self.conn, filter)?;
         Ok(matrix.search(probe, pool, |row| {
