@@ -7,8 +7,11 @@
 
 pub mod mentions;
 mod open;
+mod postings;
 mod query;
 pub mod rank;
+#[cfg(test)]
+mod recall_tests;
 mod schema;
 mod sketch;
 pub mod vector_cache;
@@ -278,6 +281,7 @@ impl Index {
                     | PathKind::Other => {}
                 }
             }
+            writer.finish()?;
             (writer.delta, writer.removed_rows, writer.inserted_rows)
         };
         if let Some(e) = &embedder {
@@ -711,118 +715,4 @@ pub fn vectors_cache_path(index: &Path) -> PathBuf {
     let mut p = index.as_os_str().to_owned();
     p.push(".vectors");
     PathBuf::from(p)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::model::{MemoryId, Namespace, Status};
-
-    /// A seeded generator (xorshift) so the test is reproducible.
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-        /// Zipf–Mandelbrot draw in 0..n (offset 20, as `lore bench`'s corpus): low indices are common, with a long tail.
-        fn skewed(&mut self, n: usize) -> usize {
-            let u = (self.next() % 1_000_000) as f64 / 1_000_000.0;
-            let q = 20.0;
-            (q * ((n as f64 + q) / q).powf(u) - q)
-                .floor()
-                .clamp(0.0, n as f64 - 1.0) as usize
-        }
-    }
-
-    fn word(i: usize) -> String {
-        const SYL: [&str; 8] = ["ka", "lo", "mi", "ne", "ru", "sa", "ti", "vo"];
-        // Five syllables: 32,768 distinct words, enough for the 20,000-word vocabulary.
-        (0..5).map(|k| SYL[(i >> (3 * k)) % 8]).collect()
-    }
-
-    #[test]
-    fn pruned_recall_ranks_exactly_like_scoring_every_match() {
-        let dir = tempfile::tempdir().unwrap();
-        let (mut index, _) = Index::open(&dir.path().join("i.sqlite3")).unwrap();
-        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
-        let now = jiff::Timestamp::from_second(1_800_000_000).unwrap();
-        {
-            let tx = index.conn.transaction().unwrap();
-            let mut writer = schema::Writer::new(&tx).unwrap();
-            for i in 0..3000 {
-                let words: Vec<String> = (0..40).map(|_| word(rng.skewed(20_000))).collect();
-                let m = Memory {
-                    id: MemoryId::generate().unwrap(),
-                    namespace: Namespace::parse("learnings").unwrap(),
-                    key: None,
-                    summary: words[..5].join(" "),
-                    body: words[5..].join(" "),
-                    tags: vec![word(rng.skewed(50))],
-                    status: Status::Active,
-                    created: now,
-                    updated: jiff::Timestamp::from_second(1_800_000_000 + i % 7).unwrap(),
-                    author: None,
-                    agent: None,
-                    session: None,
-                    confidence: None,
-                    anchor: None,
-                    citations: Vec::new(),
-                    relates_to: Vec::new(),
-                    supersedes: None,
-                    superseded_by: None,
-                };
-                writer
-                    .insert_memory(&format!("learnings/{i}.md"), Oid::ZERO_SHA1, &m)
-                    .unwrap();
-            }
-            let delta = writer.delta;
-            drop(writer);
-            schema::write_doc_count(&tx, delta).unwrap();
-            tx.commit().unwrap();
-        }
-        assert_eq!(index.doc_count().unwrap(), 3000);
-        let mut pruned_taken = 0;
-        for _ in 0..300 {
-            let n = 2 + (rng.next() % 3) as usize;
-            let q: Vec<String> = (0..n).map(|_| word(rng.skewed(20_000))).collect();
-            let q = q.join(" ");
-            let filter = ListFilter::default();
-            let fast = query::recall_tuned(&index.conn, &q, &filter, 0).unwrap();
-            let slow = index.recall_exhaustive(&q, &filter).unwrap();
-            assert_eq!(fast.len(), slow.len(), "{q}");
-            for (a, b) in fast.iter().zip(&slow) {
-                assert!(
-                    (a.score - b.score).abs() < 1e-9,
-                    "{q}: {} vs {}",
-                    a.score,
-                    b.score
-                );
-            }
-            let ids = |h: &[Hit]| {
-                h.iter()
-                    .map(|h| (h.memory.id.to_string(), (h.score * 1e6).round() as i64))
-                    .collect::<std::collections::BTreeSet<_>>()
-            };
-            // Same memories at the same scores (ties at equal scores may come in either order).
-            let cut = slow.last().map(|h| h.score).unwrap_or(0.0);
-            let strict = |h: &[Hit]| {
-                ids(&h
-                    .iter()
-                    .filter(|x| x.score > cut + 1e-9)
-                    .cloned()
-                    .collect::<Vec<_>>())
-            };
-            assert_eq!(strict(&fast), strict(&slow), "{q}");
-            if query::recall_pruned_applies(&index.conn, &q, 10).unwrap() {
-                pruned_taken += 1;
-            }
-        }
-        assert!(
-            pruned_taken > 50,
-            "the pruned path ran for only {pruned_taken} of 300 queries"
-        );
-    }
 }
