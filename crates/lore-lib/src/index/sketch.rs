@@ -59,6 +59,8 @@ pub fn sketches(values: &[u8], scales: &[f32], dims: usize, center: &[f32]) -> V
 pub struct SketchQuery {
     table: Vec<f32>,
     len: usize,
+    /// The query's own sketch (bit set where it is above the center).
+    signs: Vec<u8>,
 }
 
 impl SketchQuery {
@@ -68,6 +70,12 @@ impl SketchQuery {
         // that are close to coin flips.
         let q: Vec<f32> = q.iter().zip(center).map(|(x, c)| x - c).collect();
         let len = sketch_len(q.len());
+        let mut signs = vec![0u8; len];
+        for (i, &x) in q.iter().enumerate() {
+            if x > 0.0 {
+                signs[i / 8] |= 1 << (i % 8);
+            }
+        }
         let mut table = vec![0f32; len * 256];
         for byte in 0..len {
             let part = &q[byte * 8..(byte * 8 + 8).min(q.len())];
@@ -79,18 +87,57 @@ impl SketchQuery {
                     .sum();
             }
         }
-        SketchQuery { table, len }
+        SketchQuery { table, len, signs }
+    }
+
+    /// The query's own sketch.
+    pub fn signs(&self) -> &[u8] {
+        &self.signs
     }
 
     /// The estimate of one sketch (higher: more similar).
     pub fn score(&self, sketch: &[u8]) -> f32 {
-        sketch
-            .iter()
-            .take(self.len)
-            .enumerate()
-            .map(|(byte, &v)| self.table[byte * 256 + v as usize])
-            .sum()
+        // Four independent sums, so the additions do not wait on each other.
+        let mut sums = [0f32; 4];
+        let tables = self.table.chunks_exact(256).take(self.len);
+        for (i, (&v, table)) in sketch.iter().zip(tables).enumerate() {
+            sums[i % 4] += table[v as usize];
+        }
+        (sums[0] + sums[1]) + (sums[2] + sums[3])
     }
+}
+
+/// How many bits two sketches differ in.
+pub fn distance(a: &[u8], b: &[u8]) -> u16 {
+    let mut words_a = a.chunks_exact(8);
+    let mut words_b = b.chunks_exact(8);
+    let mut bits = 0u32;
+    for (x, y) in (&mut words_a).zip(&mut words_b) {
+        let x = u64::from_le_bytes(x.try_into().expect("8 bytes"));
+        let y = u64::from_le_bytes(y.try_into().expect("8 bytes"));
+        bits += (x ^ y).count_ones();
+    }
+    for (x, y) in words_a.remainder().iter().zip(words_b.remainder()) {
+        bits += (x ^ y).count_ones();
+    }
+    bits as u16
+}
+
+/// The smallest distance within which at least `n` of `distances` fall (the largest distance
+/// when there are fewer).
+pub fn nearest_distance(distances: &[u16], n: usize) -> u16 {
+    let mut counts = vec![0usize; distances.iter().max().map_or(0, |&d| d as usize) + 1];
+    for &d in distances {
+        counts[d as usize] += 1;
+    }
+    let mut seen = 0;
+    for (d, count) in counts.iter().enumerate() {
+        seen += count;
+        if seen >= n {
+            return d as u16;
+        }
+    }
+    counts.len().saturating_sub(1) as u16
 }
 
 #[cfg(test)]
@@ -105,6 +152,19 @@ mod tests {
         let sketch = [0b0000_0001u8, 0b1];
         let expected = 0.5 + 0.25 - 0.125 - 0.0 - 1.0 - 2.0 + 1.0 - 0.5 + 3.0;
         assert!((query.score(&sketch) - expected).abs() < 1e-6);
+    }
+
+    #[test]
+    fn distances_count_differing_bits_and_the_cut_keeps_enough() {
+        let a = [0xFFu8; 9];
+        let mut b = [0xFFu8; 9];
+        b[0] = 0xF0;
+        b[8] = 0xFE;
+        assert_eq!(distance(&a, &b), 5);
+        let d = [3, 1, 4, 1, 5, 9, 2, 6];
+        assert_eq!(nearest_distance(&d, 3), 2);
+        assert_eq!(nearest_distance(&d, 4), 3);
+        assert_eq!(nearest_distance(&d, 100), 9);
     }
 
     #[test]

@@ -162,6 +162,9 @@ pub const SHORTLIST_FROM: usize = 65_536;
 /// [`SHORTLIST_PER_RESULT`] per result wanted.
 const SHORTLIST_MIN: usize = 1_500;
 const SHORTLIST_PER_RESULT: usize = 8;
+/// Chunks whose sketch estimate is computed, per memory shortlisted: those whose sketch agrees
+/// with the most of the query's signs.
+const PREFILTER_PER_SHORTLISTED: usize = 12;
 
 /// The checksum kept per chunk of components in the cache file.
 pub(super) fn row_check(row: &[u8]) -> u32 {
@@ -330,7 +333,9 @@ impl VectorMatrix {
         self.search_shortlisted(q, limit, keep)
     }
 
-    /// Ranks every memory by its best sketch estimate, then scores the best of them exactly.
+    /// Ranks memories by their best sketch estimate, then scores the best of them exactly. The
+    /// estimate is computed only for the chunks whose sketch agrees most with the query's signs
+    /// (a popcount per chunk); with a filter that leaves too few of them, for every chunk.
     fn search_shortlisted(
         &self,
         q: &Probe,
@@ -340,12 +345,29 @@ impl VectorMatrix {
         let len = sketch::sketch_len(self.dims);
         let shortlist = SHORTLIST_MIN.max(limit * SHORTLIST_PER_RESULT);
         let query = SketchQuery::new(&q.unit, &self.center);
-        let mut estimates = self.in_parallel(|range| {
-            let score = |c: usize| query.score(&self.sketches[c * len..(c + 1) * len]);
-            let mut found = self.best_per_memory(range, score, keep);
-            top_k(&mut found, shortlist);
-            found
-        });
+        let sketch = |c: usize| &self.sketches[c * len..(c + 1) * len];
+        let distances: Vec<u16> = (0..self.memory.len())
+            .map(|c| sketch::distance(sketch(c), query.signs()))
+            .collect();
+        let within = sketch::nearest_distance(&distances, PREFILTER_PER_SHORTLISTED * shortlist);
+        // The nearest chunks' estimates, best per memory (chunks ascend by memory).
+        let mut estimates: Vec<(i64, f32)> = Vec::new();
+        for (c, _) in distances.iter().enumerate().filter(|(_, d)| **d <= within) {
+            let (memory, score) = (self.memory[c], query.score(sketch(c)));
+            match estimates.last_mut() {
+                Some((last, best)) if *last == memory => *best = best.max(score),
+                _ => estimates.push((memory, score)),
+            }
+        }
+        estimates.retain(|&(memory, _)| keep(memory));
+        if estimates.len() < shortlist && within < distances.iter().copied().max().unwrap_or(0) {
+            // A filter left too few: estimate every chunk.
+            estimates = self.in_parallel(|range| {
+                let mut found = self.best_per_memory(range, |c| query.score(sketch(c)), keep);
+                top_k(&mut found, shortlist);
+                found
+            });
+        }
         top_k(&mut estimates, shortlist);
         // Exact scores, reading the file in order.
         estimates.sort_by_key(|&(memory, _)| memory);
