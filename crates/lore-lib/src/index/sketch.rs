@@ -2,10 +2,12 @@
 //! first stage that ranks every chunk of a large matrix cheaply so only a shortlist is scored
 //! exactly.
 //!
-//! A chunk's sketch `s` (±1 per component) approximates the direction of `v − center`, so
-//! `q·s` ranks chunks nearly as `q·v` does (the center adds the same `q·center` to every chunk).
-//! The query stays real-valued (an asymmetric estimate): per sketch byte, a table of the 256
-//! possible sums of ±q over its eight components, so a chunk costs one lookup per byte.
+//! A chunk's sketch `s` (±1 per component) approximates the direction of `v − center`. The
+//! query is centered too (the center's direction is in every chunk, so its components would
+//! weigh bits close to coin flips) and stays real-valued (an asymmetric estimate): per sketch
+//! byte, a table of the 256 possible sums of ±q over its eight components, so a chunk costs one
+//! lookup per byte. A cheaper popcount against the query's own signs picks which chunks get the
+//! estimate.
 
 /// Bytes of one sketch.
 pub fn sketch_len(dims: usize) -> usize {

@@ -2,8 +2,10 @@
 //!
 //! Each memory's text is cut into chunks ([`crate::embed::chunks`]); each chunk's unit vector is
 //! stored quantised (`i8` components and one scale) in `chunks`. Search loads every vector once
-//! per index state into one contiguous matrix and scores them all: exact, and at 256 dims a
-//! 100k-memory scan is a few milliseconds.
+//! per index state into one contiguous matrix and scores them all (exact) below
+//! [`SHORTLIST_FROM`] chunks; above, it ranks sign sketches first (see [`super::sketch`]) and
+//! scores a shortlist exactly, reading only its components (from the cache file, when the
+//! matrix was read from there).
 
 use std::borrow::Cow;
 
