@@ -652,10 +652,11 @@ impl Index {
             let cache = super::vectors_cache_path(&self.path);
             let m = match read(&cache, stamp, dims, &name, false) {
                 Some(loaded) => {
-                    if !self.read_only && wants_compaction(&loaded) {
-                        if let Some(whole) = read(&cache, stamp, dims, &name, true) {
-                            write_whole(&cache, &whole.matrix, stamp, &name);
-                        }
+                    if !self.read_only
+                        && wants_compaction(&loaded)
+                        && let Some(whole) = read(&cache, stamp, dims, &name, true)
+                    {
+                        write_whole(&cache, &whole.matrix, stamp, &name);
                     }
                     loaded.matrix
                 }
