@@ -7,11 +7,17 @@
 
 pub mod mentions;
 mod open;
+mod postings;
 mod query;
 pub mod rank;
+#[cfg(test)]
+mod recall_tests;
 mod schema;
+mod sketch;
 mod telling;
 pub mod vector_cache;
+#[cfg(test)]
+mod vector_tests;
 pub mod vectors;
 
 use std::path::{Path, PathBuf};
@@ -81,6 +87,8 @@ pub struct Index {
     /// All chunk vectors, loaded on the first vector search and brought forward by each
     /// catch-up.
     vectors: OnceCell<VectorMatrix>,
+    /// The vectors loaded from the table after a search found the cache file damaged.
+    reloaded: OnceCell<VectorMatrix>,
     /// A matrix loaded before the latest catch-ups and the changes they made, applied (in one
     /// pass) by the next search: a write in a long-lived handle costs no pass over the matrix.
     held: std::cell::RefCell<Option<HeldMatrix>>,
@@ -91,6 +99,14 @@ pub struct Index {
     vectors_stamp: std::cell::Cell<u64>,
     /// This handle found the memory rows intact (or wrote them): later catch-ups skip the count.
     rows_verified: std::cell::Cell<bool>,
+}
+
+/// A hybrid search's request.
+struct Query<'a> {
+    text: &'a str,
+    filter: &'a ListFilter,
+    options: &'a RankOptions,
+    explain: bool,
 }
 
 /// A matrix and the catch-ups' changes not yet applied to it.
@@ -113,6 +129,7 @@ impl Index {
     pub fn set_embedder(&mut self, embedder: Option<SharedEmbedder>) {
         self.embedder = embedder;
         self.vectors = OnceCell::new();
+        self.reloaded = OnceCell::new();
         *self.held.get_mut() = None;
     }
 
@@ -181,13 +198,17 @@ impl Index {
                 && vector_cache::read_stamp(&self.conn)? != self.vectors_stamp.get()
             {
                 self.vectors = OnceCell::new();
+                self.reloaded = OnceCell::new();
                 *self.held.get_mut() = None;
             }
             return Ok(CatchUp::default());
         }
-        // A matrix in memory is brought forward with the change instead of loaded again.
+        // A matrix in memory is brought forward with the change instead of loaded again (one
+        // whose components stay in the cache file is read again: only its small part is read).
+        self.reloaded = OnceCell::new();
         let held: Option<HeldMatrix> = match self.vectors.take() {
-            Some(m) => Some((m, Vec::new())),
+            Some(m) if m.is_resident() => Some((m, Vec::new())),
+            Some(_) => None,
             None => self.held.get_mut().take(),
         };
         let held_stamp = self.vectors_stamp.get();
@@ -286,6 +307,7 @@ impl Index {
                     | PathKind::Other => {}
                 }
             }
+            writer.finish()?;
             (writer.delta, writer.removed_rows, writer.inserted_rows)
         };
         if report.upserted >= MERGE_SEGMENTS_AFTER {
@@ -353,6 +375,37 @@ impl Index {
         options: &RankOptions,
         explain: bool,
     ) -> Result<Vec<Hit>> {
+        let query = Query {
+            text,
+            filter,
+            options,
+            explain,
+        };
+        match self.search_in(self.matrix()?, &query)? {
+            Ok(hits) => Ok(hits),
+            // A chunk of the cache file failed its check: search the table's vectors instead.
+            Err(vectors::Damaged) => {
+                self.search_in(self.reload_matrix()?, &query)?
+                    .map_err(|_| Error::Io {
+                        context: "reading vectors loaded from the index".into(),
+                        source: std::io::Error::other("vectors in memory reported damage"),
+                    })
+            }
+        }
+    }
+
+    /// [`Index::search`] over the vectors of `matrix`.
+    fn search_in(
+        &self,
+        matrix: Option<&VectorMatrix>,
+        query: &Query,
+    ) -> Result<std::result::Result<Vec<Hit>, vectors::Damaged>> {
+        let Query {
+            text,
+            filter,
+            options,
+            explain,
+        } = *query;
         let limit = filter.limit.unwrap_or(10).max(1);
         let pool = options.candidates.max(limit * 3);
         let lexical_filter = ListFilter {
@@ -372,13 +425,16 @@ impl Index {
             });
         }
         let mut query_vector = None;
-        if let (Some(embedder), Some(matrix)) = (&self.embedder, self.matrix()?)
+        if let (Some(embedder), Some(matrix)) = (&self.embedder, matrix)
             && !matrix.is_empty()
             && !text.trim().is_empty()
         {
             let q = embedder.embed(&[text])?.pop().expect("one vector per text");
             let probe = vectors::Probe::new(&q);
-            let found = self.vector_candidates(matrix, &probe, filter, pool)?;
+            let found = match self.vector_candidates(matrix, &probe, filter, pool)? {
+                Ok(found) => found,
+                Err(damaged) => return Ok(Err(damaged)),
+            };
             let floor = embedder.relevance_floor();
             for (i, (rowid, cosine)) in found.into_iter().enumerate() {
                 match slot.get(&rowid) {
@@ -398,22 +454,28 @@ impl Index {
                 }
             }
             for c in candidates.iter_mut().filter(|c| c.cosine.is_none()) {
-                c.cosine = matrix.best(c.rowid, &probe).map(|s| (s, None));
+                match matrix.best(c.rowid, &probe) {
+                    Ok(best) => c.cosine = best.map(|s| (s, None)),
+                    Err(damaged) => return Ok(Err(damaged)),
+                }
             }
             query_vector = Some(q);
         }
         let ranked = rank::fuse(candidates, options);
         let threshold = self.embedder.as_ref().map(|e| e.near_duplicate());
         // Head vectors are computed only for the pairs collapse compares.
-        let matrix = if options.collapse {
-            self.matrix()?
-        } else {
-            None
-        };
+        let matrix = if options.collapse { matrix } else { None };
         let heads: Vec<OnceCell<Option<Vec<f32>>>> = vec![OnceCell::new(); ranked.len()];
+        let damaged = std::cell::Cell::new(false);
         let head = |i: usize| {
             heads[i]
-                .get_or_init(|| matrix.and_then(|m| m.head(ranked[i].0.rowid)))
+                .get_or_init(|| {
+                    let m = matrix?;
+                    m.head(ranked[i].0.rowid).unwrap_or_else(|_| {
+                        damaged.set(true);
+                        None
+                    })
+                })
                 .as_ref()
         };
         let text = |i: usize| {
@@ -432,6 +494,9 @@ impl Index {
             }
         });
         drop(heads);
+        if damaged.get() {
+            return Ok(Err(vectors::Damaged));
+        }
         let mut ranked: Vec<Option<(rank::Candidate, f64, Explain)>> =
             ranked.into_iter().map(Some).collect();
         let mut hits = Vec::with_capacity(groups.len());
@@ -454,7 +519,7 @@ impl Index {
             hits.push(hit);
         }
         self.mark_stale(&mut hits)?;
-        Ok(hits)
+        Ok(Ok(hits))
     }
 
     /// The `pool` memories passing `filter` whose best chunk is most similar to the probe. With a
@@ -466,24 +531,27 @@ impl Index {
         probe: &vectors::Probe,
         filter: &ListFilter,
         pool: usize,
-    ) -> Result<Vec<(i64, f32)>> {
+    ) -> Result<std::result::Result<Vec<(i64, f32)>, vectors::Damaged>> {
         if !query::restricts(filter) {
             return Ok(matrix.search(probe, pool, |_| true));
         }
         let wide_limit = pool * 8;
-        let wide = matrix.search(probe, wide_limit, |_| true);
+        let wide = match matrix.search(probe, wide_limit, |_| true) {
+            Ok(wide) => wide,
+            Err(damaged) => return Ok(Err(damaged)),
+        };
         let scanned_all = wide.len() < wide_limit;
         let mut kept = Vec::with_capacity(pool);
         for (row, cosine) in wide {
             if query::passes(&self.conn, row, filter)? {
                 kept.push((row, cosine));
                 if kept.len() == pool {
-                    return Ok(kept);
+                    return Ok(Ok(kept));
                 }
             }
         }
         if scanned_all {
-            return Ok(kept);
+            return Ok(Ok(kept));
         }
         let allowed = query::allowed_rows(&self.conn, filter)?;
         Ok(matrix.search(probe, pool, |row| {
@@ -691,118 +759,4 @@ pub fn vectors_cache_path(index: &Path) -> PathBuf {
     let mut p = index.as_os_str().to_owned();
     p.push(".vectors");
     PathBuf::from(p)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::model::{MemoryId, Namespace, Status};
-
-    /// A seeded generator (xorshift) so the test is reproducible.
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-        /// Zipf–Mandelbrot draw in 0..n (offset 20, as `lore bench`'s corpus): low indices are common, with a long tail.
-        fn skewed(&mut self, n: usize) -> usize {
-            let u = (self.next() % 1_000_000) as f64 / 1_000_000.0;
-            let q = 20.0;
-            (q * ((n as f64 + q) / q).powf(u) - q)
-                .floor()
-                .clamp(0.0, n as f64 - 1.0) as usize
-        }
-    }
-
-    fn word(i: usize) -> String {
-        const SYL: [&str; 8] = ["ka", "lo", "mi", "ne", "ru", "sa", "ti", "vo"];
-        // Five syllables: 32,768 distinct words, enough for the 20,000-word vocabulary.
-        (0..5).map(|k| SYL[(i >> (3 * k)) % 8]).collect()
-    }
-
-    #[test]
-    fn pruned_recall_ranks_exactly_like_scoring_every_match() {
-        let dir = tempfile::tempdir().unwrap();
-        let (mut index, _) = Index::open(&dir.path().join("i.sqlite3")).unwrap();
-        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
-        let now = jiff::Timestamp::from_second(1_800_000_000).unwrap();
-        {
-            let tx = index.conn.transaction().unwrap();
-            let mut writer = schema::Writer::new(&tx).unwrap();
-            for i in 0..3000 {
-                let words: Vec<String> = (0..40).map(|_| word(rng.skewed(20_000))).collect();
-                let m = Memory {
-                    id: MemoryId::generate().unwrap(),
-                    namespace: Namespace::parse("learnings").unwrap(),
-                    key: None,
-                    summary: words[..5].join(" "),
-                    body: words[5..].join(" "),
-                    tags: vec![word(rng.skewed(50))],
-                    status: Status::Active,
-                    created: now,
-                    updated: jiff::Timestamp::from_second(1_800_000_000 + i % 7).unwrap(),
-                    author: None,
-                    agent: None,
-                    session: None,
-                    confidence: None,
-                    anchor: None,
-                    citations: Vec::new(),
-                    relates_to: Vec::new(),
-                    supersedes: None,
-                    superseded_by: None,
-                };
-                writer
-                    .insert_memory(&format!("learnings/{i}.md"), Oid::ZERO_SHA1, &m)
-                    .unwrap();
-            }
-            let delta = writer.delta;
-            drop(writer);
-            schema::write_doc_count(&tx, delta).unwrap();
-            tx.commit().unwrap();
-        }
-        assert_eq!(index.doc_count().unwrap(), 3000);
-        let mut pruned_taken = 0;
-        for _ in 0..300 {
-            let n = 2 + (rng.next() % 3) as usize;
-            let q: Vec<String> = (0..n).map(|_| word(rng.skewed(20_000))).collect();
-            let q = q.join(" ");
-            let filter = ListFilter::default();
-            let fast = query::recall_tuned(&index.conn, &q, &filter, 0).unwrap();
-            let slow = index.recall_exhaustive(&q, &filter).unwrap();
-            assert_eq!(fast.len(), slow.len(), "{q}");
-            for (a, b) in fast.iter().zip(&slow) {
-                assert!(
-                    (a.score - b.score).abs() < 1e-9,
-                    "{q}: {} vs {}",
-                    a.score,
-                    b.score
-                );
-            }
-            let ids = |h: &[Hit]| {
-                h.iter()
-                    .map(|h| (h.memory.id.to_string(), (h.score * 1e6).round() as i64))
-                    .collect::<std::collections::BTreeSet<_>>()
-            };
-            // Same memories at the same scores (ties at equal scores may come in either order).
-            let cut = slow.last().map(|h| h.score).unwrap_or(0.0);
-            let strict = |h: &[Hit]| {
-                ids(&h
-                    .iter()
-                    .filter(|x| x.score > cut + 1e-9)
-                    .cloned()
-                    .collect::<Vec<_>>())
-            };
-            assert_eq!(strict(&fast), strict(&slow), "{q}");
-            if query::recall_pruned_applies(&index.conn, &q, 10).unwrap() {
-                pruned_taken += 1;
-            }
-        }
-        assert!(
-            pruned_taken > 50,
-            "the pruned path ran for only {pruned_taken} of 300 queries"
-        );
-    }
 }

@@ -214,6 +214,7 @@ impl Index {
             path: path.to_path_buf(),
             embedder: None,
             vectors: OnceCell::new(),
+            reloaded: OnceCell::new(),
             held: std::cell::RefCell::new(None),
             read_only: false,
             vectors_stamp: std::cell::Cell::new(0),

@@ -279,10 +279,17 @@ fn or_expr(words: &[&str]) -> String {
 ///   If the k-th best score in S beats that bound, S's top k is the answer; otherwise the
 ///   exhaustive query runs.
 pub fn recall(conn: &Connection, text: &str, filter: &ListFilter) -> Result<Vec<Hit>> {
+    let terms = query_terms(text);
+    if !terms.is_empty()
+        && let Some(hits) = recall_scored(conn, &terms, filter)?
+    {
+        return Ok(hits);
+    }
     recall_tuned(conn, text, filter, PRUNE_MIN_POSTINGS)
 }
 
-/// [`recall`] with the pruning threshold as a parameter (tests prune small stores).
+/// [`recall`] through FTS5 (when the postings cannot answer), with the pruning threshold as a
+/// parameter (tests prune small stores).
 pub(crate) fn recall_tuned(
     conn: &Connection,
     text: &str,
@@ -308,9 +315,9 @@ pub(crate) fn recall_tuned(
     recall_exhaustive(conn, text, filter)
 }
 
-/// Document frequency of each query word (0 for words no memory holds), via the FTS5 vocabulary
-/// (words are stemmed by an FTS5 table of the connection's own so the terms match).
-fn document_frequencies(conn: &Connection, words: &[String]) -> Result<Option<Vec<i64>>> {
+/// Each query word as the index's tokenizer stems it, via an FTS5 table of the connection's own
+/// (`None` when a word does not come out as exactly one term).
+fn stems(conn: &Connection, words: &[String]) -> Result<Option<Vec<String>>> {
     // The helper tables live in the connection's temp schema; make them on first use.
     let cleared = conn
         .prepare_cached("DELETE FROM temp.lore_query")
@@ -333,16 +340,100 @@ fn document_frequencies(conn: &Connection, words: &[String]) -> Result<Option<Ve
         .collect::<std::result::Result<_, _>>()?;
     stems.sort();
     if stems.len() != words.len() {
-        // A word the tokenizer split or dropped: let the exhaustive path handle the query.
+        // A word the tokenizer split or dropped: let FTS5 handle the query.
         return Ok(None);
     }
+    Ok(Some(stems.into_iter().map(|(_, stem)| stem).collect()))
+}
+
+/// Document frequency of each query word (0 for words no memory holds), via the FTS5 vocabulary
+/// (words are stemmed by an FTS5 table of the connection's own so the terms match).
+fn document_frequencies(conn: &Connection, words: &[String]) -> Result<Option<Vec<i64>>> {
+    let Some(stems) = stems(conn, words)? else {
+        return Ok(None);
+    };
     let mut lookup = conn.prepare_cached("SELECT doc FROM temp.lore_vocab WHERE term = ?1")?;
     let mut dfs = Vec::with_capacity(words.len());
-    for (_, stem) in &stems {
+    for stem in &stems {
         let df: Option<i64> = lookup.query_row(params![stem], |r| r.get(0)).optional()?;
         dfs.push(df.unwrap_or(0));
     }
     Ok(Some(dfs))
+}
+
+/// Rows checked one by one against a filter before the rows it allows are listed at once.
+const FILTER_CHECKS: usize = 2_000;
+
+/// BM25 recall scored from the index's postings (see [`super::postings`]): the same ranking as
+/// [`recall_exhaustive`], ties at the cut broken the same way (recency, then id). `None` when
+/// the postings cannot answer (a word that is not one term, postings behind the index).
+pub(crate) fn recall_scored(
+    conn: &Connection,
+    terms: &[String],
+    filter: &ListFilter,
+) -> Result<Option<Vec<Hit>>> {
+    let Some(stems) = stems(conn, terms)? else {
+        return Ok(None);
+    };
+    let docs = super::schema::read_doc_count(conn)?;
+    let Some(mut scored) = super::postings::scores(conn, &stems, docs)? else {
+        return Ok(None);
+    };
+    let limit = filter.limit.unwrap_or(10);
+    let order = |a: &(i64, f64), b: &(i64, f64)| b.1.total_cmp(&a.1);
+    // The best `limit` that pass the filter, and every one tied with the last of them.
+    let mut kept: Vec<(i64, f64)> = Vec::new();
+    if restricts(filter) {
+        scored.sort_unstable_by(order);
+        let mut allowed: Option<std::collections::HashSet<i64>> = None;
+        for (checked, &(rowid, score)) in scored.iter().enumerate() {
+            if kept.len() >= limit && kept.last().is_some_and(|&(_, s)| s != score) {
+                break;
+            }
+            if checked == FILTER_CHECKS {
+                allowed = allowed_rows(conn, filter)?;
+            }
+            let passes = match &allowed {
+                Some(rows) => rows.contains(&rowid),
+                None => passes(conn, rowid, filter)?,
+            };
+            if passes {
+                kept.push((rowid, score));
+            }
+        }
+    } else {
+        if scored.len() > limit && limit > 0 {
+            scored.select_nth_unstable_by(limit - 1, order);
+            let cut = scored[limit - 1].1;
+            kept = scored.into_iter().filter(|&(_, s)| s >= cut).collect();
+        } else {
+            kept = scored;
+        }
+        kept.sort_unstable_by(order);
+    }
+    Ok(Some(hits_by_score(conn, kept, limit)?))
+}
+
+/// The `limit` best of `ranked` (row, score) as hits, ties broken as the exhaustive query
+/// breaks them: by recency, then id.
+fn hits_by_score(conn: &Connection, ranked: Vec<(i64, f64)>, limit: usize) -> Result<Vec<Hit>> {
+    let mut fetch = conn.prepare_cached("SELECT record, updated FROM memories WHERE rowid = ?1")?;
+    let mut hits: Vec<(f64, i64, Memory, i64)> = Vec::with_capacity(ranked.len());
+    for (rowid, score) in ranked {
+        let (record, updated): (String, i64) =
+            fetch.query_row(params![rowid], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        hits.push((score, updated, decode(&record)?, rowid));
+    }
+    hits.sort_by(|a, b| {
+        b.0.total_cmp(&a.0)
+            .then(b.1.cmp(&a.1))
+            .then_with(|| a.2.id.cmp(&b.2.id))
+    });
+    Ok(hits
+        .into_iter()
+        .take(limit)
+        .map(|(score, _, memory, rowid)| Hit::new(rowid, memory, score))
+        .collect())
 }
 
 fn scores(conn: &Connection, expr: &str) -> Result<std::collections::HashMap<i64, f64>> {
@@ -414,24 +505,8 @@ fn recall_pruned(
         .take_while(|(_, s)| *s >= threshold - 1e-9)
         .count()
         .max(limit);
-    let mut fetch = conn.prepare_cached("SELECT record, updated FROM memories WHERE rowid = ?1")?;
-    let mut hits: Vec<(f64, i64, Memory, i64)> = Vec::with_capacity(cut);
-    for (rowid, score) in ranked.into_iter().take(cut) {
-        let (record, updated): (String, i64) =
-            fetch.query_row(params![rowid], |r| Ok((r.get(0)?, r.get(1)?)))?;
-        hits.push((score, updated, decode(&record)?, rowid));
-    }
-    hits.sort_by(|a, b| {
-        b.0.total_cmp(&a.0)
-            .then(b.1.cmp(&a.1))
-            .then_with(|| a.2.id.cmp(&b.2.id))
-    });
-    Ok(Some(
-        hits.into_iter()
-            .take(limit)
-            .map(|(score, _, memory, rowid)| Hit::new(rowid, memory, score))
-            .collect(),
-    ))
+    let ranked: Vec<(i64, f64)> = ranked.into_iter().take(cut).collect();
+    Ok(Some(hits_by_score(conn, ranked, limit)?))
 }
 
 /// Whether the pruned path answers this query (for tests).

@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use crate::model::Memory;
 
 /// Bumped whenever the tables change; an index of another version is rebuilt.
-pub const SCHEMA_VERSION: i64 = 4;
+pub const SCHEMA_VERSION: i64 = 5;
 
 const CREATE: &str = r#"
 CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -67,6 +67,12 @@ CREATE TABLE mentions (
     PRIMARY KEY (path, memory)
 ) WITHOUT ROWID;
 CREATE INDEX mentions_memory ON mentions (memory);
+CREATE TABLE postings (
+    term  TEXT NOT NULL,
+    block INTEGER NOT NULL,
+    data  BLOB NOT NULL,
+    PRIMARY KEY (term, block)
+) WITHOUT ROWID;
 "#;
 
 /// What [`prepare`] found in the database.
@@ -217,7 +223,8 @@ pub fn write_doc_count(conn: &Connection, docs: i64) -> Result<()> {
 pub fn clear(conn: &Connection) -> Result<()> {
     conn.execute_batch(
         "DELETE FROM memories; DELETE FROM invalid; DELETE FROM namespaces; DELETE FROM chunks;
-         DELETE FROM mentions;
+         DELETE FROM mentions; DELETE FROM postings;
+         DELETE FROM meta WHERE name IN ('postings_docs', 'postings_tokens');
          INSERT INTO memories_fts (memories_fts) VALUES ('delete-all');",
     )?;
     Ok(())
@@ -255,6 +262,8 @@ pub struct Writer<'c> {
     pub removed_rows: Vec<i64>,
     /// Row ids inserted, in order.
     pub inserted_rows: Vec<i64>,
+    /// The BM25 postings' changes, applied by [`Writer::finish`].
+    postings: super::postings::PendingPostings,
 }
 
 impl<'c> Writer<'c> {
@@ -265,7 +274,9 @@ impl<'c> Writer<'c> {
                                        status, created, updated, record, content)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
             )?,
-            remove: conn.prepare("DELETE FROM memories WHERE path = ?1 RETURNING rowid")?,
+            remove: conn.prepare(
+                "DELETE FROM memories WHERE path = ?1 RETURNING rowid, summary, body, tags",
+            )?,
             remove_invalid: conn.prepare("DELETE FROM invalid WHERE path = ?1")?,
             insert_invalid: conn.prepare(
                 "INSERT OR REPLACE INTO invalid (path, blob, message) VALUES (?1, ?2, ?3)",
@@ -276,7 +287,13 @@ impl<'c> Writer<'c> {
             delta: 0,
             removed_rows: Vec::new(),
             inserted_rows: Vec::new(),
+            postings: Default::default(),
         })
+    }
+
+    /// Applies what is queued for the BM25 postings: call once every change is written.
+    pub fn finish(&mut self) -> Result<()> {
+        self.postings.apply(self.conn)
     }
 
     /// Indexes a memory; returns its row id.
@@ -307,6 +324,7 @@ impl<'c> Writer<'c> {
         ])?;
         self.delta += 1;
         let rowid = self.conn.last_insert_rowid();
+        self.postings.add(rowid, &m.summary, &m.body, &tags);
         for path in crate::index::mentions::paths_of(m) {
             self.insert_mention.execute(params![path, rowid])?;
         }
@@ -325,12 +343,17 @@ impl<'c> Writer<'c> {
     }
 
     pub fn remove_memory(&mut self, path: &str) -> Result<()> {
-        let rows: Vec<i64> = self
+        let rows: Vec<(i64, String, String, String)> = self
             .remove
-            .query_map(params![path], |r| r.get(0))?
+            .query_map(params![path], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+            })?
             .collect::<std::result::Result<_, _>>()?;
         self.delta -= rows.len() as i64;
-        self.removed_rows.extend(rows);
+        for (rowid, summary, body, tags) in rows {
+            self.postings.remove(rowid, summary, body, tags);
+            self.removed_rows.push(rowid);
+        }
         self.remove_invalid.execute(params![path])?;
         Ok(())
     }

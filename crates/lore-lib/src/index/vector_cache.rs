@@ -2,11 +2,18 @@
 //! chunk vectors that the next process reads instead of scanning the `chunks` table, caught up
 //! by appending one segment per index catch-up instead of being rewritten after every write.
 //!
-//! **Format.** A header (`LOREVEC2`, dimensions, the embedder's id), then segments. A segment
-//! is a body — its parent's stamp, the memories (row ids) it removes, the chunks it adds (row
-//! ids, scales, `i8` components) — and a trailer: its stamp, the body's length, a checksum of
-//! both and an end mark. The first segment (the base, parent stamp 0) holds every vector of one
-//! index state; each later one is what a catch-up removed and added.
+//! **Format.** A header (`LOREVEC3`, dimensions, the embedder's id, the center sketches are
+//! taken around, a checksum of all that), then segments. A segment is a body — its parent's
+//! stamp, the memories (row ids) it removes, the chunks it adds (row ids, scales, a checksum of
+//! each chunk's components, sign sketches, then the `i8` components) — and a trailer: its stamp,
+//! the body's length, a checksum of the body up to the components and the stamp, and an end
+//! mark. The first segment (the base, parent stamp 0) holds every vector of one index state;
+//! each later one is what a catch-up removed and added.
+//!
+//! **Reading.** A reader reads every segment's body up to the components (≈ 50 bytes a chunk:
+//! ids, scales, checksums, sketches) with positioned reads, and the components themselves only
+//! when the matrix is small (below [`vectors::SHORTLIST_FROM`] chunks) or when a search scores
+//! a chunk exactly; each chunk's components are checked against their checksum when read.
 //!
 //! **Stamps.** Every catch-up that changes the index draws a random stamp and records it in the
 //! index's `meta` (`vectors_stamp`) in its transaction. A reader wants the segment whose stamp is
@@ -16,26 +23,30 @@
 //! for another state.
 //!
 //! **Torn or damaged files** (a crash mid-append, a truncated copy, bytes flipped) fail the
-//! length, parent or checksum checks and are rebuilt from the table, never trusted.
+//! length, parent or checksum checks and are rebuilt from the table, never trusted (a damaged
+//! chunk found by a search makes that search load the table instead).
 //!
 //! **Concurrency.** Appends and whole rewrites hold `index.sqlite3.vectors.lock` (see
 //! [`crate::localstate`]); an append also runs inside the catch-up's SQLite write transaction,
 //! and only onto a file whose last stamp is the one that transaction started from. Readers take
 //! no lock: a rewrite is a rename, and an append only adds bytes after the segments they read.
-//! The workspace forbids `unsafe`, so the file is read rather than mapped.
+//! The workspace forbids `unsafe`, so the file is read rather than mapped: components are read
+//! per chunk with positioned reads.
 
 use std::fs::File;
-use std::io::{BufReader, Read, Seek, SeekFrom, Write};
+use std::io::{Seek, SeekFrom, Write};
+use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 use rusqlite::{Connection, OptionalExtension};
 
 use super::Index;
-use super::vectors::VectorMatrix;
+use super::sketch;
+use super::vectors::{self, StoredValues, Values, VectorMatrix};
 use crate::error::{Error, Result};
 use crate::localstate::{self, FileLock};
 
-const MAGIC: &[u8; 8] = b"LOREVEC2";
+const MAGIC: &[u8; 8] = b"LOREVEC3";
 const END_MARK: &[u8; 8] = b"LOREVSEG";
 /// Stamp (8) + body length (8) + checksum (8) + end mark (8).
 const TRAILER: usize = 32;
@@ -75,7 +86,7 @@ pub fn new_stamp(conn: &Connection) -> Result<u64> {
 /// A checksum of bytes, fast enough to run over the whole file on every read: four lanes of
 /// 64-bit multiply–rotate over 32-byte blocks, then the tail. Detects torn, zeroed and changed
 /// bytes (not an adversary).
-fn checksum(parts: &[&[u8]]) -> u64 {
+pub(super) fn checksum(parts: &[&[u8]]) -> u64 {
     const K: [u64; 4] = [
         0x9E37_79B9_7F4A_7C15,
         0xC2B2_AE3D_27D4_EB4F,
@@ -122,7 +133,8 @@ fn mix_block(lanes: &mut [u64; 4], block: &[u8]) {
     }
 }
 
-fn header(dims: usize, embedder: &str) -> Vec<u8> {
+/// The header's fixed part: magic, dimensions, embedder.
+fn header_prefix(dims: usize, embedder: &str) -> Vec<u8> {
     let mut out = Vec::with_capacity(16 + embedder.len());
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&(dims as u32).to_le_bytes());
@@ -131,33 +143,73 @@ fn header(dims: usize, embedder: &str) -> Vec<u8> {
     out
 }
 
+/// The whole header: the fixed part, the center, a checksum of both.
+fn header(dims: usize, embedder: &str, center: &[f32]) -> Vec<u8> {
+    let mut out = header_prefix(dims, embedder);
+    for c in center {
+        out.extend_from_slice(&c.to_le_bytes());
+    }
+    let sum = checksum(&[&out]);
+    out.extend_from_slice(&sum.to_le_bytes());
+    out
+}
+
+/// Reads the header of a file of these dimensions and embedder: the center and where the
+/// segments start.
+fn read_header(file: &File, dims: usize, embedder: &str) -> Option<(Vec<f32>, u64)> {
+    let prefix = header_prefix(dims, embedder);
+    let mut got = vec![0u8; prefix.len() + dims * 4 + 8];
+    file.read_exact_at(&mut got, 0).ok()?;
+    if got[..prefix.len()] != prefix[..] {
+        return None;
+    }
+    let end = prefix.len() + dims * 4;
+    if u64::from_le_bytes(got[end..].try_into().ok()?) != checksum(&[&got[..end]]) {
+        return None;
+    }
+    let center = got[prefix.len()..end]
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes(b.try_into().expect("4 bytes")))
+        .collect();
+    Some((center, got.len() as u64))
+}
+
+/// The chunks one segment adds.
+struct Rows<'a> {
+    memory: &'a [i64],
+    scales: &'a [f32],
+    values: &'a [u8],
+}
+
 /// One segment's bytes: body and trailer.
-fn segment(
-    parent: u64,
-    stamp: u64,
-    removed: &[i64],
-    memory: &[i64],
-    scales: &[f32],
-    values: &[u8],
-) -> Vec<u8> {
-    let mut body = Vec::with_capacity(24 + removed.len() * 8 + memory.len() * 12 + values.len());
+fn segment(parent: u64, stamp: u64, removed: &[i64], rows: &Rows, center: &[f32]) -> Vec<u8> {
+    let dims = center.len();
+    let added = rows.memory.len();
+    let mut body = Vec::with_capacity(
+        24 + removed.len() * 8 + added * (16 + sketch::sketch_len(dims) + dims) + TRAILER,
+    );
     body.extend_from_slice(&parent.to_le_bytes());
     body.extend_from_slice(&(removed.len() as u64).to_le_bytes());
-    body.extend_from_slice(&(memory.len() as u64).to_le_bytes());
+    body.extend_from_slice(&(added as u64).to_le_bytes());
     for r in removed {
         body.extend_from_slice(&r.to_le_bytes());
     }
-    for m in memory {
+    for m in rows.memory {
         body.extend_from_slice(&m.to_le_bytes());
     }
-    for s in scales {
+    for s in rows.scales {
         body.extend_from_slice(&s.to_le_bytes());
     }
-    body.extend_from_slice(values);
+    for row in rows.values.chunks_exact(dims.max(1)).take(added) {
+        body.extend_from_slice(&vectors::row_check(row).to_le_bytes());
+    }
+    body.extend_from_slice(&sketch::sketches(rows.values, rows.scales, dims, center));
     let stamp_bytes = stamp.to_le_bytes();
     let sum = checksum(&[&body, &stamp_bytes]);
+    body.extend_from_slice(rows.values);
+    let len = body.len() as u64;
     body.extend_from_slice(&stamp_bytes);
-    body.extend_from_slice(&((body.len() - 8) as u64).to_le_bytes());
+    body.extend_from_slice(&len.to_le_bytes());
     body.extend_from_slice(&sum.to_le_bytes());
     body.extend_from_slice(END_MARK);
     body
@@ -171,82 +223,88 @@ pub struct Loaded {
     pub segments: usize,
 }
 
-/// Reads `len` bytes into the end of `into` (without zero-filling first).
-fn read_into(r: &mut impl Read, into: &mut Vec<u8>, len: usize) -> Option<()> {
-    into.try_reserve(len).ok()?;
-    let got = r.take(len as u64).read_to_end(into).ok()?;
-    (got == len).then_some(())
+/// Reads `len` bytes at `at`.
+fn read_at(file: &File, at: u64, len: usize) -> Option<Vec<u8>> {
+    let mut out = vec![0u8; len];
+    file.read_exact_at(&mut out, at).ok()?;
+    Some(out)
+}
+
+fn le_u64(bytes: &[u8]) -> u64 {
+    u64::from_le_bytes(bytes.try_into().expect("8 bytes"))
 }
 
 /// Reads the matrix as of `stamp` from the cache at `path`, if the file holds that state for
 /// this embedder and every segment up to it is whole; `None` otherwise (absent, stale, torn or
-/// damaged: the caller rebuilds).
-pub fn read(path: &Path, stamp: u64, dims: usize, embedder: &str) -> Option<Loaded> {
+/// damaged: the caller rebuilds). The components are read (and checked) now when the matrix is
+/// small or `whole` asks for them, and otherwise left in the file for exact scoring.
+pub fn read(path: &Path, stamp: u64, dims: usize, embedder: &str, whole: bool) -> Option<Loaded> {
     if stamp == 0 {
         return None;
     }
     let file = File::open(path).ok()?;
     let size = file.metadata().ok()?.len();
-    let mut r = BufReader::with_capacity(1 << 16, file);
-    let expected = header(dims, embedder);
-    let mut got = vec![0u8; expected.len()];
-    r.read_exact(&mut got).ok()?;
-    if got != expected {
-        return None;
-    }
-    let mut at = expected.len() as u64;
-    let mut matrix = VectorMatrix::empty(dims);
+    let (center, mut at) = read_header(&file, dims, embedder)?;
+    let sketch_len = sketch::sketch_len(dims);
+    let mut memory = Vec::new();
+    let mut scales = Vec::new();
+    let mut sketches = Vec::new();
+    let mut offsets = Vec::new();
+    let mut checks = Vec::new();
     let mut previous = 0u64;
     let mut segments = 0;
     let mut removals = Removals::default();
-    let mut bytes = Vec::new();
     loop {
         if at + 24 + TRAILER as u64 > size {
             return None;
         }
         // The body's three counts, checked against the file's size before anything is read.
-        bytes.clear();
-        read_into(&mut r, &mut bytes, 24)?;
-        let parent = u64::from_le_bytes(bytes[0..8].try_into().ok()?);
-        let removed = u64::from_le_bytes(bytes[8..16].try_into().ok()?) as usize;
-        let added = u64::from_le_bytes(bytes[16..24].try_into().ok()?) as usize;
-        let body_len = removed
+        let counts = read_at(&file, at, 24)?;
+        let parent = le_u64(&counts[0..8]);
+        let removed = le_u64(&counts[8..16]) as usize;
+        let added = le_u64(&counts[16..24]) as usize;
+        let ids_len = removed
             .checked_mul(8)?
-            .checked_add(added.checked_mul(12 + dims)?)?
+            .checked_add(added.checked_mul(16)?)?;
+        let head_len = ids_len.checked_add(added.checked_mul(sketch_len)?)?;
+        let body_len = head_len
+            .checked_add(added.checked_mul(dims)?)?
             .checked_add(24)?;
         if parent != previous || at + body_len as u64 + TRAILER as u64 > size {
             return None;
         }
-        read_into(&mut r, &mut bytes, removed * 8 + added * 12)?;
-        let before = matrix.values_len();
-        let values = matrix.values_mut();
-        read_into(&mut r, values, added * dims)?;
-        let mut trailer = [0u8; TRAILER];
-        r.read_exact(&mut trailer).ok()?;
-        let this = u64::from_le_bytes(trailer[0..8].try_into().ok()?);
-        let len = u64::from_le_bytes(trailer[8..16].try_into().ok()?);
-        let sum = u64::from_le_bytes(trailer[16..24].try_into().ok()?);
+        let ids = read_at(&file, at + 24, ids_len)?;
+        let before = sketches.len();
+        sketches.resize(before + added * sketch_len, 0);
+        file.read_exact_at(&mut sketches[before..], at + 24 + ids_len as u64)
+            .ok()?;
+        let trailer = read_at(&file, at + body_len as u64, TRAILER)?;
+        let this = le_u64(&trailer[0..8]);
         if &trailer[24..] != END_MARK
-            || len != body_len as u64
-            || sum != checksum(&[&bytes, &matrix.values()[before..], &trailer[0..8]])
+            || le_u64(&trailer[8..16]) != body_len as u64
+            || le_u64(&trailer[16..24])
+                != checksum(&[&counts, &ids, &sketches[before..], &trailer[0..8]])
         {
             return None;
         }
         segments += 1;
-        for b in bytes[24..24 + removed * 8].chunks_exact(8) {
-            removals.note(i64::from_le_bytes(b.try_into().expect("8 bytes")), segments);
+        for b in ids[..removed * 8].chunks_exact(8) {
+            removals.note(le_u64(b) as i64, segments);
         }
-        let added_at = 24 + removed * 8;
-        matrix.memory.extend(
-            bytes[added_at..added_at + added * 8]
-                .chunks_exact(8)
-                .map(|b| i64::from_le_bytes(b.try_into().expect("8 bytes"))),
-        );
-        matrix.scales.extend(
-            bytes[added_at + added * 8..added_at + added * 12]
+        let ids = &ids[removed * 8..];
+        memory.extend(ids[..added * 8].chunks_exact(8).map(|b| le_u64(b) as i64));
+        scales.extend(
+            ids[added * 8..added * 12]
                 .chunks_exact(4)
                 .map(|b| f32::from_le_bytes(b.try_into().expect("4 bytes"))),
         );
+        checks.extend(
+            ids[added * 12..added * 16]
+                .chunks_exact(4)
+                .map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes"))),
+        );
+        let values_at = at + 24 + head_len as u64;
+        offsets.extend((0..added as u64).map(|i| values_at + i * dims as u64));
         removals.rows_added(added, segments);
         at += body_len as u64 + TRAILER as u64;
         previous = this;
@@ -254,32 +312,39 @@ pub fn read(path: &Path, stamp: u64, dims: usize, embedder: &str) -> Option<Load
             break;
         }
     }
+    let mut matrix = VectorMatrix {
+        dims,
+        memory,
+        scales,
+        center,
+        sketches,
+        values: Values::Stored(StoredValues {
+            file,
+            offsets,
+            checks,
+        }),
+    };
     matrix.remove(&removals);
     matrix.restore_order();
+    if whole || matrix.len() < vectors::SHORTLIST_FROM {
+        matrix.read_values(size)?;
+    }
     Some(Loaded { matrix, segments })
 }
 
-/// The stamp of the file's last segment, read from its trailer (0 if the file is absent, of
-/// another embedder, or does not end with a trailer).
-fn last_stamp(file: &mut File, dims: usize, embedder: &str) -> Option<u64> {
-    let expected = header(dims, embedder);
-    let mut got = vec![0u8; expected.len()];
-    file.seek(SeekFrom::Start(0)).ok()?;
-    file.read_exact(&mut got).ok()?;
-    if got != expected {
-        return None;
-    }
+/// The stamp of the file's last segment, read from its trailer, and the file's center (`None`
+/// if the file is of another embedder or does not end with a trailer).
+fn last_stamp(file: &File, dims: usize, embedder: &str) -> Option<(u64, Vec<f32>)> {
+    let (center, start) = read_header(file, dims, embedder)?;
     let size = file.metadata().ok()?.len();
-    if size < (expected.len() + TRAILER) as u64 {
+    if size < start + TRAILER as u64 {
         return None;
     }
-    file.seek(SeekFrom::End(-(TRAILER as i64))).ok()?;
-    let mut trailer = [0u8; TRAILER];
-    file.read_exact(&mut trailer).ok()?;
+    let trailer = read_at(file, size - TRAILER as u64, TRAILER)?;
     if &trailer[24..] != END_MARK {
         return None;
     }
-    Some(u64::from_le_bytes(trailer[0..8].try_into().ok()?))
+    Some((le_u64(&trailer[0..8]), center))
 }
 
 /// Writes `matrix` as the whole cache, one base segment stamped `stamp` (a temporary file
@@ -289,17 +354,23 @@ pub fn write_whole(path: &Path, matrix: &VectorMatrix, stamp: u64, embedder: &st
     if stamp == 0 {
         return;
     }
+    let Ok(values) = matrix.resident_values() else {
+        return;
+    };
     let Ok(_lock) = FileLock::exclusive(path) else {
         return;
     };
-    let mut bytes = header(matrix.dims(), embedder);
+    let mut bytes = header(matrix.dims(), embedder, &matrix.center);
     bytes.extend_from_slice(&segment(
         0,
         stamp,
         &[],
-        matrix.memory(),
-        matrix.scales(),
-        matrix.values(),
+        &Rows {
+            memory: matrix.memory(),
+            scales: matrix.scales(),
+            values: &values,
+        },
+        &matrix.center,
     ));
     let _ = localstate::replace_contents(path, &bytes);
 }
@@ -364,17 +435,18 @@ pub fn append(
     else {
         return Ok(false);
     };
-    if last_stamp(&mut file, dims, embedder) != Some(change.parent) {
+    let Some((last, center)) = last_stamp(&file, dims, embedder) else {
+        return Ok(false);
+    };
+    if last != change.parent {
         return Ok(false);
     }
-    let bytes = segment(
-        change.parent,
-        change.stamp,
-        &change.removed,
-        &added.memory,
-        &added.scales,
-        &added.values,
-    );
+    let rows = Rows {
+        memory: &added.memory,
+        scales: &added.scales,
+        values: &added.values,
+    };
+    let bytes = segment(change.parent, change.stamp, &change.removed, &rows, &center);
     let appended = file
         .seek(SeekFrom::End(0))
         .and_then(|_| file.write_all(&bytes));
@@ -432,16 +504,6 @@ impl Removals {
 
 /// Building a matrix segment by segment.
 impl VectorMatrix {
-    /// A matrix with no vectors.
-    pub(super) fn empty(dims: usize) -> VectorMatrix {
-        VectorMatrix {
-            dims,
-            memory: Vec::new(),
-            values: Vec::new(),
-            scales: Vec::new(),
-        }
-    }
-
     pub(super) fn dims(&self) -> usize {
         self.dims
     }
@@ -454,21 +516,38 @@ impl VectorMatrix {
         &self.scales
     }
 
-    pub(super) fn values(&self) -> &[u8] {
-        &self.values
+    /// Reads every chunk's components from the file (`size` bytes long) into memory, checking
+    /// each against its checksum.
+    fn read_values(&mut self, size: u64) -> Option<()> {
+        let Values::Stored(stored) = &self.values else {
+            return Some(());
+        };
+        let file = read_at(&stored.file, 0, usize::try_from(size).ok()?)?;
+        let dims = self.dims;
+        let mut values = Vec::with_capacity(stored.offsets.len() * dims);
+        for (&at, &check) in stored.offsets.iter().zip(&stored.checks) {
+            let row = file.get(at as usize..at as usize + dims)?;
+            if vectors::row_check(row) != check {
+                return None;
+            }
+            values.extend_from_slice(row);
+        }
+        self.values = Values::Resident(values);
+        Some(())
     }
 
-    fn values_len(&self) -> usize {
-        self.values.len()
-    }
-
-    fn values_mut(&mut self) -> &mut Vec<u8> {
-        &mut self.values
+    /// Whether the components are in memory (a matrix read from the file leaves them there
+    /// when it is large).
+    pub(super) fn is_resident(&self) -> bool {
+        matches!(self.values, Values::Resident(_))
     }
 
     /// Applies catch-ups' changes, in order, to a matrix held in memory (the state the first
     /// one's parent stamp names), in one pass over the matrix whatever their number.
     pub(super) fn apply_changes(&mut self, changes: &[(Change, Added)]) {
+        let Values::Resident(values) = &mut self.values else {
+            unreachable!("only matrices in memory are held across catch-ups");
+        };
         let mut removals = Removals {
             rows: self.memory.len(),
             ..Removals::default()
@@ -479,7 +558,13 @@ impl VectorMatrix {
             }
             self.memory.extend_from_slice(&added.memory);
             self.scales.extend_from_slice(&added.scales);
-            self.values.extend_from_slice(&added.values);
+            values.extend_from_slice(&added.values);
+            self.sketches.extend_from_slice(&sketch::sketches(
+                &added.values,
+                &added.scales,
+                self.dims,
+                &self.center,
+            ));
             removals.rows_added(added.memory.len(), i + 1);
         }
         self.remove(&removals);
@@ -488,33 +573,20 @@ impl VectorMatrix {
 
     /// Drops every chunk whose memory a later change removed (SQLite may give a removed row id
     /// to a memory inserted after it, so a removal reaches only the rows that were there
-    /// before it). One pass, moving each kept row at most once.
+    /// before it).
     fn remove(&mut self, removals: &Removals) {
         if removals.last.is_empty() {
             return;
         }
-        let dims = self.dims;
-        let mut kept = 0;
-        for row in 0..self.memory.len() {
-            let added_in = removals.added_in(row);
-            if removals
-                .last
-                .get(&self.memory[row])
-                .is_some_and(|&r| r > added_in)
-            {
-                continue;
-            }
-            if kept != row {
-                self.memory[kept] = self.memory[row];
-                self.scales[kept] = self.scales[row];
-                self.values
-                    .copy_within(row * dims..(row + 1) * dims, kept * dims);
-            }
-            kept += 1;
-        }
-        self.memory.truncate(kept);
-        self.scales.truncate(kept);
-        self.values.truncate(kept * dims);
+        let kept: Vec<usize> = (0..self.memory.len())
+            .filter(|&row| {
+                removals
+                    .last
+                    .get(&self.memory[row])
+                    .is_none_or(|&r| r <= removals.added_in(row))
+            })
+            .collect();
+        self.gather(&kept);
     }
 
     /// Puts the chunks back in row-id order when a segment added rows below existing ones
@@ -526,14 +598,31 @@ impl VectorMatrix {
         }
         let mut order: Vec<usize> = (0..self.memory.len()).collect();
         order.sort_by_key(|&i| self.memory[i]);
-        let dims = self.dims;
-        let mut values = Vec::with_capacity(self.values.len());
-        for &i in &order {
-            values.extend_from_slice(&self.values[i * dims..(i + 1) * dims]);
+        self.gather(&order);
+    }
+
+    /// Keeps chunks `rows`, in that order.
+    fn gather(&mut self, rows: &[usize]) {
+        fn pick<T: Copy>(items: &[T], rows: &[usize]) -> Vec<T> {
+            rows.iter().map(|&i| items[i]).collect()
         }
-        self.memory = order.iter().map(|&i| self.memory[i]).collect();
-        self.scales = order.iter().map(|&i| self.scales[i]).collect();
-        self.values = values;
+        fn pick_rows(items: &[u8], width: usize, rows: &[usize]) -> Vec<u8> {
+            let mut out = Vec::with_capacity(rows.len() * width);
+            for &i in rows {
+                out.extend_from_slice(&items[i * width..(i + 1) * width]);
+            }
+            out
+        }
+        self.memory = pick(&self.memory, rows);
+        self.scales = pick(&self.scales, rows);
+        self.sketches = pick_rows(&self.sketches, sketch::sketch_len(self.dims), rows);
+        match &mut self.values {
+            Values::Resident(values) => *values = pick_rows(values, self.dims, rows),
+            Values::Stored(stored) => {
+                stored.offsets = pick(&stored.offsets, rows);
+                stored.checks = pick(&stored.checks, rows);
+            }
+        }
     }
 }
 
@@ -545,6 +634,9 @@ impl Index {
         let Some(embedder) = &self.embedder else {
             return Ok(None);
         };
+        if let Some(m) = self.reloaded.get() {
+            return Ok(Some(m));
+        }
         if self.vectors.get().is_none()
             && let Some((mut m, changes)) = self.held.borrow_mut().take()
         {
@@ -558,10 +650,13 @@ impl Index {
             let stamp = read_stamp(&tx)?;
             let name = super::schema::read_meta(&tx, "embedder")?.unwrap_or_default();
             let cache = super::vectors_cache_path(&self.path);
-            let m = match read(&cache, stamp, dims, &name) {
+            let m = match read(&cache, stamp, dims, &name, false) {
                 Some(loaded) => {
-                    if !self.read_only && wants_compaction(&loaded) {
-                        write_whole(&cache, &loaded.matrix, stamp, &name);
+                    if !self.read_only
+                        && wants_compaction(&loaded)
+                        && let Some(whole) = read(&cache, stamp, dims, &name, true)
+                    {
+                        write_whole(&cache, &whole.matrix, stamp, &name);
                     }
                     loaded.matrix
                 }
@@ -580,6 +675,27 @@ impl Index {
         Ok(self.vectors.get())
     }
 
+    /// After a search found a damaged chunk in the cache file: the vectors loaded from the
+    /// table for the rest of this handle's life (until the next catch-up), and the file written
+    /// again from them.
+    pub(super) fn reload_matrix(&self) -> Result<Option<&VectorMatrix>> {
+        let Some(embedder) = &self.embedder else {
+            return Ok(None);
+        };
+        if self.reloaded.get().is_none() {
+            let tx = self.conn.unchecked_transaction()?;
+            let stamp = read_stamp(&tx)?;
+            let name = super::schema::read_meta(&tx, "embedder")?.unwrap_or_default();
+            let m = VectorMatrix::load(&tx, embedder.id().dims)?;
+            if !self.read_only {
+                write_whole(&super::vectors_cache_path(&self.path), &m, stamp, &name);
+            }
+            tx.finish()?;
+            let _ = self.reloaded.set(m);
+        }
+        Ok(self.reloaded.get())
+    }
+
     /// Whether the vectors searches use (held in memory, or read from the cache file) are
     /// exactly the `chunks` table's, in order: for tests of the cache.
     #[doc(hidden)]
@@ -588,13 +704,18 @@ impl Index {
             return Ok(true);
         };
         let fresh = VectorMatrix::load(&self.conn, held.dims())?;
+        let (Ok(held_values), Ok(fresh_values)) = (held.resident_values(), fresh.resident_values())
+        else {
+            return Ok(false);
+        };
         Ok(held.memory() == fresh.memory()
             && held.scales() == fresh.scales()
-            && held.values() == fresh.values())
+            && held_values == fresh_values)
     }
 
     /// How many segments the cache file holds up to the index's current vectors, or `None`
-    /// when the file does not hold them whole (absent, stale, torn): for tests of the cache.
+    /// when the file does not hold them whole (absent, stale, torn, a chunk damaged): for tests
+    /// of the cache.
     #[doc(hidden)]
     pub fn vector_cache_segments(&self) -> Result<Option<usize>> {
         let Some(embedder) = &self.embedder else {
@@ -607,6 +728,7 @@ impl Index {
             stamp,
             embedder.id().dims,
             &name,
+            true,
         )
         .map(|loaded| loaded.segments))
     }

@@ -2,10 +2,16 @@
 //!
 //! Each memory's text is cut into chunks ([`crate::embed::chunks`]); each chunk's unit vector is
 //! stored quantised (`i8` components and one scale) in `chunks`. Search loads every vector once
-//! per index state into one contiguous matrix and scores them all: exact, and at 256 dims a
-//! 100k-memory scan is a few milliseconds.
+//! per index state into one contiguous matrix and scores them all (exact) below
+//! [`SHORTLIST_FROM`] chunks; above, it ranks sign sketches first (see [`super::sketch`]) and
+//! scores a shortlist exactly, reading only its components (from the cache file, when the
+//! matrix was read from there).
+
+use std::borrow::Cow;
 
 use rusqlite::{Connection, params};
+
+use super::sketch::{self, SketchQuery};
 
 use crate::embed::{self, Embedder, Quantized};
 use crate::error::Result;
@@ -90,15 +96,40 @@ pub struct VectorMatrix {
     pub(super) dims: usize,
     /// The memory (row id) of each chunk, ascending (a memory's chunks are adjacent).
     pub(super) memory: Vec<i64>,
-    /// `dims` bytes per chunk, each an `i8` component.
-    pub(super) values: Vec<u8>,
     pub(super) scales: Vec<f32>,
+    /// The point sketches are taken around (see [`sketch`]).
+    pub(super) center: Vec<f32>,
+    /// [`sketch::sketch_len`] bytes per chunk.
+    pub(super) sketches: Vec<u8>,
+    /// Each chunk's `i8` components.
+    pub(super) values: Values,
 }
+
+/// Where a matrix's components are.
+pub(super) enum Values {
+    /// `dims` bytes per chunk, in memory.
+    Resident(Vec<u8>),
+    /// In the cache file, read (and checked) per chunk when a chunk is scored exactly.
+    Stored(StoredValues),
+}
+
+/// Components left in the cache file: each chunk's offset and checksum.
+pub(super) struct StoredValues {
+    pub(super) file: std::fs::File,
+    pub(super) offsets: Vec<u64>,
+    pub(super) checks: Vec<u32>,
+}
+
+/// A chunk's components in the cache file no longer match their checksum (or cannot be read):
+/// the caller loads the vectors from the table instead.
+#[derive(Debug)]
+pub struct Damaged;
 
 /// A query vector quantised like the stored ones, for integer dot products.
 pub struct Probe {
     values: Vec<i8>,
     scale: f32,
+    unit: Vec<f32>,
 }
 
 impl Probe {
@@ -108,6 +139,7 @@ impl Probe {
         Probe {
             values: quantized.values,
             scale: quantized.scale,
+            unit: q.to_vec(),
         }
     }
 }
@@ -122,6 +154,24 @@ fn dot_i8(row: &[u8], q: &[i8]) -> i32 {
 
 /// Chunk count from which a search uses every core.
 const PARALLEL_FROM: usize = 32_768;
+
+/// Chunk count from which a search ranks sketches first and scores only a shortlist exactly
+/// (and a process leaves the components in the cache file). Below it every chunk is scored:
+/// reading and scanning this many is a few milliseconds.
+pub const SHORTLIST_FROM: usize = 65_536;
+
+/// Memories a sketch ranking hands to exact scoring: at least this many, or
+/// [`SHORTLIST_PER_RESULT`] per result wanted.
+const SHORTLIST_MIN: usize = 1_500;
+const SHORTLIST_PER_RESULT: usize = 8;
+/// Chunks whose sketch estimate is computed, per memory shortlisted: those whose sketch agrees
+/// with the most of the query's signs.
+const PREFILTER_PER_SHORTLISTED: usize = 12;
+
+/// The checksum kept per chunk of components in the cache file.
+pub(super) fn row_check(row: &[u8]) -> u32 {
+    super::vector_cache::checksum(&[row]) as u32
+}
 
 /// Keeps the `limit` best (highest score; ties by row id), sorted best first.
 fn top_k(items: &mut Vec<(i64, f32)>, limit: usize) {
@@ -148,17 +198,14 @@ impl VectorMatrix {
     pub fn load(conn: &Connection, dims: usize) -> Result<VectorMatrix> {
         let count: i64 = conn.query_row("SELECT count(*) FROM chunks", [], |r| r.get(0))?;
         let count = count.max(0) as usize;
-        let mut m = VectorMatrix {
-            dims,
-            memory: Vec::with_capacity(count),
-            values: Vec::with_capacity(count * dims),
-            scales: Vec::with_capacity(count),
-        };
+        let mut memory = Vec::with_capacity(count);
+        let mut values = Vec::with_capacity(count * dims);
+        let mut scales = Vec::with_capacity(count);
         let mut stmt =
             conn.prepare_cached("SELECT memory, vector FROM chunks ORDER BY memory, ordinal")?;
         let mut rows = stmt.query([])?;
         while let Some(row) = rows.next()? {
-            let memory: i64 = row.get(0)?;
+            let m: i64 = row.get(0)?;
             let bytes = row.get_ref(1)?.as_blob().map_err(|e| {
                 rusqlite::Error::FromSqlConversionFailure(
                     1,
@@ -170,13 +217,22 @@ impl VectorMatrix {
                 // Written by another embedder shape: ignore (a re-embed replaces it).
                 continue;
             }
-            m.memory.push(memory);
-            m.values.extend_from_slice(&bytes[..dims]);
-            m.scales.push(f32::from_le_bytes(
+            memory.push(m);
+            values.extend_from_slice(&bytes[..dims]);
+            scales.push(f32::from_le_bytes(
                 bytes[dims..].try_into().expect("4 bytes"),
             ));
         }
-        Ok(m)
+        let center = sketch::center(&values, &scales, dims);
+        let sketches = sketch::sketches(&values, &scales, dims, &center);
+        Ok(VectorMatrix {
+            dims,
+            memory,
+            scales,
+            center,
+            sketches,
+            values: Values::Resident(values),
+        })
     }
 
     /// Number of chunk vectors.
@@ -189,9 +245,57 @@ impl VectorMatrix {
         self.memory.is_empty()
     }
 
-    fn score(&self, chunk: usize, q: &Probe) -> f32 {
-        let row = &self.values[chunk * self.dims..(chunk + 1) * self.dims];
-        dot_i8(row, &q.values) as f32 * self.scales[chunk] * q.scale
+    /// The components of chunks `range` (of one memory, so adjacent in the file when stored),
+    /// checked against their checksums when read from the file.
+    fn rows(&self, range: std::ops::Range<usize>) -> std::result::Result<Cow<'_, [u8]>, Damaged> {
+        let dims = self.dims;
+        match &self.values {
+            Values::Resident(values) => {
+                Ok(Cow::Borrowed(&values[range.start * dims..range.end * dims]))
+            }
+            Values::Stored(stored) => {
+                use std::os::unix::fs::FileExt;
+                let mut out = vec![0u8; range.len() * dims];
+                let offsets = &stored.offsets[range.clone()];
+                let adjacent = offsets.windows(2).all(|w| w[1] == w[0] + dims as u64);
+                if adjacent && !offsets.is_empty() {
+                    stored
+                        .file
+                        .read_exact_at(&mut out, offsets[0])
+                        .map_err(|_| Damaged)?;
+                } else {
+                    for (row, &at) in out.chunks_exact_mut(dims.max(1)).zip(offsets) {
+                        stored.file.read_exact_at(row, at).map_err(|_| Damaged)?;
+                    }
+                }
+                for (row, &check) in out.chunks_exact(dims.max(1)).zip(&stored.checks[range]) {
+                    if row_check(row) != check {
+                        return Err(Damaged);
+                    }
+                }
+                Ok(Cow::Owned(out))
+            }
+        }
+    }
+
+    /// Every chunk's components, in memory (read and checked from the file when stored).
+    pub(super) fn resident_values(&self) -> std::result::Result<Cow<'_, [u8]>, Damaged> {
+        self.rows(0..self.memory.len())
+    }
+
+    /// The best exact score over chunks `range` (one memory's).
+    fn best_in(
+        &self,
+        range: std::ops::Range<usize>,
+        q: &Probe,
+    ) -> std::result::Result<f32, Damaged> {
+        let start = range.start;
+        let rows = self.rows(range)?;
+        Ok(rows
+            .chunks_exact(self.dims.max(1))
+            .enumerate()
+            .map(|(i, row)| dot_i8(row, &q.values) as f32 * self.scales[start + i] * q.scale)
+            .fold(f32::NEG_INFINITY, f32::max))
     }
 
     /// The chunks of one memory.
@@ -202,19 +306,95 @@ impl VectorMatrix {
     }
 
     /// The `limit` memories whose best chunk is most similar to `q`, best first (ties by row
-    /// id), among those `keep` accepts.
+    /// id), among those `keep` accepts. Exact below [`SHORTLIST_FROM`] chunks; above, the
+    /// memories whose sketches rank best are scored exactly.
     pub fn search(
         &self,
         q: &Probe,
         limit: usize,
         keep: impl Fn(i64) -> bool + Sync,
-    ) -> Vec<(i64, f32)> {
-        // Large matrices are scanned by one thread per core, split at memory boundaries.
+    ) -> std::result::Result<Vec<(i64, f32)>, Damaged> {
+        let keep = &keep;
+        if self.memory.len() < SHORTLIST_FROM {
+            let Values::Resident(values) = &self.values else {
+                return self.search_shortlisted(q, limit, keep);
+            };
+            let mut best = self.in_parallel(|range| {
+                let score = |c: usize| {
+                    dot_i8(&values[c * self.dims..(c + 1) * self.dims], &q.values) as f32
+                        * self.scales[c]
+                        * q.scale
+                };
+                let mut found = self.best_per_memory(range, score, keep);
+                top_k(&mut found, limit);
+                found
+            });
+            top_k(&mut best, limit);
+            return Ok(best);
+        }
+        self.search_shortlisted(q, limit, keep)
+    }
+
+    /// Ranks memories by their best sketch estimate, then scores the best of them exactly. The
+    /// estimate is computed only for the chunks whose sketch agrees most with the query's signs
+    /// (a popcount per chunk); with a filter that leaves too few of them, for every chunk.
+    fn search_shortlisted(
+        &self,
+        q: &Probe,
+        limit: usize,
+        keep: &(impl Fn(i64) -> bool + Sync),
+    ) -> std::result::Result<Vec<(i64, f32)>, Damaged> {
+        let len = sketch::sketch_len(self.dims);
+        let shortlist = SHORTLIST_MIN.max(limit * SHORTLIST_PER_RESULT);
+        let query = SketchQuery::new(&q.unit, &self.center);
+        let sketch = |c: usize| &self.sketches[c * len..(c + 1) * len];
+        let distances: Vec<u16> = (0..self.memory.len())
+            .map(|c| sketch::distance(sketch(c), query.signs()))
+            .collect();
+        let within = sketch::nearest_distance(&distances, PREFILTER_PER_SHORTLISTED * shortlist);
+        // The nearest chunks' estimates, best per memory (chunks ascend by memory).
+        let mut estimates: Vec<(i64, f32)> = Vec::new();
+        for (c, _) in distances.iter().enumerate().filter(|(_, d)| **d <= within) {
+            let (memory, score) = (self.memory[c], query.score(sketch(c)));
+            match estimates.last_mut() {
+                Some((last, best)) if *last == memory => *best = best.max(score),
+                _ => estimates.push((memory, score)),
+            }
+        }
+        estimates.retain(|&(memory, _)| keep(memory));
+        if estimates.len() < shortlist && within < distances.iter().copied().max().unwrap_or(0) {
+            // A filter left too few: estimate every chunk.
+            estimates = self.in_parallel(|range| {
+                let mut found = self.best_per_memory(range, |c| query.score(sketch(c)), keep);
+                top_k(&mut found, shortlist);
+                found
+            });
+        }
+        top_k(&mut estimates, shortlist);
+        // Exact scores, reading the file in order.
+        estimates.sort_by_key(|&(memory, _)| memory);
+        let mut best = Vec::with_capacity(estimates.len());
+        for (memory, _) in estimates {
+            best.push((memory, self.best_in(self.span(memory), q)?));
+        }
+        top_k(&mut best, limit);
+        Ok(best)
+    }
+
+    /// Runs `part` over ranges of chunks that start and end at memory boundaries, one per core
+    /// above [`PARALLEL_FROM`] chunks, and joins what they found.
+    fn in_parallel<T: Send>(
+        &self,
+        part: impl Fn(std::ops::Range<usize>) -> Vec<T> + Sync,
+    ) -> Vec<T> {
         let threads = if self.memory.len() >= PARALLEL_FROM {
             std::thread::available_parallelism().map_or(1, |n| n.get().min(8))
         } else {
             1
         };
+        if threads == 1 {
+            return part(0..self.memory.len());
+        }
         let mut bounds = vec![0];
         for t in 1..threads {
             let mut at = self.memory.len() * t / threads;
@@ -224,35 +404,28 @@ impl VectorMatrix {
             bounds.push(at.max(*bounds.last().expect("non-empty")));
         }
         bounds.push(self.memory.len());
-        let keep = &keep;
-        let mut best: Vec<(i64, f32)> = if threads == 1 {
-            self.scan(0..self.memory.len(), q, limit, keep)
-        } else {
-            std::thread::scope(|scope| {
-                let parts: Vec<_> = bounds
-                    .windows(2)
-                    .map(|w| {
-                        let range = w[0]..w[1];
-                        scope.spawn(move || self.scan(range, q, limit, keep))
-                    })
-                    .collect();
-                parts
-                    .into_iter()
-                    .flat_map(|p| p.join().expect("vector scan thread"))
-                    .collect()
-            })
-        };
-        top_k(&mut best, limit);
-        best
+        let part = &part;
+        std::thread::scope(|scope| {
+            let parts: Vec<_> = bounds
+                .windows(2)
+                .map(|w| {
+                    let range = w[0]..w[1];
+                    scope.spawn(move || part(range))
+                })
+                .collect();
+            parts
+                .into_iter()
+                .flat_map(|p| p.join().expect("vector scan thread"))
+                .collect()
+        })
     }
 
-    /// Best chunk per memory over `range` (which starts and ends at memory boundaries), top
-    /// `limit` of them.
-    fn scan(
+    /// Best chunk score per memory over `range` (which starts and ends at memory boundaries),
+    /// for the memories `keep` accepts.
+    fn best_per_memory(
         &self,
         range: std::ops::Range<usize>,
-        q: &Probe,
-        limit: usize,
+        score: impl Fn(usize) -> f32,
         keep: &(impl Fn(i64) -> bool + Sync),
     ) -> Vec<(i64, f32)> {
         let mut best: Vec<(i64, f32)> = Vec::new();
@@ -261,47 +434,83 @@ impl VectorMatrix {
             let memory = self.memory[chunk];
             let mut top = f32::NEG_INFINITY;
             while chunk < range.end && self.memory[chunk] == memory {
-                top = top.max(self.score(chunk, q));
+                top = top.max(score(chunk));
                 chunk += 1;
             }
             if keep(memory) {
                 best.push((memory, top));
             }
         }
-        top_k(&mut best, limit);
         best
     }
 
     /// One memory's best chunk cosine with `q`.
-    pub fn best(&self, memory: i64, q: &Probe) -> Option<f32> {
-        self.span(memory).map(|c| self.score(c, q)).reduce(f32::max)
+    pub fn best(&self, memory: i64, q: &Probe) -> std::result::Result<Option<f32>, Damaged> {
+        let span = self.span(memory);
+        if span.is_empty() {
+            return Ok(None);
+        }
+        self.best_in(span, q).map(Some)
     }
 
     /// A memory's first chunk (summary, tags and the start of the body) as a unit vector.
-    pub fn head(&self, memory: i64) -> Option<Vec<f32>> {
-        let c = self.span(memory).next()?;
-        let mut v: Vec<f32> = self.values[c * self.dims..(c + 1) * self.dims]
+    pub fn head(&self, memory: i64) -> std::result::Result<Option<Vec<f32>>, Damaged> {
+        let Some(c) = self.span(memory).next() else {
+            return Ok(None);
+        };
+        let mut v: Vec<f32> = self
+            .rows(c..c + 1)?
             .iter()
             .map(|&x| x as i8 as f32)
             .collect();
         embed::normalize(&mut v);
-        Some(v)
+        Ok(Some(v))
     }
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
+
+    /// A resident matrix of these rows.
+    pub(crate) fn matrix(
+        dims: usize,
+        memory: Vec<i64>,
+        values: Vec<u8>,
+        scales: Vec<f32>,
+    ) -> VectorMatrix {
+        let center = sketch::center(&values, &scales, dims);
+        let sketches = sketch::sketches(&values, &scales, dims, &center);
+        VectorMatrix {
+            dims,
+            memory,
+            scales,
+            center,
+            sketches,
+            values: Values::Resident(values),
+        }
+    }
+
+    /// Every memory scored exactly in one pass (the reference for faster searches).
+    pub(crate) fn exact(
+        m: &VectorMatrix,
+        q: &Probe,
+        limit: usize,
+        keep: impl Fn(i64) -> bool + Sync,
+    ) -> Vec<(i64, f32)> {
+        let values = m.resident_values().unwrap();
+        let score = |c: usize| {
+            dot_i8(&values[c * m.dims..(c + 1) * m.dims], &q.values) as f32 * m.scales[c] * q.scale
+        };
+        let mut best = m.best_per_memory(0..m.len(), score, &keep);
+        top_k(&mut best, limit);
+        best
+    }
 
     #[test]
     fn parallel_search_equals_one_scan_and_respects_memory_boundaries() {
         let dims = 16;
-        let mut m = VectorMatrix {
-            dims,
-            memory: Vec::new(),
-            values: Vec::new(),
-            scales: Vec::new(),
-        };
+        let (mut memory, mut values, mut scales) = (Vec::new(), Vec::new(), Vec::new());
         let mut state = 0x2545_f491_4f6c_dd1du64;
         let mut next = || {
             state ^= state << 13;
@@ -309,28 +518,30 @@ mod tests {
             state ^= state << 17;
             state
         };
-        let mut memory = 0i64;
-        while m.memory.len() < PARALLEL_FROM * 2 + 123 {
-            memory += 1 + (next() % 3) as i64;
+        let mut row = 0i64;
+        while memory.len() < PARALLEL_FROM + 7_123 {
+            row += 1 + (next() % 3) as i64;
             for _ in 0..1 + next() % 4 {
-                m.memory.push(memory);
-                m.values.extend((0..dims).map(|_| next() as u8));
-                m.scales.push(0.01);
+                memory.push(row);
+                values.extend((0..dims).map(|_| next() as u8));
+                scales.push(0.01);
             }
         }
+        let m = matrix(dims, memory, values, scales);
+        assert!(m.len() < SHORTLIST_FROM);
         let q = Probe::new(
             &(0..dims)
                 .map(|i| (i as f32 - 7.5) / 10.0)
                 .collect::<Vec<_>>(),
         );
         let keep = |row: i64| row % 5 != 0;
-        let fast = m.search(&q, 50, keep);
-        let slow = m.scan(0..m.memory.len(), &q, 50, &keep);
+        let fast = m.search(&q, 50, keep).unwrap();
+        let slow = exact(&m, &q, 50, keep);
         assert_eq!(fast, slow);
         assert_eq!(fast.len(), 50);
         assert!(fast.iter().all(|(row, _)| keep(*row)));
         // Each memory appears once, with its best chunk.
         let best = fast[0];
-        assert_eq!(m.best(best.0, &q), Some(best.1));
+        assert_eq!(m.best(best.0, &q).unwrap(), Some(best.1));
     }
 }

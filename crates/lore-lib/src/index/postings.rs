@@ -1,0 +1,346 @@
+//! BM25 scored in Rust from the index's own postings: exact (the same scores as FTS5's `bm25()`
+//! with the same weights), without FTS5's per-row auxiliary call and document-size lookup.
+//!
+//! **Postings.** `postings(term, block, data)`: for each stemmed term and each block of 1,024
+//! row ids, the memories of the block holding the term, each as its row id's offset in the
+//! block, its count of the term in summary, body and tags, and its length in tokens (all
+//! columns). Terms and lengths come from FTS5's own tokenizer (a temporary FTS5 table with the
+//! index's tokenizer and its `fts5vocab` instances), so they are FTS5's. The totals FTS5's BM25
+//! uses (memories, tokens) are kept in `meta`. A catch-up queues what it inserts and removes and
+//! applies it per block at the end of its transaction.
+//!
+//! **Scoring** follows FTS5's `bm25()`: for each query phrase in order,
+//! `idf · f·(k1 + 1) / (f + k1·(1 − b + b·D/avgdl))` with `f` the weighted count, `D` the length,
+//! `idf = ln((N − n + 0.5)/(n + 0.5))` floored at 1e-6, `k1 = 1.2`, `b = 0.75`; reading a common
+//! term is a few hundred blob rows instead of a b-tree lookup per memory.
+
+use std::collections::HashMap;
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use super::query::BM25_WEIGHTS;
+use crate::error::Result;
+
+/// Row ids per block.
+const BLOCK_BITS: u32 = 10;
+/// Bytes of one entry: offset (u16), counts in summary, body, tags (u16 each), length (u32).
+const ENTRY: usize = 12;
+/// Memories tokenized per pass over the temporary table.
+const BATCH: usize = 4_096;
+
+/// One memory's counts of a term.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Entry {
+    offset: u16,
+    counts: [u16; 3],
+    length: u32,
+}
+
+impl Entry {
+    fn encode(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.offset.to_le_bytes());
+        for c in self.counts {
+            out.extend_from_slice(&c.to_le_bytes());
+        }
+        out.extend_from_slice(&self.length.to_le_bytes());
+    }
+
+    fn decode(bytes: &[u8]) -> Entry {
+        let u16_at = |i: usize| u16::from_le_bytes([bytes[i], bytes[i + 1]]);
+        Entry {
+            offset: u16_at(0),
+            counts: [u16_at(2), u16_at(4), u16_at(6)],
+            length: u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes")),
+        }
+    }
+}
+
+fn decode_all(data: &[u8]) -> impl Iterator<Item = Entry> + '_ {
+    data.chunks_exact(ENTRY).map(Entry::decode)
+}
+
+/// A memory's text as FTS5 indexes it.
+struct Text {
+    summary: String,
+    body: String,
+    tags: String,
+}
+
+/// Changes to the postings queued by a catch-up.
+#[derive(Default)]
+pub struct PendingPostings {
+    added: HashMap<i64, Text>,
+    removed: Vec<(i64, Text)>,
+}
+
+impl PendingPostings {
+    /// Queues a memory inserted at `rowid`.
+    pub fn add(&mut self, rowid: i64, summary: &str, body: &str, tags: &str) {
+        self.added.insert(
+            rowid,
+            Text {
+                summary: summary.to_string(),
+                body: body.to_string(),
+                tags: tags.to_string(),
+            },
+        );
+    }
+
+    /// Queues the removal of the memory at `rowid` (with the text it was indexed with).
+    pub fn remove(&mut self, rowid: i64, summary: String, body: String, tags: String) {
+        // Inserted by this same catch-up: never applied, so nothing to take out.
+        if self.added.remove(&rowid).is_none() {
+            self.removed.push((
+                rowid,
+                Text {
+                    summary,
+                    body,
+                    tags,
+                },
+            ));
+        }
+    }
+
+    /// Whether anything is queued.
+    pub fn is_empty(&self) -> bool {
+        self.added.is_empty() && self.removed.is_empty()
+    }
+
+    /// Applies the queued changes (inside the catch-up's transaction).
+    pub fn apply(&mut self, conn: &Connection) -> Result<()> {
+        if self.is_empty() {
+            return Ok(());
+        }
+        let removed = std::mem::take(&mut self.removed);
+        let mut added: Vec<(i64, Text)> = std::mem::take(&mut self.added).into_iter().collect();
+        added.sort_by_key(|(rowid, _)| *rowid);
+        let (mut docs, mut tokens) = totals(conn)?;
+        for batch in removed.chunks(BATCH) {
+            let found = tokenize(conn, batch)?;
+            for (_, length) in &found.lengths {
+                docs -= 1;
+                tokens -= *length as i64;
+            }
+            write_blocks(conn, found.entries, true)?;
+        }
+        for batch in added.chunks(BATCH) {
+            let found = tokenize(conn, batch)?;
+            for (_, length) in &found.lengths {
+                docs += 1;
+                tokens += *length as i64;
+            }
+            write_blocks(conn, found.entries, false)?;
+        }
+        super::schema::write_meta(conn, "postings_docs", &docs.to_string())?;
+        super::schema::write_meta(conn, "postings_tokens", &tokens.to_string())?;
+        Ok(())
+    }
+}
+
+/// The memories and tokens the postings hold.
+fn totals(conn: &Connection) -> Result<(i64, i64)> {
+    let read = |name: &str| -> Result<i64> {
+        Ok(super::schema::read_meta(conn, name)?
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0))
+    };
+    Ok((read("postings_docs")?, read("postings_tokens")?))
+}
+
+/// What tokenizing some memories found.
+struct Tokenized {
+    /// `(term, block)` → the block's entries for the term.
+    entries: HashMap<(String, i64), Vec<Entry>>,
+    /// Each memory's length in tokens.
+    lengths: Vec<(i64, u32)>,
+}
+
+/// Makes the connection's temporary tables: one FTS5 table with the index's tokenizer and
+/// columns, and its instances.
+fn temp_tables(conn: &Connection) -> Result<()> {
+    let exists: Option<i64> = conn
+        .query_row(
+            "SELECT 1 FROM temp.sqlite_master WHERE name = 'lore_docs'",
+            [],
+            |r| r.get(0),
+        )
+        .optional()?;
+    if exists.is_none() {
+        conn.execute_batch(
+            "CREATE VIRTUAL TABLE temp.lore_docs USING fts5(summary, body, tags,
+                 tokenize = 'porter unicode61 remove_diacritics 2');
+             CREATE VIRTUAL TABLE temp.lore_docs_terms
+                 USING fts5vocab(temp, lore_docs, 'instance');",
+        )?;
+    }
+    Ok(())
+}
+
+/// Tokenizes memories as the index's FTS5 table does.
+fn tokenize(conn: &Connection, docs: &[(i64, Text)]) -> Result<Tokenized> {
+    temp_tables(conn)?;
+    conn.execute("DELETE FROM temp.lore_docs", [])?;
+    {
+        let mut insert = conn.prepare_cached(
+            "INSERT INTO temp.lore_docs (rowid, summary, body, tags) VALUES (?1, ?2, ?3, ?4)",
+        )?;
+        for (rowid, text) in docs {
+            insert.execute(params![rowid, text.summary, text.body, text.tags])?;
+        }
+    }
+    let mut entries: HashMap<(String, i64), Vec<Entry>> = HashMap::new();
+    let mut lengths: HashMap<i64, u32> = docs.iter().map(|(r, _)| (*r, 0)).collect();
+    {
+        let mut stmt = conn.prepare_cached("SELECT term, doc, col FROM temp.lore_docs_terms")?;
+        let mut rows = stmt.query([])?;
+        let mut current: Option<(String, i64, [u32; 3])> = None;
+        let mut push = |term: String, doc: i64, counts: [u32; 3]| {
+            let block = doc >> BLOCK_BITS;
+            entries.entry((term, block)).or_default().push(Entry {
+                offset: (doc & ((1 << BLOCK_BITS) - 1)) as u16,
+                counts: counts.map(|c| c.min(u16::MAX as u32) as u16),
+                length: 0,
+            });
+        };
+        while let Some(row) = rows.next()? {
+            let term: String = row.get(0)?;
+            let doc: i64 = row.get(1)?;
+            let col: String = row.get(2)?;
+            let column = match col.as_str() {
+                "summary" => 0,
+                "body" => 1,
+                _ => 2,
+            };
+            *lengths.entry(doc).or_default() += 1;
+            match &mut current {
+                Some((t, d, counts)) if *t == term && *d == doc => counts[column] += 1,
+                _ => {
+                    if let Some((t, d, counts)) = current.take() {
+                        push(t, d, counts);
+                    }
+                    let mut counts = [0u32; 3];
+                    counts[column] = 1;
+                    current = Some((term, doc, counts));
+                }
+            }
+        }
+        if let Some((t, d, counts)) = current.take() {
+            push(t, d, counts);
+        }
+    }
+    conn.execute("DELETE FROM temp.lore_docs", [])?;
+    for ((_, block), list) in entries.iter_mut() {
+        for e in list.iter_mut() {
+            e.length = lengths[&((*block << BLOCK_BITS) | e.offset as i64)];
+        }
+    }
+    let mut lengths: Vec<(i64, u32)> = lengths.into_iter().collect();
+    lengths.sort_unstable();
+    Ok(Tokenized { entries, lengths })
+}
+
+/// Merges entries into (or, when `remove`, takes them out of) their blocks.
+fn write_blocks(
+    conn: &Connection,
+    entries: HashMap<(String, i64), Vec<Entry>>,
+    remove: bool,
+) -> Result<()> {
+    let mut read =
+        conn.prepare_cached("SELECT data FROM postings WHERE term = ?1 AND block = ?2")?;
+    let mut write = conn.prepare_cached(
+        "INSERT INTO postings (term, block, data) VALUES (?1, ?2, ?3)
+         ON CONFLICT (term, block) DO UPDATE SET data = excluded.data",
+    )?;
+    let mut delete = conn.prepare_cached("DELETE FROM postings WHERE term = ?1 AND block = ?2")?;
+    for ((term, block), changed) in entries {
+        let data: Option<Vec<u8>> = read
+            .query_row(params![term, block], |r| r.get(0))
+            .optional()?;
+        let mut list: Vec<Entry> = data
+            .as_deref()
+            .map(decode_all)
+            .into_iter()
+            .flatten()
+            .collect();
+        let mut offsets: Vec<u16> = changed.iter().map(|c| c.offset).collect();
+        offsets.sort_unstable();
+        list.retain(|e| offsets.binary_search(&e.offset).is_err());
+        if !remove {
+            list.extend(changed);
+        }
+        list.sort_by_key(|e| e.offset);
+        if list.is_empty() {
+            delete.execute(params![term, block])?;
+        } else {
+            let mut bytes = Vec::with_capacity(list.len() * ENTRY);
+            for e in &list {
+                e.encode(&mut bytes);
+            }
+            write.execute(params![term, block, bytes])?;
+        }
+    }
+    Ok(())
+}
+
+/// FTS5's BM25 constants.
+const K1: f64 = 1.2;
+const B: f64 = 0.75;
+
+/// The BM25 score of every memory holding one of `stems` (each a query phrase, in query order),
+/// as FTS5's `bm25()` with [`BM25_WEIGHTS`] computes it; `None` when the postings do not cover
+/// the index (`docs` memories).
+pub fn scores(conn: &Connection, stems: &[String], docs: i64) -> Result<Option<Vec<(i64, f64)>>> {
+    let (n, tokens) = totals(conn)?;
+    if n != docs || n <= 0 {
+        return Ok(None);
+    }
+    let rows = n as f64;
+    let avgdl = tokens as f64 / rows;
+    let (ws, wb, wt) = BM25_WEIGHTS;
+    let mut read =
+        conn.prepare_cached("SELECT block, data FROM postings WHERE term = ?1 ORDER BY block")?;
+    // Each phrase's postings in row-id order, and its idf.
+    let mut lists: Vec<Vec<(i64, f64, u32)>> = Vec::with_capacity(stems.len());
+    let mut idfs = Vec::with_capacity(stems.len());
+    for stem in stems {
+        let mut list = Vec::new();
+        let mut rows_read = read.query(params![stem])?;
+        while let Some(row) = rows_read.next()? {
+            let block: i64 = row.get(0)?;
+            let data: Vec<u8> = row.get(1)?;
+            for e in decode_all(&data) {
+                let [s, b, t] = e.counts.map(f64::from);
+                let f = ws * s + wb * b + wt * t;
+                list.push(((block << BLOCK_BITS) | e.offset as i64, f, e.length));
+            }
+        }
+        let hits = list.len() as f64;
+        let idf = ((rows - hits + 0.5) / (hits + 0.5)).ln();
+        idfs.push(if idf <= 0.0 { 1e-6 } else { idf });
+        lists.push(list);
+    }
+    // Merge the lists in row-id order, adding each phrase's part in phrase order (the order
+    // FTS5 sums them in, so the scores are the same to the last bit).
+    let mut heads: std::collections::BinaryHeap<std::cmp::Reverse<(i64, usize)>> = lists
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| !l.is_empty())
+        .map(|(i, l)| std::cmp::Reverse((l[0].0, i)))
+        .collect();
+    let mut next = vec![0usize; lists.len()];
+    let mut out: Vec<(i64, f64)> = Vec::new();
+    while let Some(std::cmp::Reverse((rowid, phrase))) = heads.pop() {
+        let (_, f, length) = lists[phrase][next[phrase]];
+        let d = length as f64;
+        let part = idfs[phrase] * ((f * (K1 + 1.0)) / (f + K1 * (1.0 - B + B * d / avgdl)));
+        match out.last_mut() {
+            Some((last, score)) if *last == rowid => *score += part,
+            _ => out.push((rowid, 0.0 + part)),
+        }
+        next[phrase] += 1;
+        if let Some(&(r, ..)) = lists[phrase].get(next[phrase]) {
+            heads.push(std::cmp::Reverse((r, phrase)));
+        }
+    }
+    Ok(Some(out))
+}

@@ -1,0 +1,281 @@
+//! Tests of BM25 recall: the MaxScore shortcut and the postings' scores against FTS5 scoring
+//! every match.
+use super::*;
+use crate::model::{MemoryId, Namespace, Status};
+
+/// A seeded generator (xorshift) so the test is reproducible.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    /// Zipf–Mandelbrot draw in 0..n (offset 20, as `lore bench`'s corpus): low indices are common, with a long tail.
+    fn skewed(&mut self, n: usize) -> usize {
+        let u = (self.next() % 1_000_000) as f64 / 1_000_000.0;
+        let q = 20.0;
+        (q * ((n as f64 + q) / q).powf(u) - q)
+            .floor()
+            .clamp(0.0, n as f64 - 1.0) as usize
+    }
+}
+
+fn word(i: usize) -> String {
+    const SYL: [&str; 8] = ["ka", "lo", "mi", "ne", "ru", "sa", "ti", "vo"];
+    // Five syllables: 32,768 distinct words, enough for the 20,000-word vocabulary.
+    (0..5).map(|k| SYL[(i >> (3 * k)) % 8]).collect()
+}
+
+/// A memory of 40 words drawn from a 20,000-word vocabulary (low indices common), with one of
+/// 50 tags; `i` spreads its update time over seven seconds (many ties).
+fn memory(rng: &mut Rng, i: i64, namespace: &str, status: Status) -> Memory {
+    let words: Vec<String> = (0..40).map(|_| word(rng.skewed(20_000))).collect();
+    Memory {
+        id: MemoryId::generate().unwrap(),
+        namespace: Namespace::parse(namespace).unwrap(),
+        key: None,
+        summary: words[..5].join(" "),
+        body: words[5..].join(" "),
+        tags: vec![word(rng.skewed(50))],
+        status,
+        created: jiff::Timestamp::from_second(1_800_000_000).unwrap(),
+        updated: jiff::Timestamp::from_second(1_800_000_000 + i % 7).unwrap(),
+        author: None,
+        agent: None,
+        session: None,
+        confidence: None,
+        anchor: None,
+        citations: Vec::new(),
+        relates_to: Vec::new(),
+        supersedes: None,
+        superseded_by: None,
+    }
+}
+
+#[test]
+fn pruned_recall_ranks_exactly_like_scoring_every_match() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut index, _) = Index::open(&dir.path().join("i.sqlite3")).unwrap();
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    {
+        let tx = index.conn.transaction().unwrap();
+        let mut writer = schema::Writer::new(&tx).unwrap();
+        for i in 0..3000 {
+            let m = memory(&mut rng, i, "learnings", Status::Active);
+            writer
+                .insert_memory(&format!("learnings/{i}.md"), Oid::ZERO_SHA1, &m)
+                .unwrap();
+        }
+        writer.finish().unwrap();
+        let delta = writer.delta;
+        drop(writer);
+        schema::write_doc_count(&tx, delta).unwrap();
+        tx.commit().unwrap();
+    }
+    assert_eq!(index.doc_count().unwrap(), 3000);
+    let mut pruned_taken = 0;
+    for _ in 0..300 {
+        let n = 2 + (rng.next() % 3) as usize;
+        let q: Vec<String> = (0..n).map(|_| word(rng.skewed(20_000))).collect();
+        let q = q.join(" ");
+        let filter = ListFilter::default();
+        let fast = query::recall_tuned(&index.conn, &q, &filter, 0).unwrap();
+        let slow = index.recall_exhaustive(&q, &filter).unwrap();
+        assert_eq!(fast.len(), slow.len(), "{q}");
+        for (a, b) in fast.iter().zip(&slow) {
+            assert!(
+                (a.score - b.score).abs() < 1e-9,
+                "{q}: {} vs {}",
+                a.score,
+                b.score
+            );
+        }
+        let ids = |h: &[Hit]| {
+            h.iter()
+                .map(|h| (h.memory.id.to_string(), (h.score * 1e6).round() as i64))
+                .collect::<std::collections::BTreeSet<_>>()
+        };
+        // Same memories at the same scores (ties at equal scores may come in either order).
+        let cut = slow.last().map(|h| h.score).unwrap_or(0.0);
+        let strict = |h: &[Hit]| {
+            ids(&h
+                .iter()
+                .filter(|x| x.score > cut + 1e-9)
+                .cloned()
+                .collect::<Vec<_>>())
+        };
+        assert_eq!(strict(&fast), strict(&slow), "{q}");
+        if query::recall_pruned_applies(&index.conn, &q, 10).unwrap() {
+            pruned_taken += 1;
+        }
+    }
+    assert!(
+        pruned_taken > 50,
+        "the pruned path ran for only {pruned_taken} of 300 queries"
+    );
+}
+
+/// The same scores to the last bit, and the same hits in the same order; only when the
+/// exhaustive query ranks inside FTS5 first (no filter) may the memories tied at the last
+/// score differ: it keeps 16 more than the limit before breaking ties, the postings keep all.
+fn assert_same(fast: &[Hit], slow: &[Hit], filtered: bool, what: &str) {
+    let show = |h: &[Hit], cut: Option<u64>| {
+        h.iter()
+            .map(|h| {
+                let bits = h.score.to_bits();
+                let id = if Some(bits) == cut {
+                    String::new()
+                } else {
+                    h.memory.id.to_string()
+                };
+                (id, bits)
+            })
+            .collect::<Vec<_>>()
+    };
+    let cut = if filtered {
+        None
+    } else {
+        slow.last().map(|h| h.score.to_bits())
+    };
+    assert_eq!(show(fast, cut), show(slow, cut), "{what}");
+}
+
+fn path(i: i64) -> String {
+    let ns = if i % 3 == 0 { "decisions" } else { "learnings" };
+    format!("{ns}/{i}.md")
+}
+
+/// In one change: removes memories `before`, writes memories `range` (alternating namespaces
+/// and statuses), then removes memories `after`.
+fn change(
+    index: &mut Index,
+    rng: &mut Rng,
+    before: &[i64],
+    range: std::ops::Range<i64>,
+    after: &[i64],
+) {
+    let tx = index.conn.transaction().unwrap();
+    let docs: i64 = schema::read_meta(&tx, "docs")
+        .unwrap()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    let mut writer = schema::Writer::new(&tx).unwrap();
+    for i in before {
+        writer.remove_memory(&path(*i)).unwrap();
+    }
+    for i in range {
+        let ns = if i % 3 == 0 { "decisions" } else { "learnings" };
+        let status = if i % 5 == 0 {
+            Status::Archived
+        } else {
+            Status::Active
+        };
+        let m = memory(rng, i, ns, status);
+        writer.insert_memory(&path(i), Oid::ZERO_SHA1, &m).unwrap();
+    }
+    for i in after {
+        writer.remove_memory(&path(*i)).unwrap();
+    }
+    writer.finish().unwrap();
+    let delta = writer.delta;
+    drop(writer);
+    schema::write_doc_count(&tx, docs + delta).unwrap();
+    tx.commit().unwrap();
+}
+
+#[test]
+fn postings_rank_exactly_like_fts5_with_filters_and_after_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut index, _) = Index::open(&dir.path().join("i.sqlite3")).unwrap();
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    change(&mut index, &mut rng, &[], 0..3000, &[]);
+    assert_eq!(index.doc_count().unwrap(), 3000);
+    let filters = |rng: &mut Rng| -> ListFilter {
+        let limit = Some([1, 3, 10, 25, 40][(rng.next() % 5) as usize]);
+        match rng.next() % 5 {
+            0 => ListFilter {
+                limit,
+                ..ListFilter::default()
+            },
+            1 => ListFilter {
+                namespace: Some("decisions".into()),
+                limit,
+                ..ListFilter::default()
+            },
+            2 => ListFilter {
+                tag: Some(word(rng.skewed(50))),
+                limit,
+                ..ListFilter::default()
+            },
+            3 => ListFilter {
+                statuses: vec![Status::Archived],
+                limit,
+                ..ListFilter::default()
+            },
+            _ => ListFilter::default(),
+        }
+    };
+    let check = |index: &Index, rng: &mut Rng, round: &str| {
+        for q in 0..150 {
+            // Common words (the first few of the vocabulary), rare ones, and mixes.
+            let n = 1 + (rng.next() % 4) as usize;
+            let words: Vec<String> = (0..n)
+                .map(|k| match (q + k) % 3 {
+                    0 => word((rng.next() % 4) as usize),
+                    _ => word(rng.skewed(20_000)),
+                })
+                .collect();
+            let text = words.join(" ");
+            let filter = filters(rng);
+            let terms = query::query_terms(&text);
+            let fast = query::recall_scored(&index.conn, &terms, &filter)
+                .unwrap()
+                .expect("the postings answer");
+            let slow = query::recall_exhaustive(&index.conn, &text, &filter).unwrap();
+            let filtered = query::restricts(&filter);
+            assert_same(
+                &fast,
+                &slow,
+                filtered,
+                &format!("{round}: {text} {filter:?}"),
+            );
+            assert_same(
+                &index.recall(&text, &filter).unwrap(),
+                &slow,
+                filtered,
+                &format!("{round}, through recall: {text}"),
+            );
+            // Ties at the cut come most recent first, then by id.
+            let order = |h: &Hit| {
+                (
+                    h.score.to_bits(),
+                    std::cmp::Reverse(h.memory.updated),
+                    h.memory.id.to_string(),
+                )
+            };
+            assert!(
+                fast.windows(2)
+                    .all(|w| w[0].score > w[1].score || order(&w[0]) <= order(&w[1])),
+                "{text}"
+            );
+        }
+    };
+    check(&index, &mut rng, "as built");
+    // Removed memories (some row ids reused by the new ones), new memories, a removal of a
+    // memory inserted in the same change.
+    let removed: Vec<i64> = (0..3000).filter(|i| i % 11 == 0 || *i > 2950).collect();
+    change(&mut index, &mut rng, &removed, 3000..3300, &[]);
+    change(&mut index, &mut rng, &[], 3300..3302, &[3300]);
+    let expected = 3000 - removed.len() as i64 + 301;
+    assert_eq!(index.doc_count().unwrap(), expected);
+    check(&index, &mut rng, "after changes");
+    // Postings that fall behind the index (another count) are not used.
+    schema::write_doc_count(&index.conn, expected + 1).unwrap();
+    assert!(
+        query::recall_scored(&index.conn, &["kalo".to_string()], &ListFilter::default())
+            .unwrap()
+            .is_none()
+    );
+}

@@ -1,0 +1,166 @@
+//! Tests of vector search at 100,000 memories: the sketch shortlist against the exact scan, and
+//! a matrix whose components stay in the cache file (equal results, damage detected).
+
+use super::vector_cache;
+use super::vectors::tests::{exact, matrix};
+use super::vectors::{Probe, SHORTLIST_FROM, VectorMatrix};
+use crate::embed::{Quantized, normalize};
+
+/// A seeded generator (xorshift) so the tests are reproducible.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// Uniform in [-1, 1).
+    fn unit(&mut self) -> f32 {
+        (self.next() % 2_000_001) as f32 / 1_000_000.0 - 1.0
+    }
+
+    /// Zipf-like draw in 0..n: low indices are common, with a long tail.
+    fn skewed(&mut self, n: usize) -> usize {
+        let u = (self.next() % 1_000_000) as f64 / 1_000_000.0;
+        let q = 20.0;
+        (q * ((n as f64 + q) / q).powf(u) - q)
+            .floor()
+            .clamp(0.0, n as f64 - 1.0) as usize
+    }
+}
+
+const DIMS: usize = 256;
+const VOCABULARY: usize = 5_000;
+
+/// Texts embedded as a static embedder does (the normalised mean of their words' rows), over
+/// word rows that share a common direction, as real token rows do.
+struct Words {
+    rows: Vec<Vec<f32>>,
+}
+
+impl Words {
+    fn new(rng: &mut Rng) -> Words {
+        let common: Vec<f32> = (0..DIMS).map(|_| rng.unit()).collect();
+        let rows = (0..VOCABULARY)
+            .map(|_| {
+                (0..DIMS)
+                    .map(|i| rng.unit() + 0.8 * common[i])
+                    .collect::<Vec<f32>>()
+            })
+            .collect();
+        Words { rows }
+    }
+
+    fn embed(&self, words: &[usize]) -> Vec<f32> {
+        let mut v = vec![0f32; DIMS];
+        for &w in words {
+            for (x, r) in v.iter_mut().zip(&self.rows[w]) {
+                *x += r;
+            }
+        }
+        normalize(&mut v);
+        v
+    }
+
+    fn text(&self, rng: &mut Rng, n: usize) -> Vec<usize> {
+        (0..n).map(|_| rng.skewed(VOCABULARY)).collect()
+    }
+}
+
+/// 100,000 memories of one to three chunks.
+fn store(rng: &mut Rng, words: &Words) -> VectorMatrix {
+    let (mut memory, mut values, mut scales) = (Vec::new(), Vec::new(), Vec::new());
+    for row in 1..=100_000i64 {
+        for _ in 0..1 + rng.next() % 3 {
+            let n = 8 + (rng.next() % 24) as usize;
+            let q = Quantized::new(&words.embed(&words.text(rng, n)));
+            memory.push(row);
+            values.extend(q.values.iter().map(|&x| x as u8));
+            scales.push(q.scale);
+        }
+    }
+    matrix(DIMS, memory, values, scales)
+}
+
+fn overlap(a: &[(i64, f32)], b: &[(i64, f32)]) -> f64 {
+    let b: std::collections::HashSet<i64> = b.iter().map(|x| x.0).collect();
+    a.iter().filter(|x| b.contains(&x.0)).count() as f64 / a.len().max(1) as f64
+}
+
+#[test]
+fn the_sketch_shortlist_finds_the_exact_top_ten_at_100k() {
+    let mut rng = Rng(0x51f1_5eed_0bad_cafe);
+    let words = Words::new(&mut rng);
+    let m = store(&mut rng, &words);
+    assert!(m.len() >= SHORTLIST_FROM, "the shortlist path must run");
+    let (mut total, mut identical) = (0.0, 0);
+    let queries = 60;
+    for i in 0..queries {
+        let probe = Probe::new(&words.embed(&words.text(&mut rng, 2 + i % 4)));
+        let fast = m.search(&probe, 10, |_| true).unwrap();
+        let slow = exact(&m, &probe, 10, |_| true);
+        assert_eq!(fast.len(), 10);
+        // A memory the shortlist keeps has its exact score.
+        for (row, score) in &fast {
+            assert_eq!(m.best(*row, &probe).unwrap(), Some(*score));
+        }
+        total += overlap(&fast, &slow);
+        identical += usize::from(fast == slow);
+    }
+    let mean = total / queries as f64;
+    assert!(mean >= 0.95, "top-10 overlap with the exact scan {mean:.3}");
+    assert!(
+        identical > queries / 2,
+        "{identical} of {queries} identical"
+    );
+    // The same holds under a filter.
+    let keep = |row: i64| row % 3 == 0;
+    let probe = Probe::new(&words.embed(&words.text(&mut rng, 3)));
+    let fast = m.search(&probe, 10, keep).unwrap();
+    assert!(fast.iter().all(|(row, _)| keep(*row)));
+    assert!(overlap(&fast, &exact(&m, &probe, 10, keep)) >= 0.8);
+}
+
+#[test]
+fn components_left_in_the_file_give_the_same_results_and_damage_is_caught() {
+    let mut rng = Rng(0x0dd_ba11_f00d);
+    let words = Words::new(&mut rng);
+    let m = store(&mut rng, &words);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("index.sqlite3.vectors");
+    vector_cache::write_whole(&path, &m, 7, "fake");
+    let stored = vector_cache::read(&path, 7, DIMS, "fake", false)
+        .expect("the file holds stamp 7")
+        .matrix;
+    assert!(
+        !stored.is_resident(),
+        "a large matrix leaves its components in the file"
+    );
+    let probe = Probe::new(&words.embed(&words.text(&mut rng, 3)));
+    let in_memory = m.search(&probe, 40, |_| true).unwrap();
+    assert_eq!(stored.search(&probe, 40, |_| true).unwrap(), in_memory);
+    let top = in_memory[0].0;
+    assert_eq!(
+        stored.head(top).unwrap(),
+        m.head(top).unwrap(),
+        "the head chunk read from the file"
+    );
+
+    // A flipped byte in the best memory's components: the search reports damage.
+    let mut bytes = std::fs::read(&path).unwrap();
+    let whole = vector_cache::read(&path, 7, DIMS, "fake", true).unwrap();
+    assert_eq!(whole.matrix.len(), m.len());
+    let at = bytes.len() - 32 - (m.len() - m.memory.partition_point(|&r| r < top)) * DIMS;
+    bytes[at + 3] ^= 0x10;
+    std::fs::write(&path, &bytes).unwrap();
+    let stored = vector_cache::read(&path, 7, DIMS, "fake", false)
+        .unwrap()
+        .matrix;
+    assert!(stored.search(&probe, 40, |_| true).is_err());
+    assert!(stored.best(top, &probe).is_err());
+    // Reading every component finds it too.
+    assert!(vector_cache::read(&path, 7, DIMS, "fake", true).is_none());
+}
