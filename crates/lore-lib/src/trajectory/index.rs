@@ -11,8 +11,46 @@ use crate::error::Result;
 use crate::steps::TrajectoryStep;
 use crate::tokens::estimate_tokens;
 
+/// A step as the index keeps it: parsed when it was pushed, or its JSON when the index was read
+/// back from its persisted form (parsed only when the step is returned).
+pub(super) enum StepEntry {
+    /// Pushed in this process.
+    Parsed(TrajectoryStep),
+    /// Read back: the step's JSON, committed on `branch`.
+    Stored {
+        id: Box<str>,
+        json: Box<str>,
+        branch: Arc<str>,
+    },
+}
+
+impl StepEntry {
+    /// The step's id.
+    pub(super) fn id(&self) -> &str {
+        match self {
+            StepEntry::Parsed(entry) => &entry.step.id,
+            StepEntry::Stored { id, .. } => id,
+        }
+    }
+
+    /// The step as retrieval returns it.
+    pub(super) fn to_step(&self) -> Result<TrajectoryStep> {
+        match self {
+            StepEntry::Parsed(entry) => Ok(entry.clone()),
+            StepEntry::Stored { json, branch, .. } => Ok(TrajectoryStep {
+                step: serde_json::from_str(json).map_err(|e| crate::error::Error::Parse {
+                    context: "a persisted trajectory step".into(),
+                    message: e.to_string(),
+                })?,
+                branch: branch.to_string(),
+                committed: true,
+            }),
+        }
+    }
+}
+
 pub(super) struct Indexed {
-    pub(super) entry: TrajectoryStep,
+    pub(super) entry: StepEntry,
     pub(super) line: String,
     pub(super) tokens: usize,
     pub(super) vector: Vec<f32>,
@@ -57,8 +95,8 @@ pub struct TrajectoryIndex {
     pub(super) params: Params,
     pub(super) steps: Vec<Indexed>,
     pub(super) units: Vec<Unit>,
-    unit_keys: HashMap<(View, String), u32>,
-    similarity_of: Vec<Option<u32>>,
+    pub(super) unit_keys: HashMap<(View, String), u32>,
+    pub(super) similarity_of: Vec<Option<u32>>,
     pub(super) vocab: HashMap<String, u32>,
     pub(super) df: Vec<u32>,
     pub(super) postings: Vec<Vec<u32>>,
@@ -104,6 +142,11 @@ impl TrajectoryIndex {
     /// Whether no step is indexed.
     pub fn is_empty(&self) -> bool {
         self.steps.is_empty()
+    }
+
+    /// Whether a step with this id is indexed.
+    pub fn contains(&self, id: &str) -> bool {
+        self.steps.iter().any(|s| s.entry.id() == id)
     }
 
     /// How many units exist, by view.
@@ -245,7 +288,7 @@ impl TrajectoryIndex {
             vector,
             terms,
             units,
-            entry,
+            entry: StepEntry::Parsed(entry),
         });
     }
 
