@@ -11,7 +11,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use git2::Oid;
-use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use rusqlite::{Connection, TransactionBehavior, params};
 
 use super::files::parse_segment;
 use super::{LOG_DIR, TrajectoryStep, Workspace};
@@ -23,10 +23,10 @@ use crate::trajectory::{Params, TrajectoryIndex, builtin_embedder};
 const BUSY_WAIT: Duration = Duration::from_millis(200);
 
 /// What one row records: the tip, the segments read (`name blob-id` per line) and the index.
-struct Kept {
-    tip: String,
-    segments: String,
-    body: Vec<u8>,
+struct Kept<'a> {
+    tip: &'a str,
+    segments: &'a str,
+    body: &'a [u8],
 }
 
 /// The open file.
@@ -55,24 +55,29 @@ impl RecallIndexFile {
         Ok(RecallIndexFile { conn })
     }
 
-    fn load(&self, branch: &str, key: &str) -> Result<Option<Kept>> {
-        Ok(self
+    /// Reads a branch's row, if any, and hands its tip, segments and index bytes (borrowed
+    /// from SQLite, not copied) to `read`.
+    fn load<R>(
+        &self,
+        branch: &str,
+        key: &str,
+        read: impl FnOnce(&str, &str, &[u8]) -> R,
+    ) -> Result<Option<R>> {
+        let mut stmt = self
             .conn
-            .query_row(
-                "SELECT tip, segments, body FROM built WHERE branch = ?1 AND key = ?2",
-                params![branch, key],
-                |row| {
-                    Ok(Kept {
-                        tip: row.get(0)?,
-                        segments: row.get(1)?,
-                        body: row.get(2)?,
-                    })
-                },
-            )
-            .optional()?)
+            .prepare("SELECT tip, segments, body FROM built WHERE branch = ?1 AND key = ?2")?;
+        let mut rows = stmt.query(params![branch, key])?;
+        let Some(row) = rows.next()? else {
+            return Ok(None);
+        };
+        let (tip, segments, body) = (row.get_ref(0)?, row.get_ref(1)?, row.get_ref(2)?);
+        match (tip.as_str(), segments.as_str(), body.as_blob()) {
+            (Ok(tip), Ok(segments), Ok(body)) => Ok(Some(read(tip, segments, body))),
+            _ => Ok(None),
+        }
     }
 
-    fn save(&mut self, branch: &str, key: &str, kept: &Kept) -> Result<()> {
+    fn save(&mut self, branch: &str, key: &str, kept: &Kept<'_>) -> Result<()> {
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -132,35 +137,40 @@ impl Workspace<'_> {
                 Ok(steps)
             };
         let mut file = RecallIndexFile::open(&self.recall_index_path()).ok();
-        let kept = file
-            .as_ref()
-            .and_then(|f| f.load(branch, &key).ok().flatten());
-        if let Some(kept) = kept {
-            let tip_text = tip.to_string();
-            let decode = || {
-                TrajectoryIndex::decode(&kept.body, Some(embedder.clone()), params.clone(), branch)
-            };
-            if kept.tip == tip_text
-                && kept.segments == listed
-                && let Ok(index) = decode()
-            {
-                return Ok(index);
-            }
-            let fast_forward = listed.starts_with(&kept.segments)
-                && Oid::from_str(&kept.tip).is_ok_and(|old| {
-                    self.store
-                        .repo()
-                        .graph_descendant_of(tip, old)
-                        .unwrap_or(false)
-                });
-            if fast_forward && let Ok(mut index) = decode() {
-                let known = kept.segments.lines().count();
+        let tip_text = tip.to_string();
+        // What the kept row offers: the index as it is, or caught up from the segment it
+        // read last, or nothing (absent, damaged, or no longer a prefix of the branch).
+        let kept = file.as_ref().and_then(|f| {
+            f.load(branch, &key, |kept_tip, kept_segments, body| {
+                let same = kept_tip == tip_text && kept_segments == listed;
+                let fast_forward = !same
+                    && listed.starts_with(kept_segments)
+                    && Oid::from_str(kept_tip).is_ok_and(|old| {
+                        self.store
+                            .repo()
+                            .graph_descendant_of(tip, old)
+                            .unwrap_or(false)
+                    });
+                if !same && !fast_forward {
+                    return None;
+                }
+                let index =
+                    TrajectoryIndex::decode(body, Some(embedder.clone()), params.clone(), branch)
+                        .ok()?;
+                Some((index, same, kept_segments.lines().count()))
+            })
+            .ok()
+            .flatten()
+            .flatten()
+        });
+        if let Some((mut index, same, known)) = kept {
+            if !same {
                 index.extend(read(known)?)?;
                 if let Some(f) = file.as_mut() {
                     keep(f, branch, &key, tip_text, listed, &index);
                 }
-                return Ok(index);
             }
+            return Ok(index);
         }
         let mut index = TrajectoryIndex::new(Some(embedder), params);
         index.extend(read(0)?)?;
@@ -185,9 +195,9 @@ fn keep(
             branch,
             key,
             &Kept {
-                tip,
-                segments,
-                body,
+                tip: &tip,
+                segments: &segments,
+                body: &body,
             },
         );
     }
@@ -268,7 +278,7 @@ mod tests {
             builtin_embedder().id(),
             serde_json::to_string(&Params::default()).unwrap()
         );
-        file.load(MAIN, &key).unwrap().map(|k| k.tip)
+        file.load(MAIN, &key, |tip, _, _| tip.to_string()).unwrap()
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! files, tool, subgoal, a similarity unit), the lexical postings and the implicit summary tree.
 
 use std::collections::HashMap;
+use std::ops::Range;
 use std::sync::{Arc, OnceLock};
 
 use super::Params;
@@ -11,15 +12,18 @@ use crate::error::Result;
 use crate::steps::TrajectoryStep;
 use crate::tokens::estimate_tokens;
 
-/// A step as the index keeps it: parsed when it was pushed, or its JSON when the index was read
-/// back from its persisted form (parsed only when the step is returned).
+/// A step as the index keeps it: parsed when it was pushed, or, when the index was read back
+/// from its persisted form, its id, JSON and packed line as ranges of one shared text (the JSON
+/// parsed only when the step is returned).
 pub(super) enum StepEntry {
     /// Pushed in this process.
-    Parsed(TrajectoryStep),
-    /// Read back: the step's JSON, committed on `branch`.
+    Parsed { entry: TrajectoryStep, line: String },
+    /// Read back: committed on `branch`.
     Stored {
-        id: Box<str>,
-        json: Box<str>,
+        text: Arc<str>,
+        id: Range<usize>,
+        json: Range<usize>,
+        line: Range<usize>,
         branch: Arc<str>,
     },
 }
@@ -28,19 +32,46 @@ impl StepEntry {
     /// The step's id.
     pub(super) fn id(&self) -> &str {
         match self {
-            StepEntry::Parsed(entry) => &entry.step.id,
-            StepEntry::Stored { id, .. } => id,
+            StepEntry::Parsed { entry, .. } => &entry.step.id,
+            StepEntry::Stored { text, id, .. } => &text[id.clone()],
+        }
+    }
+
+    /// The line packed for the step.
+    pub(super) fn line(&self) -> &str {
+        match self {
+            StepEntry::Parsed { line, .. } => line,
+            StepEntry::Stored { text, line, .. } => &text[line.clone()],
+        }
+    }
+
+    /// The step's JSON, as persisted.
+    pub(super) fn json(&self) -> Result<std::borrow::Cow<'_, str>> {
+        match self {
+            StepEntry::Parsed { entry, .. } => serde_json::to_string(&entry.step)
+                .map(std::borrow::Cow::Owned)
+                .map_err(|e| crate::error::Error::Parse {
+                    context: "persisting a trajectory step".into(),
+                    message: e.to_string(),
+                }),
+            StepEntry::Stored { text, json, .. } => {
+                Ok(std::borrow::Cow::Borrowed(&text[json.clone()]))
+            }
         }
     }
 
     /// The step as retrieval returns it.
     pub(super) fn to_step(&self) -> Result<TrajectoryStep> {
         match self {
-            StepEntry::Parsed(entry) => Ok(entry.clone()),
-            StepEntry::Stored { json, branch, .. } => Ok(TrajectoryStep {
-                step: serde_json::from_str(json).map_err(|e| crate::error::Error::Parse {
-                    context: "a persisted trajectory step".into(),
-                    message: e.to_string(),
+            StepEntry::Parsed { entry, .. } => Ok(entry.clone()),
+            StepEntry::Stored {
+                text, json, branch, ..
+            } => Ok(TrajectoryStep {
+                step: serde_json::from_str(&text[json.clone()]).map_err(|e| {
+                    crate::error::Error::Parse {
+                        context: "a persisted trajectory step".into(),
+                        message: e.to_string(),
+                    }
                 })?,
                 branch: branch.to_string(),
                 committed: true,
@@ -51,7 +82,6 @@ impl StepEntry {
 
 pub(super) struct Indexed {
     pub(super) entry: StepEntry,
-    pub(super) line: String,
     pub(super) tokens: usize,
     pub(super) vector: Vec<f32>,
     pub(super) terms: Vec<u32>,
@@ -284,11 +314,10 @@ impl TrajectoryIndex {
         let line = format!("- {}", entry.step.compact());
         self.steps.push(Indexed {
             tokens: line_tokens(&line),
-            line,
             vector,
             terms,
             units,
-            entry: StepEntry::Parsed(entry),
+            entry: StepEntry::Parsed { entry, line },
         });
     }
 

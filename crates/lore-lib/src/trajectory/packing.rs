@@ -114,8 +114,8 @@ impl TrajectoryIndex {
             let (s, _) = pool.remove(i);
             redundancy.remove(i);
             let step = &self.steps[s as usize];
-            let duplicate =
-                red >= self.params.duplicate_cosine || chosen.iter().any(|c| c.line == step.line);
+            let duplicate = red >= self.params.duplicate_cosine
+                || chosen.iter().any(|c| c.line == step.entry.line());
             if duplicate {
                 continue;
             }
@@ -158,7 +158,7 @@ impl TrajectoryIndex {
             position: s as usize + 1,
             score,
             tokens: step.tokens,
-            line: step.line.clone(),
+            line: step.entry.line().to_string(),
             units: step
                 .units
                 .iter()

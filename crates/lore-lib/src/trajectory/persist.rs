@@ -13,7 +13,7 @@ use super::units::{Unit, View};
 use crate::embed::SharedEmbedder;
 use crate::error::{Error, Result};
 
-const MAGIC: &[u8; 8] = b"LORETRJ1";
+const MAGIC: &[u8; 8] = b"LORETRJ2";
 
 struct Writer(Vec<u8>);
 
@@ -126,22 +126,21 @@ impl TrajectoryIndex {
         ));
         w.0.extend_from_slice(MAGIC);
         w.len(self.steps.len());
+        // The texts first, as one run (read back as one shared text), then each step's ends
+        // of its id, JSON and line within it.
+        let mut text = String::new();
+        let mut ends: Vec<u32> = Vec::with_capacity(self.steps.len() * 3);
         for s in &self.steps {
-            match &s.entry {
-                StepEntry::Parsed(entry) => {
-                    w.text(&entry.step.id);
-                    let json = serde_json::to_string(&entry.step).map_err(|e| Error::Parse {
-                        context: "persisting a trajectory step".into(),
-                        message: e.to_string(),
-                    })?;
-                    w.text(&json);
-                }
-                StepEntry::Stored { id, json, .. } => {
-                    w.text(id);
-                    w.text(json);
-                }
-            }
-            w.text(&s.line);
+            text.push_str(s.entry.id());
+            ends.push(text.len() as u32);
+            text.push_str(&s.entry.json()?);
+            ends.push(text.len() as u32);
+            text.push_str(s.entry.line());
+            ends.push(text.len() as u32);
+        }
+        w.text(&text);
+        w.u32s(&ends);
+        for s in &self.steps {
             w.len(s.tokens);
             w.f32s(&s.vector);
             w.u32s(&s.terms);
@@ -198,22 +197,33 @@ impl TrajectoryIndex {
         }
         let branch: Arc<str> = Arc::from(branch);
         let n = r.len()?;
-        index.steps.reserve(n.min(bytes.len()));
-        for _ in 0..n {
-            let id = r.text()?.into();
-            let json = r.text()?.into();
+        let text: Arc<str> = Arc::from(r.text()?);
+        let ends = r.u32s()?;
+        if ends.len() != n * 3
+            || ends.windows(2).any(|w| w[0] > w[1])
+            || ends.last().is_some_and(|e| *e as usize != text.len())
+            || ends.iter().any(|e| !text.is_char_boundary(*e as usize))
+        {
+            return Err(damaged("the steps' texts"));
+        }
+        index.steps.reserve(n);
+        let mut start = 0;
+        for step_ends in ends.chunks_exact(3) {
+            let [id, json, line] = [step_ends[0], step_ends[1], step_ends[2]].map(|e| e as usize);
             index.steps.push(Indexed {
                 entry: StepEntry::Stored {
-                    id,
-                    json,
+                    text: text.clone(),
+                    id: start..id,
+                    json: id..json,
+                    line: json..line,
                     branch: branch.clone(),
                 },
-                line: r.text()?.to_string(),
                 tokens: r.len()?,
                 vector: r.f32s()?,
                 terms: r.u32s()?,
                 units: r.u32s()?,
             });
+            start = line;
         }
         let units = r.len()?;
         for id in 0..units {
