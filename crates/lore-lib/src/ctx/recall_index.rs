@@ -42,8 +42,12 @@ impl RecallIndexFile {
         }
         let conn = Connection::open(path)?;
         conn.busy_timeout(BUSY_WAIT)?;
+        // Rows are a few large blobs: big pages (for a new file) and a mapped read keep their
+        // reading to few system calls.
         conn.execute_batch(
-            "CREATE TABLE IF NOT EXISTS built (
+            "PRAGMA page_size = 65536;
+            PRAGMA mmap_size = 1073741824;
+            CREATE TABLE IF NOT EXISTS built (
                 branch TEXT NOT NULL,
                 key TEXT NOT NULL,
                 tip TEXT NOT NULL,
