@@ -10,6 +10,7 @@
 //!   log/NNNNNN.jsonl   the steps each commit (or merge) added, one JSON step per line
 //! <git common dir>/lore/ctx/HEAD                 the current branch (per clone)
 //! <git common dir>/lore/ctx/journal/<b>.jsonl    uncommitted steps (per clone, durable)
+//! <git common dir>/lore/ctx/trajectory.sqlite   each branch's trajectory index (derived)
 //! ```
 //!
 //! Every change is one git commit moved by compare-and-swap ([`crate::Store::transact_ref`]); each
@@ -19,7 +20,8 @@
 //! warnings), `branching.rs` (init, branch, switch), `commit.rs` (log, status, commit, an import's
 //! write), `merge.rs`, `metadata.rs`, `history.rs` (a branch's history and the blog's four tools),
 //! `summary.rs` (composed summaries, `commit.md` entries), `recall.rs` (the steps branches hold
-//! and trajectory recall over them), `files.rs` (reading and writing a commit's files), `view.rs`
+//! and trajectory recall over them), `recall_index.rs` (each branch's trajectory index kept
+//! between processes), `files.rs` (reading and writing a commit's files), `view.rs`
 //! (the CONTEXT views), `gcc.rs` (the `.GCC/` layout), `step.rs` (a step's `log.md` form).
 
 mod branching;
@@ -32,6 +34,7 @@ pub(crate) use merge::merge_base;
 mod metadata;
 pub mod preview;
 mod recall;
+mod recall_index;
 pub mod step;
 mod summary;
 pub mod sync_merge;

@@ -35,6 +35,33 @@ impl Workspace<'_> {
         Ok(out)
     }
 
+    /// The trajectory index of a branch's steps, committed and uncommitted, as a fresh build of
+    /// [`Workspace::steps`] makes it: the committed part read back from the kept file
+    /// (`recall_index.rs`), the journal's steps added.
+    pub fn branch_index(
+        &self,
+        branch: &str,
+        embedder: Option<crate::embed::SharedEmbedder>,
+    ) -> Result<crate::trajectory::TrajectoryIndex> {
+        let tip = self
+            .tip(branch)?
+            .ok_or_else(|| self.unknown_branch(branch))?;
+        let mut index = self.committed_index(branch, tip, embedder)?;
+        let journal: Vec<TrajectoryStep> = self
+            .uncommitted(branch)?
+            .items
+            .into_iter()
+            .filter(|step| !index.contains(&step.id))
+            .map(|step| TrajectoryStep {
+                step,
+                branch: branch.to_string(),
+                committed: false,
+            })
+            .collect();
+        index.extend(journal)?;
+        Ok(index)
+    }
+
     /// Trajectory recall over a branch's steps (committed and uncommitted), or every branch's
     /// with `all_branches`: returns what was packed and how many steps were searched.
     pub fn recall(
@@ -46,15 +73,17 @@ impl Workspace<'_> {
         all_branches: bool,
         embedder: Option<crate::embed::SharedEmbedder>,
     ) -> Result<(crate::trajectory::Recalled, usize)> {
-        let steps = if all_branches {
-            self.all_steps()?
+        let index = if all_branches {
+            let mut index = crate::trajectory::TrajectoryIndex::new(
+                embedder,
+                crate::trajectory::Params::default(),
+            );
+            index.extend(self.all_steps()?)?;
+            index
         } else {
             let branch = self.resolve(branch)?;
-            self.steps(&branch, true)?
+            self.branch_index(&branch, embedder)?
         };
-        let mut index =
-            crate::trajectory::TrajectoryIndex::new(embedder, crate::trajectory::Params::default());
-        index.extend(steps)?;
         let got = index.recall(query, budget, strategy)?;
         Ok((got, index.len()))
     }

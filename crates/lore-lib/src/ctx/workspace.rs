@@ -181,6 +181,11 @@ impl<'s> Workspace<'s> {
         Journal::new(&self.dir.join("journal"), branch)
     }
 
+    /// The derived, disposable file that keeps each branch's trajectory index between processes.
+    pub(super) fn recall_index_path(&self) -> PathBuf {
+        self.dir.join("trajectory.sqlite")
+    }
+
     fn head_path(&self) -> PathBuf {
         self.dir.join("HEAD")
     }

@@ -2,6 +2,7 @@
 //! files, tool, subgoal, a similarity unit), the lexical postings and the implicit summary tree.
 
 use std::collections::HashMap;
+use std::ops::Range;
 use std::sync::{Arc, OnceLock};
 
 use super::Params;
@@ -11,9 +12,76 @@ use crate::error::Result;
 use crate::steps::TrajectoryStep;
 use crate::tokens::estimate_tokens;
 
+/// A step as the index keeps it: parsed when it was pushed, or, when the index was read back
+/// from its persisted form, its id, JSON and packed line as ranges of one shared text (the JSON
+/// parsed only when the step is returned).
+pub(super) enum StepEntry {
+    /// Pushed in this process.
+    Parsed { entry: TrajectoryStep, line: String },
+    /// Read back: committed on `branch`.
+    Stored {
+        text: Arc<str>,
+        id: Range<usize>,
+        json: Range<usize>,
+        line: Range<usize>,
+        branch: Arc<str>,
+    },
+}
+
+impl StepEntry {
+    /// The step's id.
+    pub(super) fn id(&self) -> &str {
+        match self {
+            StepEntry::Parsed { entry, .. } => &entry.step.id,
+            StepEntry::Stored { text, id, .. } => &text[id.clone()],
+        }
+    }
+
+    /// The line packed for the step.
+    pub(super) fn line(&self) -> &str {
+        match self {
+            StepEntry::Parsed { line, .. } => line,
+            StepEntry::Stored { text, line, .. } => &text[line.clone()],
+        }
+    }
+
+    /// The step's JSON, as persisted.
+    pub(super) fn json(&self) -> Result<std::borrow::Cow<'_, str>> {
+        match self {
+            StepEntry::Parsed { entry, .. } => serde_json::to_string(&entry.step)
+                .map(std::borrow::Cow::Owned)
+                .map_err(|e| crate::error::Error::Parse {
+                    context: "persisting a trajectory step".into(),
+                    message: e.to_string(),
+                }),
+            StepEntry::Stored { text, json, .. } => {
+                Ok(std::borrow::Cow::Borrowed(&text[json.clone()]))
+            }
+        }
+    }
+
+    /// The step as retrieval returns it.
+    pub(super) fn to_step(&self) -> Result<TrajectoryStep> {
+        match self {
+            StepEntry::Parsed { entry, .. } => Ok(entry.clone()),
+            StepEntry::Stored {
+                text, json, branch, ..
+            } => Ok(TrajectoryStep {
+                step: serde_json::from_str(&text[json.clone()]).map_err(|e| {
+                    crate::error::Error::Parse {
+                        context: "a persisted trajectory step".into(),
+                        message: e.to_string(),
+                    }
+                })?,
+                branch: branch.to_string(),
+                committed: true,
+            }),
+        }
+    }
+}
+
 pub(super) struct Indexed {
-    pub(super) entry: TrajectoryStep,
-    pub(super) line: String,
+    pub(super) entry: StepEntry,
     pub(super) tokens: usize,
     pub(super) vector: Vec<f32>,
     pub(super) terms: Vec<u32>,
@@ -57,8 +125,8 @@ pub struct TrajectoryIndex {
     pub(super) params: Params,
     pub(super) steps: Vec<Indexed>,
     pub(super) units: Vec<Unit>,
-    unit_keys: HashMap<(View, String), u32>,
-    similarity_of: Vec<Option<u32>>,
+    pub(super) unit_keys: HashMap<(View, String), u32>,
+    pub(super) similarity_of: Vec<Option<u32>>,
     pub(super) vocab: HashMap<String, u32>,
     pub(super) df: Vec<u32>,
     pub(super) postings: Vec<Vec<u32>>,
@@ -104,6 +172,11 @@ impl TrajectoryIndex {
     /// Whether no step is indexed.
     pub fn is_empty(&self) -> bool {
         self.steps.is_empty()
+    }
+
+    /// Whether a step with this id is indexed.
+    pub fn contains(&self, id: &str) -> bool {
+        self.steps.iter().any(|s| s.entry.id() == id)
     }
 
     /// How many units exist, by view.
@@ -241,11 +314,10 @@ impl TrajectoryIndex {
         let line = format!("- {}", entry.step.compact());
         self.steps.push(Indexed {
             tokens: line_tokens(&line),
-            line,
             vector,
             terms,
             units,
-            entry,
+            entry: StepEntry::Parsed { entry, line },
         });
     }
 

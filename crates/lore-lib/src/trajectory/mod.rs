@@ -19,6 +19,7 @@
 
 mod index;
 mod packing;
+mod persist;
 mod strategies;
 mod units;
 

@@ -7,6 +7,7 @@ use serde::Serialize;
 use super::Strategy;
 use super::index::TrajectoryIndex;
 use crate::embed::dot;
+use crate::error::Result;
 use crate::steps::TrajectoryStep;
 
 /// A step chosen for the context.
@@ -64,7 +65,7 @@ impl TrajectoryIndex {
         ranked: &[(u32, f32)],
         terms: &[(u32, f32)],
         budget: usize,
-    ) -> Vec<Packed> {
+    ) -> Result<Vec<Packed>> {
         let mut chosen: Vec<Packed> = Vec::new();
         let mut chosen_ids: Vec<u32> = Vec::new();
         let mut left = budget;
@@ -113,8 +114,8 @@ impl TrajectoryIndex {
             let (s, _) = pool.remove(i);
             redundancy.remove(i);
             let step = &self.steps[s as usize];
-            let duplicate =
-                red >= self.params.duplicate_cosine || chosen.iter().any(|c| c.line == step.line);
+            let duplicate = red >= self.params.duplicate_cosine
+                || chosen.iter().any(|c| c.line == step.entry.line());
             if duplicate {
                 continue;
             }
@@ -125,35 +126,39 @@ impl TrajectoryIndex {
                 }
             }
             chosen_ids.push(s);
-            chosen.push(self.packed(s, score));
+            chosen.push(self.packed(s, score)?);
         }
-        chosen
+        Ok(chosen)
     }
 
     /// Packs in the given order (recency): each line that fits.
-    pub(super) fn pack_in_order(&self, ranked: &[(u32, f32)], budget: usize) -> Vec<Packed> {
+    pub(super) fn pack_in_order(
+        &self,
+        ranked: &[(u32, f32)],
+        budget: usize,
+    ) -> Result<Vec<Packed>> {
         let mut left = budget;
         let mut out = Vec::new();
         for (s, score) in ranked {
             let step = &self.steps[*s as usize];
             if step.tokens <= left {
                 left -= step.tokens;
-                out.push(self.packed(*s, *score));
+                out.push(self.packed(*s, *score)?);
             }
             if left == 0 {
                 break;
             }
         }
-        out
+        Ok(out)
     }
 
-    fn packed(&self, s: u32, score: f32) -> Packed {
+    fn packed(&self, s: u32, score: f32) -> Result<Packed> {
         let step = &self.steps[s as usize];
-        Packed {
+        Ok(Packed {
             position: s as usize + 1,
             score,
             tokens: step.tokens,
-            line: step.line.clone(),
+            line: step.entry.line().to_string(),
             units: step
                 .units
                 .iter()
@@ -162,7 +167,7 @@ impl TrajectoryIndex {
                     format!("{}:{}", unit.view.as_str(), unit.label)
                 })
                 .collect(),
-            step: step.entry.clone(),
-        }
+            step: step.entry.to_step()?,
+        })
     }
 }

@@ -75,9 +75,9 @@ impl TrajectoryIndex {
             Strategy::Tree => self.tree_candidates(&q, &terms, &relevance),
         };
         let steps = if used == Strategy::Recency {
-            self.pack_in_order(&ranked, budget)
+            self.pack_in_order(&ranked, budget)?
         } else {
-            self.pack(&ranked, &terms, budget)
+            self.pack(&ranked, &terms, budget)?
         };
         Ok(Recalled {
             strategy,
