@@ -223,16 +223,26 @@ impl VectorMatrix {
                 bytes[dims..].try_into().expect("4 bytes"),
             ));
         }
+        Ok(VectorMatrix::resident(dims, memory, values, scales))
+    }
+
+    /// A matrix holding all its components in memory, sketched.
+    pub(crate) fn resident(
+        dims: usize,
+        memory: Vec<i64>,
+        values: Vec<u8>,
+        scales: Vec<f32>,
+    ) -> VectorMatrix {
         let center = sketch::center(&values, &scales, dims);
         let sketches = sketch::sketches(&values, &scales, dims, &center);
-        Ok(VectorMatrix {
+        VectorMatrix {
             dims,
             memory,
             scales,
             center,
             sketches,
             values: Values::Resident(values),
-        })
+        }
     }
 
     /// Number of chunk vectors.
@@ -479,16 +489,7 @@ pub(super) mod tests {
         values: Vec<u8>,
         scales: Vec<f32>,
     ) -> VectorMatrix {
-        let center = sketch::center(&values, &scales, dims);
-        let sketches = sketch::sketches(&values, &scales, dims, &center);
-        VectorMatrix {
-            dims,
-            memory,
-            scales,
-            center,
-            sketches,
-            values: Values::Resident(values),
-        }
+        VectorMatrix::resident(dims, memory, values, scales)
     }
 
     /// Every memory scored exactly in one pass (the reference for faster searches).
