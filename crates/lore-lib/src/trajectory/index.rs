@@ -17,7 +17,10 @@ use crate::tokens::estimate_tokens;
 /// parsed only when the step is returned).
 pub(super) enum StepEntry {
     /// Pushed in this process.
-    Parsed { entry: TrajectoryStep, line: String },
+    Parsed {
+        entry: Box<TrajectoryStep>,
+        line: String,
+    },
     /// Read back: committed on `branch`.
     Stored {
         text: Arc<str>,
@@ -63,7 +66,7 @@ impl StepEntry {
     /// The step as retrieval returns it.
     pub(super) fn to_step(&self) -> Result<TrajectoryStep> {
         match self {
-            StepEntry::Parsed { entry, .. } => Ok(entry.clone()),
+            StepEntry::Parsed { entry, .. } => Ok((**entry).clone()),
             StepEntry::Stored {
                 text, json, branch, ..
             } => Ok(TrajectoryStep {
@@ -317,7 +320,10 @@ impl TrajectoryIndex {
             vector,
             terms,
             units,
-            entry: StepEntry::Parsed { entry, line },
+            entry: StepEntry::Parsed {
+                entry: Box::new(entry),
+                line,
+            },
         });
     }
 
