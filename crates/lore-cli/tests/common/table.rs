@@ -365,13 +365,14 @@ pub fn cases() -> Vec<Case> {
     ]
 }
 
-/// What differs between two repositories doing the same thing: ids, commits, times, paths and
-/// run times; and the advice in errors, which is worded for each front end.
+/// What differs between two repositories doing the same thing: ids, commits, times and dates,
+/// paths and run times; and the advice in errors, which is worded for each front end.
 pub fn masked(value: &Value, repo: &Path) -> Value {
     let id = regex_lite(r"\b[0-9a-hjkmnp-tv-z]{12}\b");
     let hex = regex_lite(r"\b[0-9a-f]{7,40}\b");
     let shard = regex_lite(r"/[0-9a-z]/[0-9a-z]/\[ID\]");
     let time = regex_lite(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:\d\d)?");
+    let date = regex_lite(r"\b\d{4}-\d\d-\d\d\b");
     let root = repo.display().to_string();
     fn walk(v: &Value, f: &dyn Fn(&str) -> String) -> Value {
         match v {
@@ -393,6 +394,7 @@ pub fn masked(value: &Value, repo: &Path) -> Value {
     walk(value, &|s: &str| {
         let s = s.replace(&root, "[REPO]");
         let s = time.replace_all(&s, "[TIME]");
+        let s = date.replace_all(&s, "[DATE]");
         let s = id.replace_all(&s, "[ID]");
         let s = hex.replace_all(&s, "[HEX]");
         shard.replace_all(&s, "/[SHARD]/[ID]").into_owned()
