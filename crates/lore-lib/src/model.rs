@@ -578,6 +578,26 @@ pub fn to_millis(t: Timestamp) -> Timestamp {
     Timestamp::from_millisecond(t.as_millisecond()).unwrap_or(t)
 }
 
+/// Reads one of a few words, or says which are accepted.
+pub(crate) fn one_of<T: Copy>(what: &'static str, value: &str, choices: &[(&str, T)]) -> Result<T> {
+    choices
+        .iter()
+        .find(|(name, _)| *name == value)
+        .map(|(_, v)| *v)
+        .ok_or_else(|| Error::Invalid {
+            what,
+            value: value.to_string(),
+            reason: format!(
+                "expected {}",
+                choices
+                    .iter()
+                    .map(|(n, _)| *n)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

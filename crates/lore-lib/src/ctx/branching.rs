@@ -11,7 +11,7 @@ use super::{
     ROADMAP_FILE, Workspace, branch_ref, check_branch_name,
 };
 use crate::error::{Error, Result};
-use crate::memory::WriteContext;
+use crate::store::WriteContext;
 use crate::store::{Edit, RefWrite};
 
 impl Workspace<'_> {

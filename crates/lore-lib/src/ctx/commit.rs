@@ -16,7 +16,7 @@ use super::{
 };
 use crate::error::{Error, Result};
 use crate::linefile::Contents;
-use crate::memory::WriteContext;
+use crate::store::WriteContext;
 use crate::store::{Edit, RefWrite};
 
 impl Workspace<'_> {

@@ -17,9 +17,9 @@ use super::step::{parse_log, render_log};
 use super::{
     BRANCH_FILE, BranchMeta, COMMIT_FILE, METADATA_FILE, ROADMAP_FILE, Workspace, check_branch_name,
 };
-use crate::WriteContext;
 use crate::error::{Error, Result};
 use crate::model::to_millis;
+use crate::store::WriteContext;
 
 /// What an export or import covered.
 #[derive(Clone, Debug, Default, Serialize, JsonSchema)]

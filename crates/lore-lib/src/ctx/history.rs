@@ -8,8 +8,8 @@ use super::files::{normalize_doc, read_meta, text_of, to_yaml, upsert};
 use super::workspace::required;
 use super::{BRANCH_FILE, ContextVersion, EntryKind, ROADMAP_FILE, Workspace, branch_ref};
 use crate::error::{Error, Result};
-use crate::memory::WriteContext;
 use crate::store::RefWrite;
+use crate::store::WriteContext;
 
 impl Workspace<'_> {
     /// The blog's `read_context`: the branch's roadmap document.

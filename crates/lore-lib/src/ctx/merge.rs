@@ -16,8 +16,8 @@ use super::{
     Resolution, Workspace, branch_ref,
 };
 use crate::error::{Error, Result};
-use crate::memory::WriteContext;
 use crate::store::RefWrite;
+use crate::store::WriteContext;
 
 impl Workspace<'_> {
     /// The branches of a merge of `source` into `into` (default: the current branch), and the

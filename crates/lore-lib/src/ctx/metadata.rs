@@ -6,8 +6,8 @@ use git2::Oid;
 use super::files::{text_of, to_yaml, upsert, yaml_error};
 use super::{BRANCH_FILE, EntryKind, METADATA_FILE, Workspace, branch_ref, read_meta};
 use crate::error::{Error, Result};
-use crate::memory::WriteContext;
 use crate::store::RefWrite;
+use crate::store::WriteContext;
 
 impl Workspace<'_> {
     /// The metadata of a branch, whole or one segment (`a.b` reaches into nested mappings).

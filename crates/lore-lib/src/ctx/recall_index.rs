@@ -212,9 +212,9 @@ mod tests {
     use lore_testutils::TestRepo;
 
     use super::*;
-    use crate::WriteContext;
     use crate::steps::NewStep;
     use crate::store::Store;
+    use crate::store::WriteContext;
     use crate::trajectory::{Recalled, Strategy};
 
     const QUERIES: [&str; 4] = [

@@ -10,8 +10,8 @@ use super::commit::BranchFiles;
 use super::merge::merge_base;
 use super::step::NewStep;
 use super::*;
-use crate::WriteContext;
 use crate::secrets::SecretPolicy;
+use crate::store::WriteContext;
 use crate::store::{Edit, Message, RefWrite, Store};
 
 fn store(repo: &TestRepo) -> Store {

@@ -14,9 +14,9 @@ use super::{
 };
 use crate::error::{Error, Result};
 use crate::linefile::LineFile;
-use crate::memory::WriteContext;
 use crate::model::to_millis;
 use crate::secrets::{SecretPolicy, SecretReport};
+use crate::store::WriteContext;
 use crate::store::{Message, Store, ref_target};
 
 /// The uncommitted steps of one branch.
@@ -161,7 +161,7 @@ impl<'s> Workspace<'s> {
         let policy = match self.secret_policy.get() {
             Some(p) => *p,
             None => {
-                let p = crate::secrets::configured_policy(self.store)?;
+                let p = self.store.secret_policy()?;
                 *self.secret_policy.get_or_init(|| p)
             }
         };

@@ -8,13 +8,14 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::Lore;
-use super::write::{WriteContext, commit_text};
+use super::write::commit_text;
 use crate::error::{Error, Result};
 use crate::index::Hit;
 use crate::merge::open_conflicts;
 use crate::merge::records::{ConflictKind, ConflictRecord, ConflictSide, Tombstone};
 use crate::model::{Memory, MemoryId, Status, check_summary};
 use crate::record;
+use crate::store::WriteContext;
 use crate::store::layout::{self, path_of};
 use crate::store::{Edit, Message};
 

@@ -9,15 +9,13 @@ use serde::Serialize;
 
 use super::Lore;
 use super::screening::screen_memory;
-use super::write::{
-    NewMemory, WriteContext, Written, check_namespace, commit_text, display_name, free_path,
-};
+use super::write::{NewMemory, Written, check_namespace, commit_text, display_name, free_path};
 use crate::error::{Error, Result};
 use crate::merge::records::Tombstone;
 use crate::model::{Citation, Memory, MemoryId, Status, check_summary, normalize_tags};
 use crate::record;
 use crate::store::layout::{path_of, tombstone_path};
-use crate::store::{Edit, Message, Snapshot, purge::PurgeReport};
+use crate::store::{Edit, Message, Snapshot, WriteContext, purge::PurgeReport};
 
 /// Changes to apply to an existing memory.
 #[derive(Clone, Debug, Default)]

@@ -8,12 +8,13 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::Lore;
-use super::write::{WriteContext, commit_text};
+use super::write::commit_text;
 use crate::error::{Error, Result};
 use crate::index::ListFilter;
 use crate::merge::records::Tombstone;
 use crate::model::{MemoryId, Status};
 use crate::record;
+use crate::store::WriteContext;
 use crate::store::layout::{path_of, tombstone_path};
 use crate::store::{Edit, Message};
 
@@ -183,7 +184,7 @@ impl Lore {
                 .filter(|_| !report.archived.is_empty() || !report.expired.is_empty())
                 .map(|c| commit_text(Some(c)));
         }
-        report.packed = crate::sync::pack(self.store())?;
+        report.packed = self.store().pack()?;
         Ok(report)
     }
 }

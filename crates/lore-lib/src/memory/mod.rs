@@ -24,9 +24,10 @@ use crate::embed::SharedEmbedder;
 use crate::error::{Error, Result};
 use crate::index::{self, CatchUp, Index, IndexNotice};
 use crate::model::Memory;
-use crate::secrets::{self, SecretPolicy, SecretReport};
+use crate::secrets::{SecretPolicy, SecretReport};
 use crate::store::Store;
 
+pub use crate::store::WriteContext;
 pub use citations::{FileContent, FileLimits, StaleMemory, VerifyReport};
 pub use conflicts::{Conflict, ConflictVersion, Resolution, Resolved};
 pub use edit::{Patch, Superseded};
@@ -35,7 +36,7 @@ pub use lifecycle::{GcReport, LifecyclePolicy};
 pub use novelty::{DuplicateOf, Novelty, Remembered};
 pub use screening::{DEFAULT_MAX_BODY_BYTES, MAX_BODY_CONFIG, StoredSecret, WriteRules};
 pub use status::{IndexStatus, NamespaceCount, StoreStatus};
-pub use write::{BatchReport, NewMemory, WriteContext, Written};
+pub use write::{BatchReport, NewMemory, Written};
 
 /// The contested memories (id → conflict name) at one tip of the memory chain.
 type ContestedAt = (
@@ -85,7 +86,7 @@ impl Lore {
     pub fn secret_policy(&self) -> Result<SecretPolicy> {
         match self.secret_policy {
             Some(p) => Ok(p),
-            None => secrets::configured_policy(&self.store),
+            None => self.store.secret_policy(),
         }
     }
 

@@ -14,11 +14,12 @@ use serde::Serialize;
 use super::Lore;
 use super::changes::changed_memories;
 use super::specifics::{normalized, same_specifics};
-use super::write::{NewMemory, WriteContext, Written};
+use super::write::{NewMemory, Written};
 use crate::embed::{self, SharedEmbedder};
 use crate::error::{Error, Result};
 use crate::index::{Index, ListFilter, vectors};
 use crate::model::{Memory, Status};
+use crate::store::WriteContext;
 
 /// What to do when a new memory repeats an existing one.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -36,7 +36,7 @@ pub struct StoreStatus {
     /// The index.
     pub index: IndexStatus,
     /// How lore's refs stand against each remote, as of its last fetch.
-    pub remotes: Vec<crate::sync::RemoteStanding>,
+    pub remotes: Vec<crate::store::remotes::RemoteStanding>,
     /// Open contradictions (see `conflicts`).
     pub open_conflicts: usize,
 }
@@ -153,7 +153,7 @@ impl Lore {
                     .map(|e| e.id().to_string())
                     .unwrap_or_else(|| "none".into()),
             },
-            remotes: crate::sync::standing(&self.store)?,
+            remotes: crate::store::remotes::standing(&self.store)?,
             open_conflicts: self.contradictions()?.len(),
         })
     }

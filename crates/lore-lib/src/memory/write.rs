@@ -4,7 +4,6 @@
 use std::collections::HashSet;
 
 use git2::Oid;
-use jiff::Timestamp;
 use serde::Serialize;
 
 use super::Lore;
@@ -13,48 +12,11 @@ use super::screening::screen_memory;
 use crate::error::{Error, Result};
 use crate::model::{
     BUILTIN_NAMESPACES, Citation, Key, Memory, MemoryId, Namespace, Status, normalize_tags,
-    to_millis,
 };
 use crate::record;
 use crate::secrets::SecretReport;
 use crate::store::layout::{id_path, memory_path, namespace_marker_path, path_of};
-use crate::store::{Edit, Message, Snapshot};
-
-/// Who is writing and when: recorded in the memory and in the commit's trailers.
-#[derive(Clone, Debug, Default)]
-pub struct WriteContext {
-    /// The agent (e.g. `claude-code`).
-    pub agent: Option<String>,
-    /// The agent's session id.
-    pub session: Option<String>,
-    /// Overrides the author taken from the repository's git identity.
-    pub author: Option<String>,
-    /// The time to record (default: now). Lets tests and imports fix time.
-    pub now: Option<Timestamp>,
-}
-
-impl WriteContext {
-    pub(super) fn now(&self) -> Timestamp {
-        to_millis(self.now.unwrap_or_else(Timestamp::now))
-    }
-
-    pub(super) fn trailers(&self, action: &str, ids: &[&MemoryId]) -> Vec<(String, String)> {
-        let mut t = vec![("Lore-Action".to_string(), action.to_string())];
-        for id in ids {
-            t.push(("Lore-Memory".into(), id.to_string()));
-        }
-        // Who wrote is recorded as given, less any secret it holds (whatever the policy: a
-        // name is never the place for one).
-        let unsecret = |v: &str| crate::secrets::redact(v, &crate::secrets::scan(v));
-        if let Some(a) = &self.agent {
-            t.push(("Lore-Agent".into(), unsecret(a)));
-        }
-        if let Some(s) = &self.session {
-            t.push(("Lore-Session".into(), unsecret(s)));
-        }
-        t
-    }
-}
+use crate::store::{Edit, Message, Snapshot, WriteContext};
 
 /// A memory to write, as given by a user or an agent.
 #[derive(Clone, Debug, Default)]

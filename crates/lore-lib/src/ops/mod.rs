@@ -177,25 +177,7 @@ pub fn split_list(values: &[String]) -> Vec<String> {
         .collect()
 }
 
-/// Reads one of a few words, or says which are accepted.
-pub(crate) fn one_of<T: Copy>(what: &'static str, value: &str, choices: &[(&str, T)]) -> Result<T> {
-    choices
-        .iter()
-        .find(|(name, _)| *name == value)
-        .map(|(_, v)| *v)
-        .ok_or_else(|| Error::Invalid {
-            what,
-            value: value.to_string(),
-            reason: format!(
-                "expected {}",
-                choices
-                    .iter()
-                    .map(|(n, _)| *n)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        })
-}
+pub(crate) use crate::model::one_of;
 
 #[cfg(test)]
 mod tests {

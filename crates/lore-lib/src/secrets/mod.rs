@@ -59,19 +59,6 @@ impl SecretPolicy {
 /// The git configuration key that sets the secret policy (`block`, `redact` or `warn`).
 pub const POLICY_CONFIG: &str = "lore.secrets";
 
-/// The policy a store is configured with: `git config lore.secrets`, else redact. A configured
-/// value that is not a policy is an error, so a typo never silently weakens protection.
-pub fn configured_policy(store: &crate::store::Store) -> Result<SecretPolicy> {
-    match store.config_string(POLICY_CONFIG) {
-        None => Ok(SecretPolicy::default()),
-        Some(v) => SecretPolicy::parse(&v).map_err(|_| Error::Invalid {
-            what: "git config lore.secrets",
-            value: v,
-            reason: "expected block, redact or warn".into(),
-        }),
-    }
-}
-
 /// One secret found in a text.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Finding {

@@ -6,11 +6,14 @@
 //! lock is held on the repository between attempts. Nothing here touches the user's branches,
 //! index or working tree.
 
+pub(crate) mod git_cli;
 pub mod git_env;
 mod history;
 pub mod layout;
 mod open;
 pub mod purge;
+pub mod remotes;
+mod write_context;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -23,6 +26,7 @@ pub use git_env::GitEnv;
 pub use history::FileVersion;
 use history::{blob_at, diff_trees};
 pub use layout::{LORE_REF_PREFIX, MEMORY_REF};
+pub use write_context::WriteContext;
 
 /// The store format version written to `lore.yaml`.
 pub const STORE_FORMAT: u32 = 1;
@@ -252,6 +256,30 @@ impl Store {
     /// The git directory shared by all worktrees (where lore keeps its index).
     pub fn common_dir(&self) -> PathBuf {
         self.repo.commondir().to_path_buf()
+    }
+
+    /// The secret policy this store is configured with: `git config lore.secrets`, else redact.
+    /// A configured value that is not a policy is an error, so a typo never silently weakens
+    /// protection.
+    pub fn secret_policy(&self) -> Result<crate::secrets::SecretPolicy> {
+        use crate::secrets::{POLICY_CONFIG, SecretPolicy};
+        match self.config_string(POLICY_CONFIG) {
+            None => Ok(SecretPolicy::default()),
+            Some(v) => SecretPolicy::parse(&v).map_err(|_| Error::Invalid {
+                what: "git config lore.secrets",
+                value: v,
+                reason: "expected block, redact or warn".into(),
+            }),
+        }
+    }
+
+    /// Packs lore's refs (and every loose ref with them) and the repository's loose objects into
+    /// a pack, as `git pack-refs --all` and `git repack -d` do. Returns true when done.
+    pub fn pack(&self) -> Result<bool> {
+        let git = git_cli::GitCli::new(&self.common_dir(), Duration::from_secs(600));
+        git.maintain(&["pack-refs", "--all"])?;
+        git.maintain(&["repack", "-d", "-q"])?;
+        Ok(true)
     }
 
     /// The work tree's root, if the repository has one.

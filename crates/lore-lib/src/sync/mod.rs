@@ -9,7 +9,6 @@
 //! the round again, a bounded number of times. A ref that could not be merged is parked and not
 //! pushed, so nothing of the remote's is ever overwritten.
 
-mod git_cli;
 pub mod setup;
 
 use std::time::Duration;
@@ -23,12 +22,15 @@ use crate::error::{Error, Result};
 use crate::merge::{self, MergeCounts};
 use crate::model::MemoryId;
 use crate::record;
+use crate::store::git_cli::{GitCli, PushOutcome};
 use crate::store::layout::{self, PathKind};
+use crate::store::ref_target;
+pub use crate::store::remotes::{
+    RemoteStanding, TRACKING_PREFIX, parked_name, standing, tracking_prefix,
+};
+use crate::store::remotes::{lore_ref_names, tracked_name};
 use crate::store::{LORE_REF_PREFIX, MEMORY_REF, Message, RefWrite, Store};
-use git_cli::{GitCli, PushOutcome};
 
-/// Where the refs fetched from a remote are kept.
-pub const TRACKING_PREFIX: &str = "refs/lore-remotes/";
 /// How many fetch–merge–push rounds a sync tries before giving up on a busy remote.
 const MAX_ROUNDS: u32 = 30;
 /// How long a sync keeps retrying a push the remote refused because it moved.
@@ -50,11 +52,6 @@ pub fn remote_prefix(store: &Store) -> Result<&'static str> {
             reason: "use lore (refs/lore/*, the default) or heads (refs/heads/lore/*)".into(),
         }),
     }
-}
-
-/// The tracking namespace of one remote (`refs/lore-remotes/origin/`).
-pub fn tracking_prefix(remote: &str) -> String {
-    format!("{TRACKING_PREFIX}{remote}/")
 }
 
 /// Which directions a sync goes.
@@ -131,82 +128,6 @@ pub struct SyncReport {
     pub open_conflicts: usize,
     /// Fetch–merge–push rounds it took (more than one: the remote moved meanwhile).
     pub rounds: u32,
-}
-
-/// How lore's refs stand against one remote, as of its last fetch (no network).
-#[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct RemoteStanding {
-    /// The remote.
-    pub remote: String,
-    /// Whether lore's refs were ever fetched from it.
-    pub fetched: bool,
-    /// Commits of lore's refs here that the remote lacks (to push).
-    pub ahead: usize,
-    /// Commits of lore's refs there that this clone lacks (to merge).
-    pub behind: usize,
-    /// Lore refs whose remote version could not be merged and is parked.
-    pub parked: Vec<String>,
-}
-
-/// Every remote's standing (see [`RemoteStanding`]).
-pub fn standing(store: &Store) -> Result<Vec<RemoteStanding>> {
-    let repo = store.repo();
-    let mut out = Vec::new();
-    let remotes = repo.remotes()?;
-    for remote in remotes.iter().flatten().flatten() {
-        let prefix = tracking_prefix(remote);
-        let fetched = repo
-            .references_glob(&format!("{prefix}*"))?
-            .next()
-            .is_some();
-        let (mut ahead, mut behind) = (0, 0);
-        for name in lore_ref_names(repo, &prefix)? {
-            match (
-                ref_target(repo, &name)?,
-                ref_target(repo, &tracked_name(&prefix, &name))?,
-            ) {
-                (Some(l), Some(t)) => {
-                    let (a, b) = repo.graph_ahead_behind(l, t)?;
-                    ahead += a;
-                    behind += b;
-                }
-                (Some(l), None) => {
-                    let mut walk = repo.revwalk()?;
-                    walk.push(l)?;
-                    ahead += walk.count();
-                }
-                (None, Some(t)) => {
-                    let mut walk = repo.revwalk()?;
-                    walk.push(t)?;
-                    behind += walk.count();
-                }
-                _ => {}
-            }
-        }
-        let mut parked = Vec::new();
-        for r in repo.references_glob(&format!("refs/lore-parked/{remote}/*"))? {
-            if let Ok(name) = r?.name() {
-                parked.push(name.to_string());
-            }
-        }
-        out.push(RemoteStanding {
-            remote: remote.to_string(),
-            fetched,
-            ahead,
-            behind,
-            parked,
-        });
-    }
-    Ok(out)
-}
-
-/// Packs lore's refs (and every loose ref with them) and the repository's loose objects into a
-/// pack, as `git pack-refs --all` and `git repack -d` do. Returns true when done.
-pub fn pack(store: &Store) -> Result<bool> {
-    let git = GitCli::new(&store.common_dir(), Duration::from_secs(600));
-    git.maintain(&["pack-refs", "--all"])?;
-    git.maintain(&["repack", "-d", "-q"])?;
-    Ok(true)
 }
 
 /// Finds the remote to sync with: the one named, else the current branch's upstream remote,
@@ -370,33 +291,6 @@ fn backoff(round: u32) {
 }
 
 /// Every lore ref on either side: local `refs/lore/*` and the remote's tracked ones.
-fn lore_ref_names(repo: &Repository, prefix: &str) -> Result<Vec<String>> {
-    let mut names = std::collections::BTreeSet::new();
-    for r in repo.references_glob(&format!("{LORE_REF_PREFIX}*"))? {
-        if let Ok(name) = r?.name() {
-            names.insert(name.to_string());
-        }
-    }
-    for r in repo.references_glob(&format!("{prefix}*"))? {
-        if let Ok(name) = r?.name() {
-            names.insert(format!("{LORE_REF_PREFIX}{}", &name[prefix.len()..]));
-        }
-    }
-    Ok(names.into_iter().collect())
-}
-
-fn tracked_name(prefix: &str, name: &str) -> String {
-    format!("{prefix}{}", &name[LORE_REF_PREFIX.len()..])
-}
-
-fn ref_target(repo: &Repository, name: &str) -> Result<Option<Oid>> {
-    match repo.refname_to_id(name) {
-        Ok(oid) => Ok(Some(oid)),
-        Err(e) if e.code() == ErrorCode::NotFound => Ok(None),
-        Err(e) => Err(e.into()),
-    }
-}
-
 /// How the local ref stands against the remote's, without changing anything.
 fn relation(repo: &Repository, local: Option<Oid>, remote: Option<Oid>) -> Result<RefAction> {
     Ok(match (local, remote) {
@@ -459,14 +353,6 @@ fn reconcile(
             }
         }
     }
-}
-
-/// Where a ref's unmergeable remote version is kept (`refs/lore-parked/<remote>/ctx/main`).
-pub fn parked_name(remote: &str, name: &str) -> String {
-    format!(
-        "refs/lore-parked/{remote}/{}",
-        &name[LORE_REF_PREFIX.len()..]
-    )
 }
 
 fn park(repo: &Repository, name: &str, remote: &str, theirs: Oid) -> Result<()> {

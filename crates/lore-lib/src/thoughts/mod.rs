@@ -168,7 +168,7 @@ impl Outcome {
 
     /// Reads an outcome name.
     pub fn parse(value: &str) -> Result<Outcome> {
-        crate::ops::one_of(
+        crate::model::one_of(
             "outcome",
             value,
             &[

@@ -1,5 +1,6 @@
-//! The network side of sync, done by the git command line so that credentials, ssh agents,
-//! proxies and URL rewrites work exactly as they do for the user's own `git fetch`/`git push`.
+//! The git command line, run on the store's repository: the network side of sync (so that
+//! credentials, ssh agents, proxies and URL rewrites work exactly as they do for the user's own
+//! `git fetch`/`git push`) and packing.
 //! Every call has a time limit, never prompts (`GIT_TERMINAL_PROMPT=0`) and reports git's own
 //! words when it fails.
 
