@@ -1,5 +1,6 @@
 //! The memory merge through real syncs: one memory changed on both clones merges field by
-//! field; overlapping edits of one memory's body are a contradiction with ours kept live.
+//! field; overlapping edits of one memory's body are a contradiction with ours kept live; a
+//! damaged tombstone stops the merge rather than letting a forget silently not travel.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -155,4 +156,62 @@ fn overlapping_edits_of_one_memory_are_a_contradiction_and_ours_stays_live() {
     .unwrap();
     let hits = b.recall("deploy fridays", &Default::default()).unwrap();
     assert!(hits.iter().any(|h| h.contradicted.is_some()));
+}
+
+#[test]
+fn a_damaged_tombstone_from_the_remote_stops_the_merge_and_names_its_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut a, mut b) = two_clones(dir.path());
+    let id = shared(&mut a, &mut b, "Tag, then push the tag.");
+    // Clone a forgets the memory by hand with a tombstone that does not parse.
+    let memory = a.get(&id).unwrap();
+    let memory_path = lore::store::layout::path_of(&memory);
+    let tombstone = lore::store::layout::tombstone_path(&memory.id);
+    a.store()
+        .transact(|_| {
+            Ok((
+                vec![
+                    lore::store::Edit::Remove {
+                        path: memory_path.clone(),
+                    },
+                    lore::store::Edit::Upsert {
+                        path: tombstone.clone(),
+                        content: b"id: [unclosed".to_vec(),
+                    },
+                ],
+                lore::store::Message {
+                    subject: "forget by hand".into(),
+                    body: None,
+                    trailers: Vec::new(),
+                },
+                (),
+            ))
+        })
+        .unwrap();
+    sync_now(&a);
+    // Clone b edits it meanwhile, so the sync must merge.
+    b.update(
+        &id,
+        &Patch {
+            add_tags: vec!["edited".into()],
+            ..Patch::default()
+        },
+        &WriteContext::default(),
+    )
+    .unwrap();
+    let before = b.store().tip().unwrap();
+    let err = sync(
+        b.store(),
+        &SyncOptions {
+            remote: None,
+            direction: Direction::Both,
+            dry_run: false,
+            timeout: Duration::from_secs(60),
+            now: jiff::Timestamp::now(),
+        },
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains(&tombstone), "{err}");
+    assert_eq!(b.store().tip().unwrap(), before);
+    assert!(b.get(&id).unwrap().tags.contains(&"edited".to_string()));
 }

@@ -16,7 +16,8 @@ use crate::store::{Edit, Message, RefWrite, Snapshot, Store};
 
 /// Whether the remote's version of a context branch would merge into ours cleanly.
 pub fn can_merge(store: &Store, refname: &str, theirs: Oid) -> Result<bool> {
-    let Some(ours) = store.repo().refname_to_id(refname).ok() else {
+    // A branch we do not have merges by being created; any other failure to read it is an error.
+    let Some(ours) = crate::store::ref_target(store.repo(), refname)? else {
         return Ok(true);
     };
     let snap = store.snapshot(Some(ours))?;
