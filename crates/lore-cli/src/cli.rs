@@ -53,7 +53,7 @@ pub enum Command {
     Hook(commands::hook::HookArgs),
     Setup(commands::setup::SetupArgs),
     Mcp(commands::mcp::McpArgs),
-    Think(commands::thoughts::ThinkArgs),
+    Think(commands::think::ThinkArgs),
     Ui(commands::ui::UiArgs),
 }
 
@@ -100,7 +100,7 @@ pub fn run(ui: &mut Ui, cli: Cli) -> CmdResult {
         Command::Conflicts(args) => commands::conflicts::run(ui, s, &args),
         Command::Resolve(args) => commands::conflicts::run_resolve(ui, s, &args),
         Command::Gc(args) => commands::gc::run(ui, s, &args),
-        Command::Think(args) => commands::thoughts::run(ui, s, &args),
+        Command::Think(args) => commands::think::run(ui, s, &args),
         Command::Bench(_)
         | Command::Embedder(_)
         | Command::Eval(_)

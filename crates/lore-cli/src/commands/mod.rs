@@ -28,7 +28,7 @@ pub mod show;
 pub mod status;
 pub mod supersede;
 pub mod sync;
-pub mod thoughts;
+pub mod think;
 pub mod ui;
 pub mod update;
 pub mod verify;

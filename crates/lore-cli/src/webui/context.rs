@@ -7,9 +7,11 @@ use std::sync::Arc;
 
 use axum::extract::{Query, State};
 use axum::response::Response;
-use lore::ctx::view::View;
+use lore::ctx::preview::MergePreview;
+use lore::ctx::view::{Overview, View};
 use lore::ops::browse::CtxMergePreview;
 use lore::ops::ctx::{CtxMetadataGet, CtxShow};
+use lore::steps::Step;
 
 use super::html::{self, Page, Section, esc, short};
 use super::{App, PageCtx, run_op};
@@ -58,19 +60,28 @@ fn pager(
 }
 
 fn render(env: &mut lore::ops::Env<'_>, ctx: &PageCtx) -> Result<Page, lore::Error> {
+    let Some(ov) = context_overview(env)? else {
+        return Ok(no_context_page());
+    };
+    let branch = ctx.param("branch").unwrap_or(&ov.current).to_string();
+    let mut body = branches_and_roadmap(&ov, &branch);
+    let (coff, loff) = (offset(ctx, "coff"), offset(ctx, "loff"));
+    body.push_str(&commit_timeline(env, &branch, coff, loff)?);
+    body.push_str(&step_log(env, &branch, loff, coff)?);
+    body.push_str(&metadata_section(env, &branch)?);
+    body.push_str(&merge_preview_section(env, ctx, &ov, &branch)?);
+    Ok(Page::new(
+        Section::Context,
+        format!("Context: {branch}"),
+        body,
+    ))
+}
+
+/// The roadmap and every branch, or `None` when there is no context workspace yet.
+fn context_overview(env: &mut lore::ops::Env<'_>) -> Result<Option<Overview>, lore::Error> {
     let overview = match run_op(env, CtxShow::default()) {
         Ok(shown) => shown,
-        Err(e) if e.class() == lore::ErrorClass::NotFound => {
-            return Ok(Page::new(
-                Section::Context,
-                "Context branches",
-                html::empty_state(
-                    "No context yet.",
-                    "Start one with <code>lore ctx init \"the goal\"</code> (or an agent's \
-                     <code>ctx_init</code> tool); branches, commits and the step log appear here.",
-                ),
-            ));
-        }
+        Err(e) if e.class() == lore::ErrorClass::NotFound => return Ok(None),
         Err(e) => return Err(e),
     };
     let View::Overview(ov) = overview.view else {
@@ -80,7 +91,24 @@ fn render(env: &mut lore::ops::Env<'_>, ctx: &PageCtx) -> Result<Page, lore::Err
             reason: "the context overview was expected".into(),
         });
     };
-    let branch = ctx.param("branch").unwrap_or(&ov.current).to_string();
+    Ok(Some(ov))
+}
+
+/// The page shown before a context workspace exists.
+fn no_context_page() -> Page {
+    Page::new(
+        Section::Context,
+        "Context branches",
+        html::empty_state(
+            "No context yet.",
+            "Start one with <code>lore ctx init \"the goal\"</code> (or an agent's \
+             <code>ctx_init</code> tool); branches, commits and the step log appear here.",
+        ),
+    )
+}
+
+/// The branch list (with `branch` marked as shown) beside the current branch's roadmap.
+fn branches_and_roadmap(ov: &Overview, branch: &str) -> String {
     let mut body =
         String::from("<div class=\"columns\"><section><h2>Branches</h2><ul class=\"branches\">");
     for b in &ov.branches {
@@ -107,17 +135,27 @@ fn render(env: &mut lore::ops::Env<'_>, ctx: &PageCtx) -> Result<Page, lore::Err
         esc(&ov.current),
         esc(&ov.roadmap)
     );
-    let (coff, loff) = (offset(ctx, "coff"), offset(ctx, "loff"));
+    body
+}
+
+/// A window of the branch's commits, newest first, from `coff`; `loff` keeps the step log's
+/// window in the pager's links.
+fn commit_timeline(
+    env: &mut lore::ops::Env<'_>,
+    branch: &str,
+    coff: usize,
+    loff: usize,
+) -> Result<String, lore::Error> {
     let commits = run_op(
         env,
         CtxShow {
-            branch: Some(branch.clone()),
+            branch: Some(branch.to_string()),
             window: Some(COMMIT_WINDOW),
             offset: coff,
             ..CtxShow::default()
         },
     )?;
-    let _ = write!(body, "<h2>Commits of {}</h2>", esc(&branch));
+    let mut body = format!("<h2>Commits of {}</h2>", esc(branch));
     if let View::Branch(v) = &commits.view {
         let _ = write!(
             body,
@@ -145,7 +183,7 @@ fn render(env: &mut lore::ops::Env<'_>, ctx: &PageCtx) -> Result<Page, lore::Err
         }
         body.push_str("</ol>");
         body.push_str(&pager(
-            &branch,
+            branch,
             "coff",
             coff,
             COMMIT_WINDOW,
@@ -153,140 +191,173 @@ fn render(env: &mut lore::ops::Env<'_>, ctx: &PageCtx) -> Result<Page, lore::Err
             ("loff", loff),
         ));
     }
+    Ok(body)
+}
+
+/// A window of the branch's step log, newest first, from `loff`; `coff` keeps the commit
+/// timeline's window in the pager's links.
+fn step_log(
+    env: &mut lore::ops::Env<'_>,
+    branch: &str,
+    loff: usize,
+    coff: usize,
+) -> Result<String, lore::Error> {
     let log = run_op(
         env,
         CtxShow {
-            branch: Some(branch.clone()),
+            branch: Some(branch.to_string()),
             log: true,
             window: Some(LOG_WINDOW),
             offset: loff,
             ..CtxShow::default()
         },
     )?;
-    body.push_str("<h2>Step log</h2>");
-    if let View::Log(v) = &log.view {
-        if v.total == 0 {
-            body.push_str("<p class=\"muted\">No steps logged. Agents log them with <code>ctx_log</code>, hooks with each tool call.</p>");
-        } else {
-            body.push_str("<table class=\"steps\"><thead><tr><th>#</th><th>when</th><th>what</th><th>committed</th></tr></thead><tbody>");
-            for (n, s) in &v.steps {
-                let st = &s.step;
-                let what = [
-                    st.tool
-                        .as_deref()
-                        .map(|t| format!("<strong>{}</strong>", esc(t))),
-                    st.text.as_deref().map(esc),
-                    st.arguments
-                        .as_deref()
-                        .map(|a| format!("<code>{}</code>", esc(a))),
-                    st.result.as_deref().map(|r| format!("→ {}", esc(r))),
-                ]
-                .into_iter()
-                .flatten()
-                .collect::<Vec<_>>()
-                .join(" ");
-                let _ = write!(
-                    body,
-                    "<tr><td>{n}</td><td>{}</td><td>{what}</td><td>{}</td></tr>",
-                    html::time(&st.time),
-                    if s.committed { "yes" } else { "no" }
-                );
-            }
-            body.push_str("</tbody></table>");
-            body.push_str(&pager(
-                &branch,
-                "loff",
-                loff,
-                LOG_WINDOW,
-                v.total,
-                ("coff", coff),
-            ));
-        }
+    let mut body = String::from("<h2>Step log</h2>");
+    let View::Log(v) = &log.view else {
+        return Ok(body);
+    };
+    if v.total == 0 {
+        body.push_str("<p class=\"muted\">No steps logged. Agents log them with <code>ctx_log</code>, hooks with each tool call.</p>");
+        return Ok(body);
     }
+    body.push_str("<table class=\"steps\"><thead><tr><th>#</th><th>when</th><th>what</th><th>committed</th></tr></thead><tbody>");
+    for (n, s) in &v.steps {
+        let _ = write!(
+            body,
+            "<tr><td>{n}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            html::time(&s.step.time),
+            step_what(&s.step),
+            if s.committed { "yes" } else { "no" }
+        );
+    }
+    body.push_str("</tbody></table>");
+    body.push_str(&pager(
+        branch,
+        "loff",
+        loff,
+        LOG_WINDOW,
+        v.total,
+        ("coff", coff),
+    ));
+    Ok(body)
+}
+
+/// A step's tool, text, arguments and result, those it has, as one line of HTML.
+fn step_what(step: &Step) -> String {
+    [
+        step.tool
+            .as_deref()
+            .map(|t| format!("<strong>{}</strong>", esc(t))),
+        step.text.as_deref().map(esc),
+        step.arguments
+            .as_deref()
+            .map(|a| format!("<code>{}</code>", esc(a))),
+        step.result.as_deref().map(|r| format!("→ {}", esc(r))),
+    ]
+    .into_iter()
+    .flatten()
+    .collect::<Vec<_>>()
+    .join(" ")
+}
+
+/// The branch's metadata as YAML.
+fn metadata_section(env: &mut lore::ops::Env<'_>, branch: &str) -> Result<String, lore::Error> {
     let metadata = run_op(
         env,
         CtxMetadataGet {
             segment: None,
-            branch: Some(branch.clone()),
+            branch: Some(branch.to_string()),
         },
     )?;
-    let _ = write!(
-        body,
+    Ok(format!(
         "<h2>Metadata</h2><pre class=\"doc\" id=\"metadata\">{}</pre>",
         esc(&metadata.yaml)
-    );
-    // Merge preview.
+    ))
+}
+
+/// The form that picks a branch to merge `branch` into and, once one is picked, what the merge
+/// would do.
+fn merge_preview_section(
+    env: &mut lore::ops::Env<'_>,
+    ctx: &PageCtx,
+    ov: &Overview,
+    branch: &str,
+) -> Result<String, lore::Error> {
     let others: Vec<(String, String)> = ov
         .branches
         .iter()
         .filter(|b| b.name != branch)
         .map(|b| (b.name.clone(), b.name.clone()))
         .collect();
-    body.push_str("<h2>Merge preview</h2>");
+    let mut body = String::from("<h2>Merge preview</h2>");
     if others.is_empty() {
         body.push_str("<p class=\"muted\">Only one branch: make another with <code>lore ctx branch NAME</code> to merge.</p>");
-    } else {
-        let into = ctx.param("into").unwrap_or("");
+        return Ok(body);
+    }
+    let into = ctx.param("into").unwrap_or("");
+    let _ = write!(
+        body,
+        "<form method=\"get\" action=\"/context\" class=\"inline\"><input type=\"hidden\" \
+         name=\"branch\" value=\"{}\">Merge {} {}<button type=\"submit\">Preview</button></form>",
+        esc(branch),
+        esc(branch),
+        html::select("into", "into", &others, into)
+    );
+    if !into.is_empty() {
+        let preview = run_op(
+            env,
+            CtxMergePreview {
+                branch: branch.to_string(),
+                into: Some(into.to_string()),
+            },
+        )?;
+        body.push_str(&merge_outcome(&preview));
+    }
+    Ok(body)
+}
+
+/// What merging would do: nothing, or the steps that would come over, the conflicts and the
+/// roadmap after it; then the command that merges for real.
+fn merge_outcome(p: &MergePreview) -> String {
+    let mut body = String::new();
+    if p.up_to_date {
         let _ = write!(
             body,
-            "<form method=\"get\" action=\"/context\" class=\"inline\"><input type=\"hidden\" \
-             name=\"branch\" value=\"{}\">Merge {} {}<button type=\"submit\">Preview</button></form>",
-            esc(&branch),
-            esc(&branch),
-            html::select("into", "into", &others, into)
+            "<p class=\"ok\">{} already has everything {} has.</p>",
+            esc(&p.into),
+            esc(&p.from)
         );
-        if !into.is_empty() {
-            let p = run_op(
-                env,
-                CtxMergePreview {
-                    branch: branch.clone(),
-                    into: Some(into.to_string()),
-                },
-            )?;
-            if p.up_to_date {
-                let _ = write!(
-                    body,
-                    "<p class=\"ok\">{} already has everything {} has.</p>",
-                    esc(&p.into),
-                    esc(&p.from)
-                );
+    } else {
+        let _ = write!(
+            body,
+            "<p>{} steps would come over{}; {} conflicts.</p>",
+            p.incoming_steps,
+            if p.uncommitted_left > 0 {
+                format!(" ({} uncommitted would not)", p.uncommitted_left)
             } else {
-                let _ = write!(
-                    body,
-                    "<p>{} steps would come over{}; {} conflicts.</p>",
-                    p.incoming_steps,
-                    if p.uncommitted_left > 0 {
-                        format!(" ({} uncommitted would not)", p.uncommitted_left)
-                    } else {
-                        String::new()
-                    },
-                    p.conflicts.len()
-                );
-                if !p.shared_history {
-                    body.push_str("<p class=\"warning\">The branches share no history: every difference conflicts.</p>");
-                }
-                for c in &p.conflicts {
-                    let _ = write!(body, "<pre class=\"conflict\">{}</pre>", esc(c));
-                }
-                let _ = write!(
-                    body,
-                    "<h3>Roadmap after the merge</h3><pre class=\"doc\">{}</pre>",
-                    esc(&p.roadmap)
-                );
-            }
-            let _ = write!(
-                body,
-                "<p class=\"muted\">Merge for real with <code>lore ctx merge {} --into {}</code>.</p>",
-                esc(&p.from),
-                esc(&p.into)
-            );
+                String::new()
+            },
+            p.conflicts.len()
+        );
+        if !p.shared_history {
+            body.push_str("<p class=\"warning\">The branches share no history: every difference conflicts.</p>");
         }
+        for c in &p.conflicts {
+            let _ = write!(body, "<pre class=\"conflict\">{}</pre>", esc(c));
+        }
+        let _ = write!(
+            body,
+            "<h3>Roadmap after the merge</h3><pre class=\"doc\">{}</pre>",
+            esc(&p.roadmap)
+        );
     }
-    Ok(Page::new(
-        Section::Context,
-        format!("Context: {branch}"),
+    let _ = write!(
         body,
-    ))
+        "<p class=\"muted\">Merge for real with <code>lore ctx merge {} --into {}</code>.</p>",
+        esc(&p.from),
+        esc(&p.into)
+    );
+    body
 }
 
 /// `/context`.

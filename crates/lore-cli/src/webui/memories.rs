@@ -12,7 +12,7 @@ use axum::extract::{Path, Query, State};
 use axum::response::Response;
 use lore::Memory;
 use lore::index::Hit;
-use lore::ops::browse::HistoryDiff;
+use lore::ops::browse::{HistoryDiff, MemoryDiff};
 use lore::ops::memory::{Filter, Forget, History, Level, List, Recall, Show, Update};
 use lore::ops::store::{Namespaces, Verify};
 
@@ -146,71 +146,107 @@ fn render_index(
     ctx: &PageCtx,
 ) -> Result<Page, lore::Error> {
     let mut body = search_form(env, ctx)?;
-    let stale_only: Option<HashSet<String>> = if ctx.param("stale").is_some() {
-        Some(
-            run_op(env, Verify {})?
-                .stale
-                .into_iter()
-                .map(|s| s.id)
-                .collect(),
-        )
-    } else {
-        None
-    };
-    let keep = |m: &Memory| {
-        stale_only
-            .as_ref()
-            .is_none_or(|s| s.contains(m.id.as_str()))
-    };
+    let stale_only = stale_ids(env, ctx)?;
     if let Some(q) = ctx.param("q") {
-        let started = Instant::now();
-        let recalled = run_op(
-            env,
-            Recall {
-                query: q.to_string(),
-                filter: filter_of(ctx),
-                limit: Some(20),
-                explain: true,
-                ..Recall::default()
-            },
-        )?;
-        app.record_recall(started.elapsed().as_secs_f64() * 1000.0);
-        let hits: Vec<&Hit> = recalled.hits.iter().filter(|h| keep(&h.memory)).collect();
-        if hits.is_empty() {
-            body.push_str(&html::empty_state(
-                "Nothing recalled for this search.",
-                "Try other words, or clear the filters. Memories are saved with \
-                 <code>lore remember</code> or by an agent's <code>remember</code> tool.",
-            ));
-        } else {
-            let _ = write!(
-                body,
-                "<p class=\"muted\" id=\"result-count\">{} hits, best first. {}</p><ol class=\"hits\">",
-                hits.len(),
-                esc(&recalled.notice)
-            );
-            for h in hits {
-                let mut flags = String::new();
-                if let Some(s) = &h.stale {
-                    let _ = write!(flags, "<p class=\"warning\">stale: {}</p>", esc(s));
-                }
-                if let Some(c) = &h.contradicted {
-                    let _ = write!(flags, "<p class=\"warning\">contradicted: {}</p>", esc(c));
-                }
-                let _ = write!(
-                    body,
-                    "<li class=\"hit\"><h2>{}</h2><p class=\"prov\">{}</p>{flags}\
-                     <p class=\"score\">score {:.3}</p>{}</li>",
-                    memory_link(&h.memory),
-                    provenance(&h.memory),
-                    h.score,
-                    explain(h)
-                );
-            }
-            body.push_str("</ol>");
-        }
+        body.push_str(&search_results(app, env, ctx, q, stale_only.as_ref())?);
         return Ok(Page::new(Section::Memories, format!("Search: {q}"), body));
     }
+    body.push_str(&memory_list(env, ctx, stale_only.as_ref())?);
+    Ok(Page::new(Section::Memories, "Memories", body))
+}
+
+/// With "stale citations only" ticked, the ids of the memories whose cited code changed;
+/// otherwise `None`, which keeps every memory.
+fn stale_ids(
+    env: &mut lore::ops::Env<'_>,
+    ctx: &PageCtx,
+) -> Result<Option<HashSet<String>>, lore::Error> {
+    if ctx.param("stale").is_none() {
+        return Ok(None);
+    }
+    Ok(Some(
+        run_op(env, Verify {})?
+            .stale
+            .into_iter()
+            .map(|s| s.id)
+            .collect(),
+    ))
+}
+
+/// Whether a memory passes the "stale citations only" filter.
+fn kept(stale_only: Option<&HashSet<String>>, m: &Memory) -> bool {
+    stale_only.is_none_or(|s| s.contains(m.id.as_str()))
+}
+
+/// The hits of recalling `q` under the page's filters, best first, each with why it ranked.
+fn search_results(
+    app: &App,
+    env: &mut lore::ops::Env<'_>,
+    ctx: &PageCtx,
+    q: &str,
+    stale_only: Option<&HashSet<String>>,
+) -> Result<String, lore::Error> {
+    let started = Instant::now();
+    let recalled = run_op(
+        env,
+        Recall {
+            query: q.to_string(),
+            filter: filter_of(ctx),
+            limit: Some(20),
+            explain: true,
+            ..Recall::default()
+        },
+    )?;
+    app.record_recall(started.elapsed().as_secs_f64() * 1000.0);
+    let hits: Vec<&Hit> = recalled
+        .hits
+        .iter()
+        .filter(|h| kept(stale_only, &h.memory))
+        .collect();
+    if hits.is_empty() {
+        return Ok(html::empty_state(
+            "Nothing recalled for this search.",
+            "Try other words, or clear the filters. Memories are saved with \
+             <code>lore remember</code> or by an agent's <code>remember</code> tool.",
+        ));
+    }
+    let mut body = format!(
+        "<p class=\"muted\" id=\"result-count\">{} hits, best first. {}</p><ol class=\"hits\">",
+        hits.len(),
+        esc(&recalled.notice)
+    );
+    for h in hits {
+        body.push_str(&hit_item(h));
+    }
+    body.push_str("</ol>");
+    Ok(body)
+}
+
+/// One hit: its link, provenance, warnings, score and explanation.
+fn hit_item(h: &Hit) -> String {
+    let mut flags = String::new();
+    if let Some(s) = &h.stale {
+        let _ = write!(flags, "<p class=\"warning\">stale: {}</p>", esc(s));
+    }
+    if let Some(c) = &h.contradicted {
+        let _ = write!(flags, "<p class=\"warning\">contradicted: {}</p>", esc(c));
+    }
+    format!(
+        "<li class=\"hit\"><h2>{}</h2><p class=\"prov\">{}</p>{flags}\
+         <p class=\"score\">score {:.3}</p>{}</li>",
+        memory_link(&h.memory),
+        provenance(&h.memory),
+        h.score,
+        explain(h)
+    )
+}
+
+/// The memories under the page's filters, newest first.
+fn memory_list(
+    env: &mut lore::ops::Env<'_>,
+    ctx: &PageCtx,
+    stale_only: Option<&HashSet<String>>,
+) -> Result<String, lore::Error> {
     let listed = run_op(
         env,
         List {
@@ -219,31 +255,33 @@ fn render_index(
             limit: Some(if stale_only.is_some() { 0 } else { 50 }),
         },
     )?;
-    let memories: Vec<&Memory> = listed.memories.iter().filter(|m| keep(m)).collect();
+    let memories: Vec<&Memory> = listed
+        .memories
+        .iter()
+        .filter(|m| kept(stale_only, m))
+        .collect();
     if memories.is_empty() {
-        body.push_str(&html::empty_state(
+        return Ok(html::empty_state(
             "No memories here yet.",
             "Save one with <code>lore remember -n decisions \"…\"</code>, let an agent call \
              the <code>remember</code> tool, or accept a suggestion in the \
              <a href=\"/review\">review queue</a>. With filters set, clear them.",
         ));
-    } else {
+    }
+    let mut body = format!(
+        "<p class=\"muted\">{} memories, newest first.</p><ul class=\"memories\">",
+        memories.len()
+    );
+    for m in memories.iter().take(200) {
         let _ = write!(
             body,
-            "<p class=\"muted\">{} memories, newest first.</p><ul class=\"memories\">",
-            memories.len()
+            "<li><h2>{}</h2><p class=\"prov\">{}</p></li>",
+            memory_link(m),
+            provenance(m)
         );
-        for m in memories.iter().take(200) {
-            let _ = write!(
-                body,
-                "<li><h2>{}</h2><p class=\"prov\">{}</p></li>",
-                memory_link(m),
-                provenance(m)
-            );
-        }
-        body.push_str("</ul>");
     }
-    Ok(Page::new(Section::Memories, "Memories", body))
+    body.push_str("</ul>");
+    Ok(body)
 }
 
 /// `/` and `/memories`: search and list.
@@ -316,15 +354,7 @@ fn render_memory(
             to: ctx.param("to").map(str::to_string),
         },
     )?;
-    let mut body = String::new();
-    if let Some(done) = ctx.param("done") {
-        let said = match done {
-            "updated" => "Saved: a new version was committed.",
-            "status" => "Status changed: a new version was committed.",
-            _ => "Done.",
-        };
-        let _ = write!(body, "<p class=\"notice\" role=\"status\">{said}</p>");
-    }
+    let mut body = done_notice(ctx);
     let _ = write!(
         body,
         "<p class=\"prov\">{}</p><p class=\"muted\">id <code>{}</code> · path <code>{}</code>{}</p>\
@@ -337,7 +367,28 @@ fn render_memory(
             .unwrap_or_default(),
         esc(&m.body)
     );
-    // Relations.
+    body.push_str(&relations_section(&m));
+    body.push_str(&citations_section(env, &m)?);
+    body.push_str(&versions_section(&id, &history.versions, &diff));
+    body.push_str(&actions_section(&id, &m, ctx));
+    Ok(Page::new(Section::Memories, m.summary.clone(), body))
+}
+
+/// The notice after an action redirected back here (`?done=…`), else nothing.
+fn done_notice(ctx: &PageCtx) -> String {
+    let Some(done) = ctx.param("done") else {
+        return String::new();
+    };
+    let said = match done {
+        "updated" => "Saved: a new version was committed.",
+        "status" => "Status changed: a new version was committed.",
+        _ => "Done.",
+    };
+    format!("<p class=\"notice\" role=\"status\">{said}</p>")
+}
+
+/// The memories this one supersedes, is superseded by, or relates to.
+fn relations_section(m: &Memory) -> String {
     let mut relations = String::new();
     for (label, other) in [
         ("supersedes", m.supersedes.as_ref()),
@@ -360,53 +411,60 @@ fn render_memory(
             esc(r.as_str())
         );
     }
-    body.push_str("<h2>Relations</h2>");
+    let mut body = String::from("<h2>Relations</h2>");
     if relations.is_empty() {
         body.push_str("<p class=\"muted\">None. Relate memories with <code>lore update ID --relates-to OTHER</code>.</p>");
     } else {
         let _ = write!(body, "<ul class=\"relations\">{relations}</ul>");
     }
-    // Citations against the current code.
-    body.push_str("<h2>Citations</h2>");
+    body
+}
+
+/// The memory's citations, checked against the current code.
+fn citations_section(env: &mut lore::ops::Env<'_>, m: &Memory) -> Result<String, lore::Error> {
+    let mut body = String::from("<h2>Citations</h2>");
     if m.citations.is_empty() {
         body.push_str("<p class=\"muted\">None. Cite code with <code>lore update ID --cite path:lines</code>.</p>");
+        return Ok(body);
+    }
+    let report = run_op(env, Verify {})?;
+    let reasons: Vec<String> = report
+        .stale
+        .into_iter()
+        .filter(|s| s.id == m.id.as_str())
+        .flat_map(|s| s.reasons)
+        .collect();
+    body.push_str("<ul class=\"citations\">");
+    for c in &m.citations {
+        let lines = c.lines.map(|l| format!(":{l}")).unwrap_or_default();
+        let _ = write!(
+            body,
+            "<li><code>{}{}</code> <span class=\"muted\">blob {}</span></li>",
+            esc(&c.path),
+            esc(&lines),
+            esc(short(c.blob.as_deref().unwrap_or("unpinned")))
+        );
+    }
+    body.push_str("</ul>");
+    if reasons.is_empty() {
+        body.push_str("<p class=\"ok\">The cited code is as it was when cited.</p>");
     } else {
-        let report = run_op(env, Verify {})?;
-        let reasons: Vec<String> = report
-            .stale
-            .into_iter()
-            .filter(|s| s.id == id)
-            .flat_map(|s| s.reasons)
-            .collect();
-        body.push_str("<ul class=\"citations\">");
-        for c in &m.citations {
-            let lines = c.lines.map(|l| format!(":{l}")).unwrap_or_default();
+        for r in reasons {
             let _ = write!(
                 body,
-                "<li><code>{}{}</code> <span class=\"muted\">blob {}</span></li>",
-                esc(&c.path),
-                esc(&lines),
-                esc(short(c.blob.as_deref().unwrap_or("unpinned")))
+                "<p class=\"warning\">changed since cited: {}</p>",
+                esc(&r)
             );
         }
-        body.push_str("</ul>");
-        if reasons.is_empty() {
-            body.push_str("<p class=\"ok\">The cited code is as it was when cited.</p>");
-        } else {
-            for r in reasons {
-                let _ = write!(
-                    body,
-                    "<p class=\"warning\">changed since cited: {}</p>",
-                    esc(&r)
-                );
-            }
-        }
     }
-    // Timeline and diff.
-    let _ = write!(
-        body,
+    Ok(body)
+}
+
+/// The timeline of the memory's versions and the diff between the two chosen.
+fn versions_section(id: &str, versions: &[lore::MemoryVersion], diff: &MemoryDiff) -> String {
+    format!(
         "<h2>Versions</h2>{}<h2 id=\"diff\">Diff {} → {}</h2>{}",
-        timeline(&id, &history.versions, &diff.to.commit),
+        timeline(id, versions, &diff.to.commit),
         esc(diff
             .from
             .as_ref()
@@ -414,9 +472,12 @@ fn render_memory(
             .unwrap_or("(nothing)")),
         esc(short(&diff.to.commit)),
         html::diff_table(&diff.lines)
-    );
-    // Actions.
-    let action = |what: &str| format!("/memory/{}/{what}", enc(&id));
+    )
+}
+
+/// The buttons that resolve, archive, reactivate or forget the memory, and the edit form.
+fn actions_section(id: &str, m: &Memory, ctx: &PageCtx) -> String {
+    let action = |what: &str| format!("/memory/{}/{what}", enc(id));
     let edit = post_form(
         &action("edit"),
         &ctx.csrf,
@@ -450,14 +511,12 @@ fn render_memory(
         esc(&action("forget")),
         esc(&ctx.csrf)
     );
-    let _ = write!(
-        body,
+    format!(
         "<h2>Actions</h2><div class=\"actions\">{}{}{}{forget}</div><h3>Edit</h3>{edit}",
         status_button("resolved", "Resolve"),
         status_button("archived", "Archive"),
         status_button("active", "Make active again"),
-    );
-    Ok(Page::new(Section::Memories, m.summary.clone(), body))
+    )
 }
 
 /// `/memory/{id}`: one memory.
