@@ -28,10 +28,16 @@ impl Workspace<'_> {
             &mut new.tool,
             &mut new.subgoal,
             &mut new.entities,
+            &mut new.files,
             &mut new.agent,
             &mut new.session,
         )?;
         let step = new.into_step()?;
+        let line = serde_json::to_vec(&step).map_err(|e| Error::Parse {
+            context: "writing a journal line".into(),
+            message: e.to_string(),
+        })?;
+        self.store().guard("the step", &line)?;
         self.journal(&branch).append(&step)?;
         Ok((branch, step))
     }

@@ -205,6 +205,7 @@ impl Workspace<'_> {
                     &mut step.tool,
                     &mut step.subgoal,
                     &mut step.entities,
+                    &mut step.files,
                     &mut step.agent,
                     &mut step.session,
                 )?;

@@ -89,16 +89,26 @@ impl<'s> Workspace<'s> {
         Ok(())
     }
 
-    /// A step's names and labels (tool, subgoal, entities, agent, session), screened in place:
-    /// a secret pasted as a tool name or an entity is still a secret.
+    /// A step's names and labels (tool, subgoal, entities, files, agent, session), screened in
+    /// place: a secret pasted as a tool name, an entity or a path-like word is still a secret. A
+    /// file that held one is dropped (what is left of it names no file).
     pub(crate) fn screen_step_labels(
         &self,
         tool: &mut Option<String>,
         subgoal: &mut Option<String>,
         entities: &mut [String],
+        files: &mut Vec<String>,
         agent: &mut Option<String>,
         session: &mut Option<String>,
     ) -> Result<()> {
+        let mut kept = Vec::with_capacity(files.len());
+        for file in files.drain(..) {
+            let screened = self.screened("files", &file)?;
+            if screened == file {
+                kept.push(file);
+            }
+        }
+        *files = kept;
         for (field, value) in [
             ("tool", tool),
             ("subgoal", subgoal),

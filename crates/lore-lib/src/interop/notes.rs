@@ -206,7 +206,7 @@ pub fn export(store: &Store, memories: &[Memory]) -> Result<NotesExport> {
                 }
                 text.push_str(&render_document(m)?);
             }
-            let blob = repo.blob(text.as_bytes())?;
+            let blob = store.write_blob(&format!("the note of {commit}"), text.as_bytes())?;
             builder.insert(commit.to_string(), blob, FileMode::Blob.into())?;
             report.exported += ms.len();
         }

@@ -54,7 +54,6 @@ pub struct Lore {
     /// history that is not a readable memory, a superseded memory purged from history, …).
     warnings: RefCell<Vec<String>>,
     last_catch_up: Option<CatchUp>,
-    secret_policy: Option<SecretPolicy>,
     /// Contested memories at a tip (see `conflicts.rs`), cached while the tip stays.
     contradictions: RefCell<Option<ContestedAt>>,
 }
@@ -69,7 +68,6 @@ impl Lore {
             notices: Vec::new(),
             warnings: RefCell::new(Vec::new()),
             last_catch_up: None,
-            secret_policy: None,
             contradictions: RefCell::new(None),
         }
     }
@@ -77,17 +75,13 @@ impl Lore {
     /// Overrides the secret policy for this handle's writes (else `git config lore.secrets`,
     /// else redact).
     pub fn set_secret_policy(&mut self, policy: Option<SecretPolicy>) {
-        self.secret_policy = policy;
+        self.store.set_secret_policy(policy);
     }
 
     /// The secret policy in force: the override, else the repository's `lore.secrets`, else
-    /// [`SecretPolicy::Redact`]. A configured value that is not a policy is an error, so a typo
-    /// never silently weakens protection.
+    /// [`SecretPolicy::Redact`] (see [`Store::secret_policy`]).
     pub fn secret_policy(&self) -> Result<SecretPolicy> {
-        match self.secret_policy {
-            Some(p) => Ok(p),
-            None => self.store.secret_policy(),
-        }
+        self.store.secret_policy()
     }
 
     /// Runs a memory's text (summary and body) through the secret scanner under the policy in

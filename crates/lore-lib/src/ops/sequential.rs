@@ -129,6 +129,13 @@ impl Operation for SequentialThinking {
         }
         index.refresh(store)?;
         let (length, branches) = index.session_shape(&session)?;
+        if let Some(report) = &added.secrets {
+            env.warn(format!(
+                "thought {}: {}",
+                self.thought_number,
+                report.describe()
+            ));
+        }
         Ok(SequentialThought {
             thought_number: self.thought_number,
             total_thoughts: self.total_thoughts.max(self.thought_number),

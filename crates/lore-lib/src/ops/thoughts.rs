@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::{Effect, Env, Operation};
 use crate::error::{Error, Result};
 use crate::memory::Written;
+use crate::secrets::SecretReport;
 use crate::thoughts::bundle::{self, BundleReport};
 use crate::thoughts::index::ThoughtIndex;
 use crate::thoughts::read::{self, DiffLine};
@@ -96,6 +97,9 @@ pub struct ThoughtAdded {
     pub score: f64,
     /// The ledger commit that recorded it.
     pub ledger: String,
+    /// What the secret scanner found in the thought and did, when it found anything.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secrets: Option<SecretReport>,
 }
 
 impl Operation for ThinkAdd {
@@ -142,6 +146,7 @@ impl Operation for ThinkAdd {
             depth: added.metadata.depth,
             score: scores.combined,
             ledger: added.ledger.to_string(),
+            secrets: added.secrets,
         })
     }
 }

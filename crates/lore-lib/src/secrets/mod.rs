@@ -280,6 +280,29 @@ pub fn screen(
     }))
 }
 
+/// Refuses `text` when it still holds what `policy` would not let be stored: under block or
+/// redact any secret, under every policy a `<private>` span. This is the check at the point
+/// where lore writes objects and journal lines, after each field was screened: a finding here
+/// means a path did not screen (or its redaction left a secret), and the write is refused.
+pub fn refuse_surviving(text: &str, what: &str, policy: SecretPolicy) -> Result<()> {
+    let found: Vec<Finding> = scan_field(text, what)
+        .into_iter()
+        .filter(|f| policy != SecretPolicy::Warn || f.rule == PRIVATE_RULE)
+        .collect();
+    if found.is_empty() {
+        return Ok(());
+    }
+    let report = SecretReport {
+        policy,
+        decision: Decision::Blocked,
+        findings: found,
+    };
+    Err(Error::SecretBlocked(format!(
+        "{} still held after screening; nothing was written",
+        report.describe()
+    )))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,6 +8,7 @@
 
 pub(crate) mod git_cli;
 pub mod git_env;
+mod guard;
 mod history;
 pub mod layout;
 mod open;
@@ -61,6 +62,7 @@ pub struct Store {
     identity: std::sync::OnceLock<git_env::Identity>,
     warnings: std::sync::Mutex<open::Warnings>,
     before_ref_update: Option<Box<dyn Fn() + Send>>,
+    secret_policy: Option<crate::secrets::SecretPolicy>,
 }
 
 /// One change to the memory tree.
@@ -256,21 +258,6 @@ impl Store {
     /// The git directory shared by all worktrees (where lore keeps its index).
     pub fn common_dir(&self) -> PathBuf {
         self.repo.commondir().to_path_buf()
-    }
-
-    /// The secret policy this store is configured with: `git config lore.secrets`, else redact.
-    /// A configured value that is not a policy is an error, so a typo never silently weakens
-    /// protection.
-    pub fn secret_policy(&self) -> Result<crate::secrets::SecretPolicy> {
-        use crate::secrets::{POLICY_CONFIG, SecretPolicy};
-        match self.config_string(POLICY_CONFIG) {
-            None => Ok(SecretPolicy::default()),
-            Some(v) => SecretPolicy::parse(&v).map_err(|_| Error::Invalid {
-                what: "git config lore.secrets",
-                value: v,
-                reason: "expected block, redact or warn".into(),
-            }),
-        }
     }
 
     /// Packs lore's refs (and every loose ref with them) and the repository's loose objects into
@@ -535,6 +522,7 @@ impl Store {
                     // not written again: libgit2 would write a temporary file and remove it.
                     let blob = Oid::hash_object(ObjectType::Blob, content)?;
                     if !odb.exists(blob) {
+                        self.guard(path, content)?;
                         self.repo.blob(content)?;
                     }
                     builder.upsert(path.as_str(), blob, FileMode::Blob);
@@ -560,14 +548,11 @@ impl Store {
             .map(|p| self.repo.find_commit(*p))
             .collect::<std::result::Result<Vec<_>, _>>()?;
         let parents: Vec<&git2::Commit<'_>> = parent_commits.iter().collect();
-        Ok(self.repo.commit(
-            None,
-            &author,
-            &committer,
-            &message.render(),
-            &tree,
-            &parents,
-        )?)
+        let text = message.render();
+        self.guard("the commit message", text.as_bytes())?;
+        Ok(self
+            .repo
+            .commit(None, &author, &committer, &text, &tree, &parents)?)
     }
 
     /// Moves `refname` from `expected` to `new`, failing if it is no longer at `expected`.

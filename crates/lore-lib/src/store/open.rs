@@ -73,6 +73,7 @@ impl Store {
             identity: std::sync::OnceLock::new(),
             warnings: std::sync::Mutex::new(Warnings::default()),
             before_ref_update: None,
+            secret_policy: None,
         };
         if !conditional.is_empty() {
             store.warn(format!(

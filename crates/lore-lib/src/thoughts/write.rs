@@ -13,6 +13,7 @@ use super::{
 use crate::error::{Error, Result};
 use crate::memory::{Lore, NewMemory, WriteContext, Written};
 use crate::model::{Key, to_millis};
+use crate::secrets::{self, SecretReport};
 use crate::store::{Edit, Message, RefWrite, Store};
 
 /// The file a session's ledger holds from its first commit.
@@ -56,6 +57,8 @@ pub struct AddedThought {
     pub metadata: ThoughtMeta,
     /// The ledger commit that recorded it.
     pub ledger: Oid,
+    /// What the secret scanner found in its text, model, branch and trace, and did.
+    pub secrets: Option<SecretReport>,
 }
 
 /// What `done.json` records.
@@ -139,6 +142,9 @@ pub fn project_of(store: &Store) -> Result<String> {
 /// scores as a note. An unknown parent, a parent of another session or bad scores write nothing.
 pub fn add_thought(store: &Store, new: &NewThought, ctx: &WriteContext) -> Result<AddedThought> {
     check_session(&new.session)?;
+    let mut new = new.clone();
+    let secrets = screen_thought(store, &mut new)?;
+    let new = &new;
     new.scores.validate()?;
     if new.text.trim().is_empty() {
         return Err(Error::Invalid {
@@ -205,7 +211,38 @@ pub fn add_thought(store: &Store, new: &NewThought, ctx: &WriteContext) -> Resul
         metadata,
         ledger: ledger
             .ok_or_else(|| Error::ThoughtNotFound("the ledger was not written".into()))?,
+        secrets,
     })
+}
+
+/// Screens a thought's free text (its text, model, branch id and every string of its trace)
+/// under the store's secret policy: redacted in place, or refused under block.
+fn screen_thought(store: &Store, new: &mut NewThought) -> Result<Option<SecretReport>> {
+    let policy = store.secret_policy()?;
+    let mut trace = Vec::new();
+    for event in new.trace.iter_mut() {
+        json_strings(event, &mut trace);
+    }
+    let mut fields: Vec<(&str, &mut String)> = vec![("text", &mut new.text)];
+    if let Some(model) = new.model.as_mut() {
+        fields.push(("model", model));
+    }
+    if let Some(branch) = new.branch.as_mut() {
+        fields.push(("branch", branch));
+    }
+    fields.extend(trace.into_iter().map(|s| ("trace", s)));
+    secrets::screen(&mut fields, policy)
+}
+
+/// Every string value in a JSON value (object keys are not values: the store's guard refuses
+/// a secret in one).
+fn json_strings<'a>(value: &'a mut serde_json::Value, out: &mut Vec<&'a mut String>) {
+    match value {
+        serde_json::Value::String(s) => out.push(s),
+        serde_json::Value::Array(items) => items.iter_mut().for_each(|v| json_strings(v, out)),
+        serde_json::Value::Object(map) => map.values_mut().for_each(|v| json_strings(v, out)),
+        _ => {}
+    }
 }
 
 fn write_thought_commit(
@@ -231,7 +268,11 @@ fn write_thought_commit(
     ];
     let mut builder = repo.treebuilder(None)?;
     for (name, content) in &files {
-        builder.insert(name, repo.blob(content)?, FileMode::Blob.into())?;
+        builder.insert(
+            name,
+            store.write_blob(name, content)?,
+            FileMode::Blob.into(),
+        )?;
     }
     let tree = repo.find_tree(builder.write()?)?;
     let parent = new.parent.map(|p| repo.find_commit(p)).transpose()?;
@@ -246,7 +287,9 @@ fn write_thought_commit(
         },
     };
     let sig = signature(store, now)?;
-    Ok(repo.commit(None, &sig, &sig, &message.render(), &tree, &parents)?)
+    let message = message.render();
+    store.guard("the thought's commit message", message.as_bytes())?;
+    Ok(repo.commit(None, &sig, &sig, &message, &tree, &parents)?)
 }
 
 /// The path of a note in a notes tree (fanned out like git's own for large trees).
@@ -388,10 +431,16 @@ pub fn finish(
         None => None,
     };
     let store = lore.store();
+    let mut answer = answer.map(str::to_string);
+    if let Some(text) = answer.as_mut()
+        && let Some(report) = secrets::screen(&mut [("answer", text)], store.secret_policy()?)?
+    {
+        store.warn(format!("the answer: {}", report.describe()));
+    }
     let now = to_millis(ctx.now.unwrap_or_else(Timestamp::now));
     let finished = Finished {
         best: best.to_string(),
-        answer: answer.map(str::to_string),
+        answer,
         lesson: written.as_ref().map(|w| w.path.clone()),
         finished: now,
     };
