@@ -29,7 +29,7 @@ impl CommandError {
         CommandError {
             class: ErrorClass::InvalidInput,
             code: None,
-            message: message.into(),
+            message: lore::secrets::scrubbed_message(&message.into()),
             hints: Vec::new(),
         }
     }
@@ -135,7 +135,7 @@ impl CommandError {
             class: e.class(),
             code: Some(e.code()),
             hints: advice(&e, reader),
-            message: e.to_string(),
+            message: lore::secrets::scrubbed_message(&e.to_string()),
         }
     }
 

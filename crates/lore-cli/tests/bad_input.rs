@@ -393,3 +393,50 @@ fn messages_come_from_arguments_stdin_or_a_file() {
     );
     assert_eq!(memory_count(&repo), 2);
 }
+
+#[test]
+fn oversized_standard_input_is_refused_after_a_bounded_read_and_errors_quote_little() {
+    let repo = TestRepo::new();
+    ok(&repo, &["remember", "a first memory"]);
+    // 200 MB offered on stdin: refused having read 16 MiB and a byte; the writer sees the pipe
+    // close rather than the whole input being taken in.
+    let mut child = lore_command(&repo.path(), &repo.home(), &["remember", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        use std::io::Write;
+        let chunk = vec![b'a'; 1 << 20];
+        let mut written = 0usize;
+        for _ in 0..200 {
+            if stdin.write_all(&chunk).is_err() {
+                break;
+            }
+            written += chunk.len();
+        }
+        written
+    });
+    let out = child.wait_with_output().unwrap();
+    let written = writer.join().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("more than 16777216 bytes"), "{stderr}");
+    assert!(written < 200 << 20, "the whole input was taken in");
+    assert_eq!(memory_count(&repo), 1);
+
+    // A summary far past its bound is refused without being echoed whole.
+    let long = "word ".repeat(20_000);
+    let out = run(&repo, &["remember", &long], None);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        &stderr[..200.min(stderr.len())]
+    );
+    assert!(stderr.len() < 4_000, "{} bytes of stderr", stderr.len());
+    assert_eq!(memory_count(&repo), 1);
+}

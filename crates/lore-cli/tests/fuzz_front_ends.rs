@@ -8,15 +8,14 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
-use std::process::Stdio;
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use serde_json::{Map, Value, json};
 
-use common::{json as lore_json, lore_command, ok, run};
+use common::mcp_stdio::McpProcess;
+use common::{json as lore_json, ok, run};
 use lore_testutils::TestRepo;
 
 fn runner(cases: u32) -> TestRunner {
@@ -241,92 +240,6 @@ fn hook_payloads_and_transcripts_of_every_agent_never_break_the_agent() {
     fsck(&repo);
     let status = ok(&repo, &["status"]);
     assert!(!status.contains("unreadable"), "{status}");
-}
-
-/// One `lore mcp` process on stdio; its lines are read by a thread of their own, so a server
-/// that stops answering fails the test instead of hanging it.
-struct McpProcess {
-    child: std::process::Child,
-    stdin: std::process::ChildStdin,
-    lines: std::sync::mpsc::Receiver<String>,
-    next_id: u64,
-    /// Every id answered so far, to catch a request answered twice.
-    answered: std::collections::HashSet<String>,
-}
-
-impl McpProcess {
-    fn start(repo: &TestRepo) -> McpProcess {
-        let mut child = lore_command(&repo.path(), &repo.home(), &["mcp"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let mut stdout = BufReader::new(child.stdout.take().unwrap());
-        let (send, lines) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            loop {
-                let mut line = String::new();
-                match stdout.read_line(&mut line) {
-                    Ok(n) if n > 0 && send.send(line).is_ok() => {}
-                    _ => return,
-                }
-            }
-        });
-        let mut mcp = McpProcess {
-            child,
-            stdin,
-            lines,
-            next_id: 1_000_000,
-            answered: Default::default(),
-        };
-        mcp.send(json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"fuzz","version":"1"}}}).to_string().as_bytes());
-        let reply = mcp.read();
-        assert_eq!(reply["result"]["serverInfo"]["name"], "lore", "{reply}");
-        mcp.send(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
-        mcp
-    }
-
-    fn send(&mut self, line: &[u8]) {
-        self.stdin.write_all(line).unwrap();
-        self.stdin.write_all(b"\n").unwrap();
-        self.stdin.flush().unwrap();
-    }
-
-    fn read(&mut self) -> Value {
-        let line = self
-            .lines
-            .recv_timeout(std::time::Duration::from_secs(60))
-            .expect("the MCP server stopped answering");
-        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON-RPC ({e}): {line:?}"))
-    }
-
-    /// Sends a `ping`, then returns every message up to the answers to it and to `expected`
-    /// (requests may be answered in any order). Fails if an id is answered twice.
-    fn until_ping(&mut self, expected: Option<u64>) -> Vec<Value> {
-        self.next_id += 1;
-        let ping = json!(self.next_id);
-        let request = json!({"jsonrpc":"2.0","id":ping,"method":"ping"});
-        self.send(request.to_string().as_bytes());
-        let mut waiting: Vec<Value> = std::iter::once(ping)
-            .chain(expected.map(|id| json!(id)))
-            .collect();
-        let mut messages = Vec::new();
-        while !waiting.is_empty() {
-            let message = self.read();
-            let id = &message["id"];
-            if !id.is_null() {
-                assert!(
-                    self.answered.insert(id.to_string()),
-                    "answered twice: {message}"
-                );
-            }
-            waiting.retain(|w| w != id);
-            messages.push(message);
-        }
-        messages
-    }
 }
 
 /// One line of what a confused or hostile client sends.
@@ -684,4 +597,24 @@ fn the_largest_numbers_a_flag_takes_are_answered_not_overflowed() {
     }
     ok(&repo, &["context", "--budget", &max]);
     ok(&repo, &["ctx", "show", "--window", &max]);
+}
+
+#[test]
+fn a_request_line_over_the_cap_is_refused_with_its_id_and_the_server_goes_on() {
+    let repo = TestRepo::new();
+    let mut mcp = McpProcess::start(&repo);
+    let mut line = br#"{"jsonrpc":"2.0","id":77,"method":"tools/call","params":{"name":"remember","arguments":{"namespace":"learnings","summary":"big","body":""#.to_vec();
+    line.extend(std::iter::repeat_n(b'a', 50 << 20));
+    line.extend(br#""}}}"#);
+    mcp.send(&line);
+    let replies = mcp.until_ping(Some(77));
+    let answer = replies.iter().find(|m| m["id"] == json!(77)).unwrap();
+    assert_eq!(answer["error"]["code"], -32600, "{answer}");
+    mcp.send(br#"{"jsonrpc":"2.0","id":78,"method":"tools/call","params":{"name":"remember","arguments":{"namespace":"learnings","summary":"small"}}}"#);
+    let replies = mcp.until_ping(Some(78));
+    let answer = replies.iter().find(|m| m["id"] == json!(78)).unwrap();
+    assert!(
+        answer["result"]["structuredContent"]["memory"].is_object(),
+        "{answer}"
+    );
 }

@@ -401,3 +401,32 @@ fn outside_a_repository_discover_says_so_and_a_personal_store_works() {
     assert_eq!(all(&mut lore).len(), 1);
     assert_eq!(lore.status().unwrap().kind, lore::StoreKind::Personal);
 }
+
+#[test]
+fn a_lock_left_by_a_dead_writer_is_removed_with_a_warning_and_a_held_one_is_not() {
+    let repo = TestRepo::new();
+    let mut lore = open(&repo);
+    lore.remember(&new("learnings", "first"), &ctx()).unwrap();
+    let lock = repo.path().join(".git/refs/lore/memory.lock");
+
+    // Held open by a live process (this one): contention, not stale, whatever its age.
+    let held = std::fs::File::create(&lock).unwrap();
+    std::thread::sleep(lore::store::locks::OPEN_CHECK_AGE * 2);
+    assert!(lore.store().stale_locks().is_empty());
+    drop(held);
+
+    // Closed and old enough: its writer is gone. `status` names it; the next write removes it.
+    let stale = lore.store().stale_locks();
+    assert_eq!(stale.len(), 1, "{stale:?}");
+    assert_eq!(stale[0].path, "refs/lore/memory.lock");
+    assert_eq!(lore.status().unwrap().stale_locks, stale);
+    lore.remember(&new("learnings", "second"), &ctx()).unwrap();
+    assert!(!lock.exists());
+    let warnings = lore.store().take_warnings();
+    assert!(
+        warnings.iter().any(|w| w.contains("removed a stale lock")),
+        "{warnings:?}"
+    );
+    assert_eq!(all(&mut lore).len(), 2);
+    assert!(lore.status().unwrap().stale_locks.is_empty());
+}

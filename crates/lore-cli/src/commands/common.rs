@@ -96,22 +96,46 @@ fn show_notices_since(ui: &mut Ui, lore: &mut Lore, has_memories: bool) {
     }
 }
 
-/// Reads text from a file, or stdin for `-`, insisting on UTF-8.
+/// The most a text argument read from a file or stdin may hold (a memory's body, a thought, a
+/// context document): 16 times the default body bound. More is refused having read only this
+/// much, in constant memory.
+pub const MAX_TEXT_INPUT_BYTES: u64 = 16 << 20;
+
+/// Reads text from a file, or stdin for `-`, insisting on UTF-8 and on at most
+/// [`MAX_TEXT_INPUT_BYTES`].
 pub fn read_text(source: &str) -> CmdResult<String> {
-    let mut bytes = Vec::new();
-    if source == "-" {
-        std::io::stdin()
-            .read_to_end(&mut bytes)
-            .map_err(|e| CommandError::usage(format!("cannot read standard input: {e}")))?;
-    } else {
-        bytes = std::fs::read(source)
-            .map_err(|e| CommandError::usage(format!("cannot read {source}: {e}")))?;
-    }
+    read_limited(source, MAX_TEXT_INPUT_BYTES)
+}
+
+/// Reads what an import takes (a whole file of records), from a file or stdin for `-`.
+pub fn read_bulk(source: &str) -> CmdResult<String> {
+    read_limited(source, u64::MAX)
+}
+
+fn read_limited(source: &str, limit: u64) -> CmdResult<String> {
     let name = if source == "-" {
         "standard input"
     } else {
         source
     };
+    let reader: Box<dyn Read> = if source == "-" {
+        Box::new(std::io::stdin().lock())
+    } else {
+        Box::new(
+            std::fs::File::open(source)
+                .map_err(|e| CommandError::usage(format!("cannot read {source}: {e}")))?,
+        )
+    };
+    let mut bytes = Vec::new();
+    reader
+        .take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| CommandError::usage(format!("cannot read {name}: {e}")))?;
+    if bytes.len() as u64 > limit {
+        return Err(CommandError::usage(format!(
+            "{name} holds more than {limit} bytes; nothing was read further or written"
+        )));
+    }
     String::from_utf8(bytes).map_err(|e| {
         CommandError::usage(format!(
             "{name} is not valid UTF-8 (invalid byte at offset {})",

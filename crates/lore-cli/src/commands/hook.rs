@@ -39,6 +39,10 @@ enum Report {
     Done(Result<Option<String>, String>),
 }
 
+/// The largest event payload read (a tool's whole output can be large; an agent never sends
+/// this much in one event).
+const MAX_PAYLOAD_BYTES: u64 = 64 << 20;
+
 pub fn run(global: &GlobalArgs, args: &HookArgs) {
     let agent = Agent::parse(&args.agent).ok();
     let (global, args) = (global.clone(), args.clone());
@@ -52,9 +56,11 @@ pub fn run(global: &GlobalArgs, args: &HookArgs) {
         // has to say goes in its answer instead, and stderr stays quiet.
         Err(message) if agent == Some(Agent::Gemini) => println!(
             "{}",
-            serde_json::json!({ "systemMessage": format!("lore hook: {message}") })
+            serde_json::json!({
+                "systemMessage": format!("lore hook: {}", lore::secrets::scrubbed_message(&message))
+            })
         ),
-        Err(message) => eprintln!("lore hook: {message}"),
+        Err(message) => eprintln!("lore hook: {}", lore::secrets::scrubbed_message(&message)),
     }
 }
 
@@ -121,8 +127,15 @@ fn handle(
     };
     let mut payload = String::new();
     std::io::stdin()
+        .lock()
+        .take(MAX_PAYLOAD_BYTES + 1)
         .read_to_string(&mut payload)
         .map_err(|e| format!("cannot read the event from stdin: {e}"))?;
+    if payload.len() as u64 > MAX_PAYLOAD_BYTES {
+        return Err(format!(
+            "the event is over {MAX_PAYLOAD_BYTES} bytes; it was not read further"
+        ));
+    }
     let input = HookInput::parse(&payload).map_err(|e| e.to_string())?;
     let mut lore =
         location::open_from(global, input.cwd.as_deref()).map_err(|e| e.message.clone())?;

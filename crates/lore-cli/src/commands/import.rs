@@ -28,7 +28,7 @@ pub struct ImportArgs {
 
 pub fn run(ui: &mut Ui, session: &mut Session, args: &ImportArgs) -> CmdResult {
     let (path, data) = match args.path.as_deref() {
-        Some("-") => (None, Some(common::read_text("-")?)),
+        Some("-") => (None, Some(common::read_bulk("-")?)),
         other => (other.map(String::from), None),
     };
     if path.is_none() && data.is_none() && args.format != common::TransferFormat::Notes {

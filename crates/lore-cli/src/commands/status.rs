@@ -78,6 +78,12 @@ pub fn run(ui: &mut Ui, session: &mut Session, _args: &StatusArgs) -> CmdResult 
                 st.open_conflicts
             ));
         }
+        for lock in &st.stale_locks {
+            s.push_str(&format!(
+                "stale lock: {} ({} ms old, its writer is gone; the next write removes it)\n",
+                lock.path, lock.age_ms
+            ));
+        }
         if !st.invalid.is_empty() {
             s.push_str(&format!("unreadable memory files: {}\n", st.invalid.len()));
             for f in &st.invalid {

@@ -1,7 +1,8 @@
 //! `lore mcp` over stdio: every line the client sends is screened before the MCP service sees
 //! it. A line that is not UTF-8 or not JSON gets JSON-RPC's parse error (−32700), one that is
-//! JSON but not a JSON-RPC message an invalid-request error (−32600); the server goes on either
-//! way. One writer puts the service's messages and these answers on stdout, whole lines each.
+//! JSON but not a JSON-RPC message an invalid-request error (−32600), and so does a line over
+//! [`MAX_LINE_BYTES`] (read to its end in constant memory, answered with its id where the start
+//! of the line names one); the server goes on either way. One writer puts the service's messages and these answers on stdout, whole lines each.
 
 use rmcp::ServiceExt;
 use serde_json::{Value, json};
@@ -13,6 +14,59 @@ use crate::error::{CmdResult, CommandError};
 
 /// Room for messages in flight between the screen, the service and the writer.
 const PIPE_BYTES: usize = 1 << 20;
+/// The longest request line served (a memory's body at its 1 MiB bound, escaped, fits many
+/// times over); a longer one is read to its end in constant memory and refused.
+pub const MAX_LINE_BYTES: usize = 8 << 20;
+/// How much of a refused line is kept to find its `id` in.
+const ID_PREFIX_BYTES: usize = 64 << 10;
+
+/// The answer to a line longer than [`MAX_LINE_BYTES`], of which `prefix` is the start: an
+/// invalid-request error carrying the request's id when the prefix names one.
+pub fn refuse_long_line(prefix: &[u8]) -> Value {
+    let text = String::from_utf8_lossy(prefix);
+    // The first `"id": <number or string>` in the prefix (a client puts it before the params).
+    let id = text
+        .match_indices("\"id\"")
+        .find_map(|(at, _)| {
+            let rest = text[at + 4..].trim_start().strip_prefix(':')?.trim_start();
+            let value = serde_json::Deserializer::from_str(rest)
+                .into_iter::<Value>()
+                .next()?
+                .ok()?;
+            (value.is_string() || value.is_number()).then_some(value)
+        })
+        .unwrap_or(Value::Null);
+    json!({ "jsonrpc": "2.0", "id": id, "error": { "code": -32600,
+        "message": format!("Invalid Request: the line is over {MAX_LINE_BYTES} bytes") } })
+}
+
+/// Reads one line (up to and with its `\n`) into `line`, keeping at most `cap` bytes of it.
+/// Returns the bytes read (0 at the end of input) and whether the line was longer than `cap`.
+async fn read_line_capped<R: tokio::io::AsyncBufRead + Unpin>(
+    input: &mut R,
+    line: &mut Vec<u8>,
+    cap: usize,
+) -> std::io::Result<(usize, bool)> {
+    let (mut read, mut cut) = (0, false);
+    loop {
+        let buf = input.fill_buf().await?;
+        if buf.is_empty() {
+            return Ok((read, cut));
+        }
+        let (n, done) = match buf.iter().position(|&b| b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (buf.len(), false),
+        };
+        let room = cap.saturating_sub(line.len());
+        cut |= n > room;
+        line.extend_from_slice(&buf[..n.min(room)]);
+        input.consume(n);
+        read += n;
+        if done {
+            return Ok((read, cut));
+        }
+    }
+}
 
 /// The answer to a line that is not a JSON-RPC message, if it is not one.
 pub fn screen_line(line: &[u8]) -> Option<Value> {
@@ -79,7 +133,18 @@ where
     let screen = tokio::spawn(async move {
         let mut input = BufReader::new(input);
         let mut line = Vec::new();
-        while matches!(input.read_until(b'\n', &mut line).await, Ok(n) if n > 0) {
+        loop {
+            let cut = match read_line_capped(&mut input, &mut line, MAX_LINE_BYTES + 1).await {
+                Ok((n, cut)) if n > 0 => cut,
+                _ => break,
+            };
+            if cut {
+                line.truncate(ID_PREFIX_BYTES);
+                let answer = refuse_long_line(&line);
+                let _ = lines.send(format!("{answer}\n").into_bytes());
+                line.clear();
+                continue;
+            }
             let content = line.trim_ascii();
             if !content.is_empty() {
                 match screen_line(content) {
@@ -117,6 +182,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::screen_line;
+    use serde_json::Value;
 
     #[test]
     fn garbage_lines_get_json_rpc_errors() {
@@ -126,6 +192,17 @@ mod tests {
         assert_eq!(code(b"[1,2]"), Some(-32600));
         assert_eq!(code(br#"{"id":7}"#), Some(-32600));
         assert_eq!(screen_line(br#"{"id":7}"#).unwrap()["id"], 7);
+        let long = |prefix: &str| super::refuse_long_line(prefix.as_bytes());
+        assert_eq!(
+            long(r#"{"jsonrpc":"2.0","id":42,"method":"tools/call","par"#)["id"],
+            42
+        );
+        assert_eq!(long(r#"{"id" : "a\"b","method""#)["id"], "a\"b");
+        assert_eq!(
+            long(r#"{"jsonrpc":"2.0","method":"tools/call","params":{"text":"xx"#)["id"],
+            Value::Null
+        );
+        assert_eq!(long("{")["error"]["code"], -32600);
         assert_eq!(
             code(br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#),
             None

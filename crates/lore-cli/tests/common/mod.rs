@@ -2,6 +2,7 @@
 
 #![allow(dead_code)]
 
+pub mod mcp_stdio;
 pub mod table;
 
 use std::io::Write;

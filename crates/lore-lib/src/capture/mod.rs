@@ -121,7 +121,8 @@ fn session_file_name(session: &str) -> String {
         && session
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
-        && !session.starts_with('.');
+        && !session.starts_with('.')
+        && crate::secrets::scan(session).is_empty();
     if safe {
         format!("{session}.json")
     } else {
@@ -259,13 +260,21 @@ impl<'a> Capture<'a> {
                 }
                 continue;
             }
+            // Who and which session are recorded less any secret they hold (a name is never
+            // the place for one), and the line passes the store's guard like any write.
+            let unsecret = |v: &Option<String>| v.as_deref().map(crate::secrets::unsecret);
             let suggestion = Suggestion {
                 id: MemoryId::generate()?.to_string(),
                 created: ctx.now.unwrap_or_else(Timestamp::now),
-                agent: ctx.agent.clone(),
-                session: ctx.session.clone(),
+                agent: unsecret(&ctx.agent),
+                session: unsecret(&ctx.session),
                 signal: screened(self.lore, signal)?,
             };
+            let line = serde_json::to_vec(&suggestion).map_err(|e| Error::Parse {
+                context: "writing a review suggestion".into(),
+                message: e.to_string(),
+            })?;
+            self.lore.store().guard("the review queue", &line)?;
             // Checked and appended under the queue's lock: another process queueing the same
             // signal at the same moment queues it once between them.
             let appended = self.queue().append_unless(&suggestion, |q| {

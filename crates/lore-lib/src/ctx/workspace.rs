@@ -322,18 +322,13 @@ impl<'s> Workspace<'s> {
         branch: &str,
         ctx: &WriteContext,
     ) -> Message {
-        let mut trailers = vec![
-            ("Lore-Action".to_string(), format!("ctx-{}", kind.as_str())),
-            ("Lore-Ctx-Branch".to_string(), branch.to_string()),
-        ];
+        // Action first, then the branch and the code head, then who (less any secret).
+        let mut trailers = ctx.trailers(&format!("ctx-{}", kind.as_str()), &[]);
+        let mut at = 1;
+        trailers.insert(at, ("Lore-Ctx-Branch".to_string(), branch.to_string()));
         if let Some(h) = self.code_head() {
-            trailers.push(("Lore-Code-Head".into(), h));
-        }
-        if let Some(a) = &ctx.agent {
-            trailers.push(("Lore-Agent".into(), a.clone()));
-        }
-        if let Some(s) = &ctx.session {
-            trailers.push(("Lore-Session".into(), s.clone()));
+            at += 1;
+            trailers.insert(at, ("Lore-Code-Head".into(), h));
         }
         Message {
             subject,

@@ -39,6 +39,9 @@ pub struct StoreStatus {
     pub remotes: Vec<crate::store::remotes::RemoteStanding>,
     /// Open contradictions (see `conflicts`).
     pub open_conflicts: usize,
+    /// Locks of lore's refs left by a process that died (the next write removes them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stale_locks: Vec<crate::store::locks::StaleLock>,
 }
 
 /// The schema of [`StoreKind`] as it serializes (`repository` or `personal`).
@@ -155,6 +158,7 @@ impl Lore {
             },
             remotes: crate::store::remotes::standing(&self.store)?,
             open_conflicts: self.contradictions()?.len(),
+            stale_locks: self.store.stale_locks(),
         })
     }
 }

@@ -144,15 +144,13 @@ impl Tombstone {
         forgotten: Timestamp,
         by: (&Option<String>, &Option<String>, &Option<String>),
     ) -> Tombstone {
-        // Who forgot is recorded less any secret it holds (a name is never the place for one).
-        let unsecret = |v: &Option<String>| {
-            v.as_deref()
-                .map(|v| crate::secrets::redact(v, &crate::secrets::scan(v)))
-        };
+        // Who forgot, and the summary it names, are recorded less any secret they hold (a
+        // tombstone is never the place for one).
+        let unsecret = |v: &Option<String>| v.as_deref().map(crate::secrets::unsecret);
         Tombstone {
             id: memory.id.clone(),
             path: path.to_string(),
-            summary: memory.summary.clone(),
+            summary: crate::secrets::unsecret(&memory.summary),
             forgotten,
             author: by.0.clone(),
             agent: unsecret(by.1),

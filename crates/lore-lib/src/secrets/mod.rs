@@ -280,27 +280,65 @@ pub fn screen(
     }))
 }
 
-/// Refuses `text` when it still holds what `policy` would not let be stored: under block or
-/// redact any secret, under every policy a `<private>` span. This is the check at the point
-/// where lore writes objects and journal lines, after each field was screened: a finding here
-/// means a path did not screen (or its redaction left a secret), and the write is refused.
-pub fn refuse_surviving(text: &str, what: &str, policy: SecretPolicy) -> Result<()> {
-    let found: Vec<Finding> = scan_field(text, what)
+/// A name or label (an agent, a session, who forgot) as lore records it: every secret in it
+/// redacted, whatever the policy, since a name is never the place for one.
+pub fn unsecret(text: &str) -> String {
+    redact(text, &scan(text))
+}
+
+/// The longest error or warning message lore shows; the rest is cut (with its length said).
+pub const MAX_MESSAGE_CHARS: usize = 2_000;
+
+/// A message fit to show on stderr or send back to an agent: every secret in it redacted
+/// (whatever the policy: a message is never the place for one, and it may quote the input), and
+/// cut to [`MAX_MESSAGE_CHARS`].
+pub fn scrubbed_message(text: &str) -> String {
+    // `<private>` is kept: a message may name the marker itself (the advice on a refusal).
+    let found: Vec<Finding> = scan(text)
+        .into_iter()
+        .filter(|f| f.rule != PRIVATE_RULE)
+        .collect();
+    let text = redact(text, &found);
+    let total = text.chars().count();
+    if total <= MAX_MESSAGE_CHARS {
+        return text;
+    }
+    let kept: String = text.chars().take(MAX_MESSAGE_CHARS).collect();
+    format!("{kept}… ({} more characters)", total - MAX_MESSAGE_CHARS)
+}
+
+/// What in `text` `policy` would not let be stored: under block or redact any secret, under
+/// every policy a `<private>` span. This is the check at the point where lore writes objects
+/// and journal lines, after each field was screened: a finding here means a path did not
+/// screen (or its redaction left a secret).
+pub fn surviving(text: &str, what: &str, policy: SecretPolicy) -> Vec<Finding> {
+    scan_field(text, what)
         .into_iter()
         .filter(|f| policy != SecretPolicy::Warn || f.rule == PRIVATE_RULE)
-        .collect();
-    if found.is_empty() {
-        return Ok(());
-    }
+        .collect()
+}
+
+/// The refusal of a write that still holds `findings`.
+pub fn refusal(findings: Vec<Finding>, policy: SecretPolicy) -> Error {
     let report = SecretReport {
         policy,
         decision: Decision::Blocked,
-        findings: found,
+        findings,
     };
-    Err(Error::SecretBlocked(format!(
+    Error::SecretBlocked(format!(
         "{} still held after screening; nothing was written",
         report.describe()
-    )))
+    ))
+}
+
+/// Refuses `text` when anything in it [`surviving`]s.
+pub fn refuse_surviving(text: &str, what: &str, policy: SecretPolicy) -> Result<()> {
+    let found = surviving(text, what, policy);
+    if found.is_empty() {
+        Ok(())
+    } else {
+        Err(refusal(found, policy))
+    }
 }
 
 #[cfg(test)]

@@ -32,15 +32,44 @@ impl Store {
     }
 
     /// Refuses bytes about to be written (`what` names them in the error) that still hold what
-    /// the policy would not store ([`secrets::refuse_surviving`]). Bytes that are not text are
-    /// not lore's to write and are refused too.
+    /// the policy would not store ([`secrets::surviving`]).
     pub(crate) fn guard(&self, what: &str, bytes: &[u8]) -> Result<()> {
-        let text = std::str::from_utf8(bytes).map_err(|_| Error::Invalid {
-            what: "write",
-            value: what.to_string(),
-            reason: "lore writes only UTF-8 text".into(),
-        })?;
-        secrets::refuse_surviving(text, what, self.secret_policy()?)
+        self.guard_carried(what, bytes, &mut || Ok(Vec::new()))
+    }
+
+    /// Like [`Store::guard`], except that a secret the write only carries over from a text the
+    /// store already holds (`prior`: the versions this write replaces, removes or merges; read
+    /// only when something is found) is not new, and passes: forgetting, superseding or merging
+    /// a memory kept under `warn` must not need the secret gone first.
+    pub(crate) fn guard_carried(
+        &self,
+        what: &str,
+        bytes: &[u8],
+        prior: &mut dyn FnMut() -> Result<Vec<Vec<u8>>>,
+    ) -> Result<()> {
+        // Bytes that are not UTF-8 are scanned as far as they read as text.
+        let text = String::from_utf8_lossy(bytes);
+        let text = text.as_ref();
+        let policy = self.secret_policy()?;
+        let found = secrets::surviving(text, what, policy);
+        if found.is_empty() {
+            return Ok(());
+        }
+        let prior = prior()?;
+        let carried = |secret: &str| {
+            prior
+                .iter()
+                .any(|p| p.windows(secret.len()).any(|w| w == secret.as_bytes()))
+        };
+        let new: Vec<_> = found
+            .into_iter()
+            .filter(|f| !carried(&text[f.span.0..f.span.1]))
+            .collect();
+        if new.is_empty() {
+            Ok(())
+        } else {
+            Err(secrets::refusal(new, policy))
+        }
     }
 
     /// Writes a blob through the guard (a blob the repository already has is not written

@@ -11,6 +11,7 @@ pub mod git_env;
 mod guard;
 mod history;
 pub mod layout;
+pub mod locks;
 mod open;
 pub mod purge;
 pub mod remotes;
@@ -433,16 +434,25 @@ impl Store {
                 _ => None,
             };
             let base = base_tree.as_ref().or(snap.tree.as_ref());
-            let tree = self.apply_edits(base, &write.edits)?;
+            let other = write
+                .merge_parent
+                .map(|c| self.repo.find_commit(c).and_then(|c| c.tree()))
+                .transpose()?;
+            let mut prior = || self.replaced_texts(&write.edits, base, other.as_ref());
+            let tree = self.apply_edits(base, &write.edits, &mut prior)?;
             let mut parents: Vec<Oid> = first_parent.into_iter().collect();
             parents.extend(write.merge_parent);
-            let commit = self.make_commit(&write.message, tree, &parents)?;
+            let commit = self.make_commit(&write.message, tree, &parents, &mut prior)?;
             if let Some(hook) = &self.before_ref_update {
                 hook();
             }
             match self.compare_and_swap(refname, tip, commit, &write.message.subject) {
                 Ok(()) => return Ok((value, Some(commit))),
                 Err(e) if is_race(&e) => {
+                    // A lock whose holder died is removed (with a warning) and the write goes on.
+                    if e.code() == ErrorCode::Locked && self.heal_stale_lock(refname)? {
+                        continue;
+                    }
                     if started.elapsed() > MAX_RETRY_TIME {
                         return Err(Error::Contention {
                             refname: format!(
@@ -493,7 +503,40 @@ impl Store {
         })
     }
 
-    fn apply_edits(&self, base: Option<&Tree<'_>>, edits: &[Edit]) -> Result<Oid> {
+    /// The texts a write replaces, removes or merges: what each path it touches holds in the
+    /// tree it starts from and in the tree it merges (a conflict record's memory too), for the
+    /// guard to tell a secret carried over from a new one.
+    fn replaced_texts(
+        &self,
+        edits: &[Edit],
+        base: Option<&Tree<'_>>,
+        other: Option<&Tree<'_>>,
+    ) -> Result<Vec<Vec<u8>>> {
+        let mut paths: Vec<String> = Vec::new();
+        for edit in edits {
+            let (Edit::Upsert { path, .. } | Edit::Remove { path }) = edit;
+            paths.push(path.clone());
+            paths.extend(layout::contested_path(path));
+        }
+        let mut out = Vec::new();
+        for tree in base.into_iter().chain(other) {
+            for path in &paths {
+                if let Ok(entry) = tree.get_path(Path::new(path))
+                    && let Ok(blob) = self.repo.find_blob(entry.id())
+                {
+                    out.push(blob.content().to_vec());
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn apply_edits(
+        &self,
+        base: Option<&Tree<'_>>,
+        edits: &[Edit],
+        prior: &mut dyn FnMut() -> Result<Vec<Vec<u8>>>,
+    ) -> Result<Oid> {
         let empty;
         let base = match base {
             Some(t) => t,
@@ -522,7 +565,7 @@ impl Store {
                     // not written again: libgit2 would write a temporary file and remove it.
                     let blob = Oid::hash_object(ObjectType::Blob, content)?;
                     if !odb.exists(blob) {
-                        self.guard(path, content)?;
+                        self.guard_carried(path, content, prior)?;
                         self.repo.blob(content)?;
                     }
                     builder.upsert(path.as_str(), blob, FileMode::Blob);
@@ -538,7 +581,13 @@ impl Store {
         Ok(builder.create_updated(&self.repo, base)?)
     }
 
-    fn make_commit(&self, message: &Message, tree: Oid, parents: &[Oid]) -> Result<Oid> {
+    fn make_commit(
+        &self,
+        message: &Message,
+        tree: Oid,
+        parents: &[Oid],
+        prior: &mut dyn FnMut() -> Result<Vec<Vec<u8>>>,
+    ) -> Result<Oid> {
         let identity = self.resolved_identity();
         let author = identity.author.signature()?;
         let committer = identity.committer.signature()?;
@@ -549,7 +598,7 @@ impl Store {
             .collect::<std::result::Result<Vec<_>, _>>()?;
         let parents: Vec<&git2::Commit<'_>> = parent_commits.iter().collect();
         let text = message.render();
-        self.guard("the commit message", text.as_bytes())?;
+        self.guard_carried("the commit message", text.as_bytes(), prior)?;
         Ok(self
             .repo
             .commit(None, &author, &committer, &text, &tree, &parents)?)

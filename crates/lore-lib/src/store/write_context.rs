@@ -29,7 +29,7 @@ impl WriteContext {
         }
         // Who wrote is recorded as given, less any secret it holds (whatever the policy: a
         // name is never the place for one).
-        let unsecret = |v: &str| crate::secrets::redact(v, &crate::secrets::scan(v));
+        let unsecret = crate::secrets::unsecret;
         if let Some(a) = &self.agent {
             t.push(("Lore-Agent".into(), unsecret(a)));
         }

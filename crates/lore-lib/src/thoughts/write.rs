@@ -88,7 +88,7 @@ fn trailers(ctx: &WriteContext, action: &str, session: &str) -> Vec<(String, Str
         ("Lore-Thought-Session".to_string(), session.to_string()),
     ];
     if let Some(a) = &ctx.agent {
-        t.push(("Lore-Agent".into(), a.clone()));
+        t.push(("Lore-Agent".into(), crate::secrets::unsecret(a)));
     }
     t
 }
