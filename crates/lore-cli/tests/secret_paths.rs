@@ -256,3 +256,50 @@ fn no_hook_event_stores_a_secret_from_its_payload_or_transcript() {
     assert!(runs > 100, "only {runs} hook runs");
     assert_nothing_holds_the_secret(&repo, &stderr, "hook events");
 }
+
+#[test]
+fn scan_finds_a_secret_kept_under_warn_in_a_reasoning_session_and_a_context_branch() {
+    let repo = TestRepo::new();
+    ok(&repo, &["init"]);
+    assert_eq!(common::json(&repo, &["scan"])["clean"], true);
+    let text = format!("call the API with {SECRET}");
+    ok(
+        &repo,
+        &[
+            "--secrets",
+            "warn",
+            "think",
+            "add",
+            &text,
+            "--in",
+            "s1",
+            "--score",
+            "0.5",
+        ],
+    );
+    ok(&repo, &["ctx", "init", "--goal", "Ship"]);
+    ok(&repo, &["--secrets", "warn", "ctx", "log", &text]);
+    ok(
+        &repo,
+        &["--secrets", "warn", "ctx", "commit", "logged the call"],
+    );
+    let scan = common::json(&repo, &["scan"]);
+    assert_eq!(scan["clean"], false, "{scan}");
+    let refs: Vec<&str> = scan["refs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["refname"].as_str().unwrap())
+        .collect();
+    assert!(refs.contains(&"refs/lore/thoughts/s1"), "{scan}");
+    assert!(refs.contains(&"refs/lore/ctx/main"), "{scan}");
+    assert!(
+        scan["next_step"]
+            .as_str()
+            .unwrap()
+            .contains("context branch"),
+        "{scan}"
+    );
+    // The text said nothing of the secret itself.
+    assert!(!scan.to_string().contains(SECRET_CORE), "{scan}");
+}

@@ -1,4 +1,5 @@
-//! `lore scan`: audit stored memories for secrets and point at `forget --purge`.
+//! `lore scan`: audit stored memories, context branches and reasoning sessions for secrets and
+//! point at `forget --purge`.
 
 use clap::Args;
 use lore::ops::store as ops;
@@ -29,9 +30,9 @@ pub fn run(ui: &mut Ui, session: &mut Session, args: &ScanArgs) -> CmdResult {
     ui.emit(&out, |s| {
         if out.clean {
             s.push_str(if out.history {
-                "No secrets in stored memories or their history.\n"
+                "No secrets in stored memories or their history, context branches or reasoning sessions.\n"
             } else {
-                "No secrets in stored memories (add --history to scan earlier versions).\n"
+                "No secrets in stored memories, context branches or reasoning sessions (add --history to scan earlier versions of memories).\n"
             });
             return;
         }
@@ -45,9 +46,28 @@ pub fn run(ui: &mut Ui, session: &mut Session, args: &ScanArgs) -> CmdResult {
                 s.push_str(&format!("  {}\n", f.describe()));
             }
         }
-        s.push_str(
-            "Next: rotate each secret, then `lore forget --purge ID` for each memory listed.\n",
-        );
+        for r in &out.refs {
+            s.push_str(&format!(
+                "{} {} (commit {}):\n",
+                r.refname,
+                r.path,
+                common::short(&r.commit)
+            ));
+            for f in &r.findings {
+                s.push_str(&format!("  {}\n", f.describe()));
+            }
+        }
+        if !out.memories.is_empty() {
+            s.push_str(
+                "Next: rotate each secret, then `lore forget --purge ID` for each memory listed.\n",
+            );
+        }
+        if !out.refs.is_empty() {
+            s.push_str(
+                "Next: rotate each secret found in a context branch or reasoning session; their \
+                 history keeps it until the ref is deleted or rewritten.\n",
+            );
+        }
     });
     Ok(())
 }

@@ -34,7 +34,7 @@ pub use edit::{Patch, Superseded};
 pub use history::MemoryVersion;
 pub use lifecycle::{GcReport, LifecyclePolicy};
 pub use novelty::{DuplicateOf, Novelty, Remembered};
-pub use screening::{DEFAULT_MAX_BODY_BYTES, MAX_BODY_CONFIG, StoredSecret, WriteRules};
+pub use screening::{DEFAULT_MAX_BODY_BYTES, MAX_BODY_CONFIG, RefSecret, StoredSecret, WriteRules};
 pub use status::{IndexStatus, NamespaceCount, StoreStatus};
 pub use write::{BatchReport, NewMemory, Written};
 

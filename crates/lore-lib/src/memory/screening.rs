@@ -71,6 +71,73 @@ impl Lore {
     }
 }
 
+/// A secret in one of lore's other refs (context branches, reasoning sessions, score notes):
+/// in a file of a commit, or in a commit's message.
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+pub struct RefSecret {
+    /// The ref (`refs/lore/thoughts/s1`).
+    pub refname: String,
+    /// The commit that holds it.
+    pub commit: String,
+    /// The file in that commit's tree, or `(commit message)`.
+    pub path: String,
+    /// What the scanner found.
+    pub findings: Vec<Finding>,
+}
+
+impl Lore {
+    /// Audits lore's refs other than the memory chain (`refs/lore/ctx/*`,
+    /// `refs/lore/thoughts/*`, `refs/lore/outcomes/*`, `refs/notes/lore/*`): every commit
+    /// reachable from them, its message and the files it added or changed, each blob once.
+    pub fn scan_other_refs(&self) -> Result<Vec<RefSecret>> {
+        let repo = self.store.repo();
+        let mut names = Vec::new();
+        for glob in ["refs/lore/*", "refs/notes/lore/*"] {
+            for r in repo.references_glob(glob)? {
+                let r = r?;
+                if let (Ok(name), Some(target)) = (r.name(), r.target())
+                    && name != crate::store::MEMORY_REF
+                {
+                    names.push((name.to_string(), target));
+                }
+            }
+        }
+        let (mut seen_blobs, mut seen_commits) = (HashSet::new(), HashSet::new());
+        let mut out = Vec::new();
+        for (refname, tip) in names {
+            let mut walk = repo.revwalk()?;
+            walk.push(tip)?;
+            for oid in walk {
+                let oid = oid?;
+                if !seen_commits.insert(oid) {
+                    continue;
+                }
+                let commit = repo.find_commit(oid)?;
+                let found = |path: String, text: &str| {
+                    let findings = secrets::scan_field(text, &path);
+                    (!findings.is_empty()).then(|| RefSecret {
+                        refname: refname.clone(),
+                        commit: oid.to_string(),
+                        path,
+                        findings,
+                    })
+                };
+                let message = String::from_utf8_lossy(commit.message_bytes()).into_owned();
+                out.extend(found("(commit message)".into(), &message));
+                for change in self.store.diff(commit.parent_ids().next(), Some(oid))? {
+                    if let Some(blob) = change.new
+                        && seen_blobs.insert(blob)
+                    {
+                        let bytes = self.store.read_blob(blob)?;
+                        out.extend(found(change.path, &String::from_utf8_lossy(&bytes)));
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
 /// What the scanner finds in one stored memory file: in its summary and body, or — for a file
 /// that is not a readable memory — anywhere in it.
 fn scan_stored(path: &str, bytes: &[u8], commit: Option<Oid>) -> Option<StoredSecret> {

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Effect, Env, Operation};
 use crate::error::Result;
-use crate::memory::{StoreStatus, StoredSecret, VerifyReport};
+use crate::memory::{RefSecret, StoreStatus, StoredSecret, VerifyReport};
 
 /// Create lore's store in this repository.
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
@@ -143,6 +143,9 @@ pub struct Scanned {
     pub history: bool,
     /// The memory versions holding secrets.
     pub memories: Vec<StoredSecret>,
+    /// Secrets in lore's other refs (context branches, reasoning sessions, score notes), in
+    /// every commit they reach.
+    pub refs: Vec<RefSecret>,
     /// What to do about them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_step: Option<String>,
@@ -153,19 +156,29 @@ impl Operation for Scan {
     const TITLE: &'static str = "Scan for secrets";
     const DESCRIPTION: &'static str = "Audit stored memories for secrets (keys, tokens, \
         private keys, passwords, <private> spans): every memory as it is now, and with \
-        history=true every earlier version and forgotten memory in lore's history.";
+        history=true every earlier version and forgotten memory in lore's history; and every \
+        commit of the context branches, reasoning sessions and score notes.";
     const EFFECT: Effect = Effect::ReadOnly;
     type Output = Scanned;
 
     fn run(self, env: &mut Env<'_>) -> Result<Scanned> {
         let memories = env.lore.scan_secrets(self.history)?;
+        let refs = env.lore.scan_other_refs()?;
+        let mut next = Vec::new();
+        if !memories.is_empty() {
+            next.push(
+                "rotate each secret, then forget each memory listed with purge (forget --purge ID)",
+            );
+        }
+        if !refs.is_empty() {
+            next.push("rotate each secret found in a context branch or reasoning session; their history keeps it until the ref is deleted or rewritten");
+        }
         Ok(Scanned {
-            clean: memories.is_empty(),
+            clean: memories.is_empty() && refs.is_empty(),
             history: self.history,
-            next_step: (!memories.is_empty()).then(|| {
-                "rotate each secret, then forget each memory listed with purge (forget --purge ID)".to_string()
-            }),
+            next_step: (!next.is_empty()).then(|| next.join("; ")),
             memories,
+            refs,
         })
     }
 }
