@@ -173,3 +173,111 @@ fn a_commit_among_concurrent_logs_from_many_processes_loses_and_repeats_no_step(
         }
     }
 }
+
+/// One storm: `WRITERS_KILLED` writers × `EACH_KILLED` `lore remember`, `KILLS` of the processes
+/// in flight killed with SIGKILL at random moments (seeded). Returns the summaries whose write
+/// was acknowledged (exit 0) and how many kills landed.
+fn kill_storm(repo: &TestRepo, seed: u64) -> (Vec<String>, usize) {
+    use std::sync::{Arc, Mutex};
+    const WRITERS_KILLED: usize = 4;
+    const EACH_KILLED: usize = 100;
+    const KILLS: usize = 45;
+    let in_flight: Arc<Mutex<Vec<std::process::Child>>> = Arc::default();
+    let done = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let writers: Vec<_> = (0..WRITERS_KILLED)
+        .map(|w| {
+            let (path, home) = (repo.path(), repo.home());
+            let (in_flight, done) = (in_flight.clone(), done.clone());
+            std::thread::spawn(move || {
+                let mut acknowledged = Vec::new();
+                for i in 0..EACH_KILLED {
+                    let summary = format!("storm {seed} writer {w} memory {i}");
+                    let child =
+                        lore_command(&path, &home, &["remember", &summary, "-n", "progress"])
+                            .stdout(Stdio::null())
+                            .stderr(Stdio::null())
+                            .spawn()
+                            .expect("spawning lore");
+                    let pid = child.id();
+                    in_flight.lock().unwrap().push(child);
+                    // Polled under the lock, so the killer never signals a reaped process.
+                    let status = loop {
+                        {
+                            let mut all = in_flight.lock().unwrap();
+                            let at = all.iter().position(|c| c.id() == pid).unwrap();
+                            if all[at].try_wait().unwrap().is_some() {
+                                // Reaped already: `wait` returns the status it kept.
+                                break all.remove(at).wait().unwrap();
+                            }
+                        }
+                        std::thread::sleep(std::time::Duration::from_millis(1));
+                    };
+                    if status.success() {
+                        acknowledged.push(summary);
+                    }
+                }
+                done.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                acknowledged
+            })
+        })
+        .collect();
+    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let mut kills = 0;
+    while kills < KILLS && done.load(std::sync::atomic::Ordering::SeqCst) < WRITERS_KILLED {
+        std::thread::sleep(std::time::Duration::from_millis(2 + next() % 25));
+        let mut all = in_flight.lock().unwrap();
+        if all.is_empty() {
+            continue;
+        }
+        let at = (next() % all.len() as u64) as usize;
+        if all[at].try_wait().unwrap().is_none() && all[at].kill().is_ok() {
+            kills += 1;
+        }
+    }
+    let acknowledged = writers
+        .into_iter()
+        .flat_map(|w| w.join().expect("a writer panicked"))
+        .collect();
+    (acknowledged, kills)
+}
+
+#[test]
+fn writers_killed_mid_write_lose_no_acknowledged_write_and_wedge_no_one() {
+    for seed in [1u64, 2, 3] {
+        let repo = TestRepo::new();
+        ok(&repo, &["init"]);
+        let (acknowledged, kills) = kill_storm(&repo, seed);
+        assert!(kills >= 40, "seed {seed}: only {kills} kills landed");
+        let listed = json(&repo, &["list", "--limit", "0", "-n", "progress"]);
+        let stored: HashSet<&str> = listed["memories"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["summary"].as_str().unwrap())
+            .collect();
+        let lost: Vec<&String> = acknowledged
+            .iter()
+            .filter(|s| !stored.contains(s.as_str()))
+            .collect();
+        assert!(
+            lost.is_empty(),
+            "seed {seed}: acknowledged and lost: {lost:?}"
+        );
+        assert!(
+            repo.git_command(&["fsck", "--no-dangling"])
+                .status()
+                .unwrap()
+                .success(),
+            "seed {seed}: git fsck"
+        );
+        // The next write goes through on its own, whatever lock a killed writer left.
+        ok(&repo, &["remember", "after the storm", "-n", "progress"]);
+        assert!(!repo.path().join(".git/refs/lore/memory.lock").exists());
+    }
+}

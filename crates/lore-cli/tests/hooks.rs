@@ -664,3 +664,47 @@ fn secrets_are_redacted_blocked_or_reported_on_every_cli_write() {
         assert!(!everything.contains(leaked), "{leaked}");
     }
 }
+
+#[test]
+fn a_hook_out_of_time_spools_its_event_and_the_next_hook_handles_it() {
+    let repo = TestRepo::new();
+    ok(&repo, &["init"]);
+    repo.git(&["config", "lore.hookTimeoutMs", "1500"]);
+    let t = transcript(&repo, "claude-transcript.jsonl");
+    // A live writer holds the memory ref's lock: the capture's write waits past the budget.
+    let lock_path = repo.path().join(".git/refs/lore/memory.lock");
+    let held = std::fs::File::create(&lock_path).unwrap();
+    let (out, err) = hook(
+        &repo,
+        "claude",
+        "Stop",
+        &fixture(&repo, "claude-stop.json", &t),
+    );
+    assert_eq!(out, "");
+    assert!(
+        err.contains("1 event(s) spooled for the next hook"),
+        "{err}"
+    );
+    let spool = std::fs::read_to_string(repo.path().join(".git/lore/hooks/spool.jsonl")).unwrap();
+    assert_eq!(spool.lines().count(), 1, "{spool}");
+    drop(held);
+    std::fs::remove_file(&lock_path).unwrap();
+    let decisions = |repo: &TestRepo| {
+        json(repo, &["list", "-n", "decisions"])["memories"]
+            .as_array()
+            .unwrap()
+            .len()
+    };
+    assert_eq!(decisions(&repo), 0);
+
+    // The next hook, of any event, handles what was spooled first.
+    hook(
+        &repo,
+        "claude",
+        "SessionStart",
+        &fixture(&repo, "claude-session-start.json", &t),
+    );
+    assert_eq!(decisions(&repo), 1);
+    let spool = std::fs::read_to_string(repo.path().join(".git/lore/hooks/spool.jsonl")).unwrap();
+    assert_eq!(spool, "");
+}

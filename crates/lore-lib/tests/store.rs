@@ -419,7 +419,14 @@ fn a_lock_left_by_a_dead_writer_is_removed_with_a_warning_and_a_held_one_is_not(
     let stale = lore.store().stale_locks();
     assert_eq!(stale.len(), 1, "{stale:?}");
     assert_eq!(stale[0].path, "refs/lore/memory.lock");
-    assert_eq!(lore.status().unwrap().stale_locks, stale);
+    let shown: Vec<String> = lore
+        .status()
+        .unwrap()
+        .stale_locks
+        .into_iter()
+        .map(|l| l.path)
+        .collect();
+    assert_eq!(shown, vec!["refs/lore/memory.lock".to_string()]);
     lore.remember(&new("learnings", "second"), &ctx()).unwrap();
     assert!(!lock.exists());
     let warnings = lore.store().take_warnings();

@@ -4,10 +4,14 @@
 //! past it, or should the work panic, the hook answers nothing and lets the agent go on.
 
 use std::io::Read;
+use std::path::PathBuf;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use jiff::Timestamp;
+
 use clap::Args;
+use lore::hooks::spool::{self, SpooledEvent};
 use lore::hooks::{self, Agent, Event, HookInput, HookOptions};
 
 use crate::commands::common;
@@ -35,6 +39,15 @@ pub struct HookArgs {
 enum Report {
     /// The store is open and says how long the hook may take.
     Budget(Duration),
+    /// Events the work has in hand and not yet handled (this one, or ones it took from the
+    /// spool), with the repository's common git directory: spooled again should the budget
+    /// run out before they are handled.
+    InHand(PathBuf, Vec<SpooledEvent>),
+    /// The event as read, before the store is open: spooled should the budget run out even
+    /// before the work has it in hand.
+    Read(SpooledEvent, Option<PathBuf>),
+    /// The first `n` events in hand are handled.
+    Handled(usize),
     /// The work is done: the answer for stdout, if any, or what went wrong.
     Done(Result<Option<String>, String>),
 }
@@ -87,10 +100,19 @@ where
         return Err(format!("cannot start the hook's work: {e}"));
     }
     let mut budget = default;
+    let mut in_hand: Option<(PathBuf, Vec<SpooledEvent>)> = None;
+    let mut read: Option<(SpooledEvent, Option<PathBuf>)> = None;
     loop {
         let left = budget.saturating_sub(started.elapsed());
         match receive.recv_timeout(left) {
             Ok(Report::Budget(configured)) => budget = configured,
+            Ok(Report::InHand(dir, events)) => in_hand = Some((dir, events)),
+            Ok(Report::Read(event, cwd)) => read = Some((event, cwd)),
+            Ok(Report::Handled(n)) => {
+                if let Some((_, events)) = in_hand.as_mut() {
+                    events.drain(..n.min(events.len()));
+                }
+            }
             Ok(Report::Done(done)) => return done,
             Err(mpsc::RecvTimeoutError::Timeout) => break,
             Err(mpsc::RecvTimeoutError::Disconnected) => {
@@ -101,8 +123,24 @@ where
             break;
         }
     }
+    // What the work had in hand is kept for the next hook, not dropped with this process.
+    let in_hand = in_hand.or_else(|| {
+        // Not in hand yet (the store was still opening): spooled where the event's directory
+        // says its repository is.
+        let (event, cwd) = read?;
+        let cwd = cwd.or_else(|| std::env::current_dir().ok())?;
+        let store = lore::Store::discover(&cwd).ok()?;
+        Some((store.common_dir(), vec![event]))
+    });
+    let kept = match in_hand {
+        Some((dir, events)) if !events.is_empty() => match spool::save(&dir, &events) {
+            Ok(()) => format!("; {} event(s) spooled for the next hook", events.len()),
+            Err(e) => format!("; spooling the event failed: {e}"),
+        },
+        _ => String::new(),
+    };
     Err(format!(
-        "gave up after {} ms (the time budget, git config {}); nothing was given to the agent",
+        "gave up after {} ms (the time budget, git config {}); nothing was given to the agent{kept}",
         budget.as_millis(),
         hooks::TIME_BUDGET_CONFIG
     ))
@@ -137,10 +175,31 @@ fn handle(
         ));
     }
     let input = HookInput::parse(&payload).map_err(|e| e.to_string())?;
+    let this = (event != Event::SessionStart)
+        .then(|| SpooledEvent::new(&args.agent, &args.event, &payload, Timestamp::now()).ok())
+        .flatten();
+    if let Some(this) = &this {
+        report(Report::Read(this.clone(), input.cwd.clone()));
+    }
     let mut lore =
         location::open_from(global, input.cwd.as_deref()).map_err(|e| e.message.clone())?;
     report(Report::Budget(hooks::time_budget(lore.store())));
     let ctx = common::write_context(global);
+    // Events earlier hooks could not handle in time come first; then this one.
+    let dir = lore.store().common_dir();
+    let mut in_hand = spool::take(&dir).unwrap_or_else(|e| {
+        eprintln!("lore hook: the spool could not be read: {e}");
+        Vec::new()
+    });
+    let earlier = in_hand.len();
+    in_hand.extend(this);
+    report(Report::InHand(dir, in_hand.clone()));
+    for (handled, spooled) in in_hand.iter().take(earlier).enumerate() {
+        if let Err(e) = handle_spooled(&mut lore, spooled, &ctx) {
+            eprintln!("lore hook: a spooled {} event: {e}", spooled.event);
+        }
+        report(Report::Handled(handled + 1));
+    }
     let outcome = hooks::handle(
         &mut lore,
         agent,
@@ -156,7 +215,24 @@ fn handle(
             eprintln!("lore hook: secret scanner: {}", report.describe());
         }
     }
+    report(Report::Handled(in_hand.len()));
     Ok(hooks::respond(agent, event, &outcome))
+}
+
+/// Handles an event an earlier hook spooled (its answer has no one to go to).
+fn handle_spooled(
+    lore: &mut lore::Lore,
+    spooled: &SpooledEvent,
+    ctx: &lore::WriteContext,
+) -> Result<(), String> {
+    let agent = Agent::parse(&spooled.agent).map_err(|e| e.to_string())?;
+    let Some(event) = Event::parse(agent, &spooled.event) else {
+        return Ok(());
+    };
+    let input = HookInput::parse(&spooled.payload).map_err(|e| e.to_string())?;
+    hooks::handle(lore, agent, event, &input, &HookOptions::default(), ctx)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

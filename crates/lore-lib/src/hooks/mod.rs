@@ -13,6 +13,7 @@ mod codex;
 mod cursor;
 mod gemini;
 mod payload;
+pub mod spool;
 pub mod tool_files;
 
 use std::path::Path;
