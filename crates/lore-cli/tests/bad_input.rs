@@ -440,3 +440,39 @@ fn oversized_standard_input_is_refused_after_a_bounded_read_and_errors_quote_lit
     assert!(stderr.len() < 4_000, "{} bytes of stderr", stderr.len());
     assert_eq!(memory_count(&repo), 1);
 }
+
+#[test]
+fn reimporting_jsonl_without_ids_adds_nothing_and_a_reason_to_skip_is_said_once() {
+    let repo = TestRepo::new();
+    ok(&repo, &["init"]);
+    let mut data = String::new();
+    for i in 0..50 {
+        data.push_str(&format!(
+            "{{\"namespace\":\"learnings\",\"summary\":\"lesson {i}\",\"body\":\"body {i}\"}}\n"
+        ));
+    }
+    for i in 0..20 {
+        data.push_str(&format!("{{\"summary\":\"no namespace {i}\"}}\n"));
+    }
+    std::fs::write(repo.path().join("in.jsonl"), data).unwrap();
+    let out = run(&repo, &["import", "jsonl", "in.jsonl"], None);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(memory_count(&repo), 50);
+    let namespace_lines: Vec<&str> = stderr.lines().filter(|l| l.contains("namespace")).collect();
+    assert_eq!(namespace_lines.len(), 1, "{stderr}");
+    assert!(
+        namespace_lines[0].contains("skipped 20 records"),
+        "{stderr}"
+    );
+
+    let again = json(&repo, &["import", "jsonl", "in.jsonl"]);
+    assert_eq!(again["written"], 0, "{again}");
+    assert_eq!(again["unchanged"], 50, "{again}");
+    assert_eq!(memory_count(&repo), 50);
+    let said = again["warnings"].to_string();
+    assert!(
+        said.contains("50 record(s) without an id were imported before"),
+        "{said}"
+    );
+}

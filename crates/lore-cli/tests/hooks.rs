@@ -409,7 +409,7 @@ fn setup_merges_without_clobbering_and_removes_only_lore() {
     assert_eq!(settings["hooks"]["Stop"].as_array().unwrap().len(), 2);
     assert_eq!(
         settings["hooks"]["PostToolUse"][0]["matcher"],
-        "Read|Edit|MultiEdit|Write|NotebookEdit"
+        "Read|Edit|MultiEdit|Write|NotebookEdit|Bash"
     );
     let mcp: Value =
         serde_json::from_str(&std::fs::read_to_string(repo.path().join(".mcp.json")).unwrap())
@@ -707,4 +707,24 @@ fn a_hook_out_of_time_spools_its_event_and_the_next_hook_handles_it() {
     assert_eq!(decisions(&repo), 1);
     let spool = std::fs::read_to_string(repo.path().join(".git/lore/hooks/spool.jsonl")).unwrap();
     assert_eq!(spool, "");
+}
+
+#[test]
+fn a_tool_use_is_a_step_before_any_memory_exists() {
+    let repo = TestRepo::new();
+    ok(&repo, &["ctx", "init", "--goal", "Ship"]);
+    let t = transcript(&repo, "codex-transcript.jsonl");
+    hook(
+        &repo,
+        "codex",
+        "PostToolUse",
+        &fixture(&repo, "codex-post-tool-use-bash.json", &t),
+    );
+    let log = json(&repo, &["ctx", "show", "--log"]);
+    let steps = log.to_string();
+    assert!(steps.contains("src/index/schema.rs"), "{log}");
+    assert_eq!(
+        json(&repo, &["list"])["memories"].as_array().unwrap().len(),
+        0
+    );
 }

@@ -15,5 +15,6 @@ pub(super) const EVENTS: &[(&str, Event)] = &[
     ("SessionEnd", Event::SessionEnd),
 ];
 
-/// The file tools lore's PostToolUse hook runs for.
-pub(super) const TOOL_MATCHER: &str = "Read|Edit|MultiEdit|Write|NotebookEdit";
+/// The tools lore's PostToolUse hook runs for: the file tools, and the shell (the files its
+/// command names).
+pub(super) const TOOL_MATCHER: &str = "Read|Edit|MultiEdit|Write|NotebookEdit|Bash";

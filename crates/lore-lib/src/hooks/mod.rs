@@ -353,16 +353,17 @@ fn tool_used(
     options: &HookOptions,
     ctx: &WriteContext,
 ) -> Result<HookOutcome> {
-    if input.files.is_empty() || lore.store().tip()?.is_none() {
-        return Ok(HookOutcome::default());
-    }
     let root = lore.store().workdir().map(Path::to_path_buf);
     let files: Vec<String> = input
         .files
         .iter()
         .map(|f| relative(f, root.as_deref(), input.cwd.as_deref()))
         .collect();
+    // The step is logged whether or not any memory exists yet; only injection needs memories.
     log_tool_step(lore, input, &files, ctx)?;
+    if files.is_empty() || lore.store().tip()?.is_none() {
+        return Ok(HookOutcome::default());
+    }
     let mut candidates = Vec::new();
     let mut seen = std::collections::HashSet::new();
     for rel in &files {
@@ -388,7 +389,7 @@ fn log_tool_step(
     files: &[String],
     ctx: &WriteContext,
 ) -> Result<()> {
-    let ws = Workspace::new(lore.store()).with_secret_policy(lore.secret_policy().ok());
+    let ws = Workspace::new(lore.store()).with_secret_policy(Some(lore.secret_policy()?));
     if ws.current()?.is_none() || input.tool.is_none() {
         return Ok(());
     }

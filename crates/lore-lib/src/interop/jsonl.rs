@@ -58,10 +58,19 @@ pub fn import(input: &mut dyn BufRead, source: &str, now: Timestamp) -> Result<C
             Some(serde_norway::Value::String(b)) => b,
             _ => String::new(),
         };
+        // A record without an id gets one from its content, so importing it again adds
+        // nothing (see `Converted::derived_ids`).
+        let content_id = super::stable_id(&format!(
+            "jsonl\u{1f}{}\u{1f}{}\u{1f}{}\u{1f}{body}",
+            super::text(&fields, "namespace").unwrap_or_default(),
+            super::text(&fields, "key").unwrap_or_default(),
+            super::text(&fields, "summary").unwrap_or_default(),
+        ));
         records.push(ImportRecord {
             origin,
             fields,
             body,
+            fallback_id: Some(content_id),
             ..ImportRecord::default()
         });
     }

@@ -36,8 +36,12 @@ pub struct ImportRecord {
 pub struct Converted {
     /// Memories ready for [`crate::Lore::write_batch`].
     pub memories: Vec<Memory>,
-    /// Adaptations and skipped records, one line each.
+    /// Adaptations and skipped records, one line each (records skipped for one reason share
+    /// a line).
     pub warnings: Vec<String>,
+    /// The ids made from the record's content or origin (it named none): a memory with such an
+    /// id that exists already is this record imported before.
+    pub derived_ids: std::collections::HashSet<MemoryId>,
 }
 
 fn field<'a>(fields: &'a serde_norway::Mapping, name: &str) -> Option<&'a Value> {
@@ -254,11 +258,31 @@ pub fn convert(rec: &ImportRecord, now: Timestamp, warnings: &mut Vec<String>) -
 /// Converts many records; ones that cannot be converted become warnings.
 pub fn convert_all(records: &[ImportRecord], now: Timestamp) -> Converted {
     let mut out = Converted::default();
+    // Why records were skipped, each reason once with where it happened.
+    let mut skipped: Vec<(String, Vec<String>)> = Vec::new();
     for rec in records {
         match convert(rec, now, &mut out.warnings) {
-            Ok(m) => out.memories.push(m),
+            Ok(m) => {
+                if rec.fallback_id.as_ref() == Some(&m.id) {
+                    out.derived_ids.insert(m.id.clone());
+                }
+                out.memories.push(m);
+            }
+            Err(Error::Parse { context, message }) if context == rec.origin => {
+                match skipped.iter_mut().find(|(why, _)| *why == message) {
+                    Some((_, at)) => at.push(context),
+                    None => skipped.push((message, vec![context])),
+                }
+            }
             Err(e) => out.warnings.push(format!("skipped: {e}")),
         }
+    }
+    for (why, at) in skipped {
+        out.warnings.push(match at.as_slice() {
+            [one] => format!("skipped: {one}: {why}"),
+            [first, ..] => format!("skipped {} records ({first} and on): {why}", at.len()),
+            [] => continue,
+        });
     }
     out
 }

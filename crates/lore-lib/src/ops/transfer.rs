@@ -116,7 +116,35 @@ impl Operation for Import {
             },
         };
         let read = converted.memories.len();
-        let report = if self.dry_run || converted.memories.is_empty() {
+        // Records imported before (their id made from their content exists) are not written
+        // again: one line says how many.
+        let mut converted = converted;
+        let mut already = 0;
+        if !converted.derived_ids.is_empty() && env.lore.store().tip()?.is_some() {
+            let mut kept = Vec::with_capacity(converted.memories.len());
+            for m in std::mem::take(&mut converted.memories) {
+                let before = match converted.derived_ids.contains(&m.id) {
+                    false => false,
+                    true => match env.lore.get(m.id.as_str()) {
+                        Ok(found) => found.id == m.id,
+                        Err(Error::NotFound(_)) => false,
+                        Err(e) => return Err(e),
+                    },
+                };
+                if before {
+                    already += 1;
+                } else {
+                    kept.push(m);
+                }
+            }
+            converted.memories = kept;
+        }
+        if already > 0 {
+            converted.warnings.push(format!(
+                "{already} record(s) without an id were imported before (same content): skipped"
+            ));
+        }
+        let mut report = if self.dry_run || converted.memories.is_empty() {
             BatchReport::default()
         } else {
             env.progress.phase("writing memories", Some(read as u64));
@@ -128,6 +156,7 @@ impl Operation for Import {
             env.progress.advance(read as u64);
             report
         };
+        report.unchanged += already;
         Ok(Imported {
             read,
             report,
