@@ -72,6 +72,14 @@ enum Reader {
 fn advice(e: &Error, reader: Reader) -> Vec<String> {
     let cli = reader == Reader::Cli;
     let say = |c: String, a: String| vec![if cli { c } else { a }];
+    let text = e.to_string();
+    if text.contains("No space left on device") || text.contains("File too large") {
+        return vec![
+            "free space on the disk holding the repository's .git (or raise the file-size \
+             limit): nothing was written; reads still answer"
+                .into(),
+        ];
+    }
     match e {
         Error::UnknownNamespace { name, .. } => say(
             format!("register it with `lore namespace add {name}`"),

@@ -16,6 +16,13 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    // Past a file-size limit (`ulimit -f`) the kernel would kill lore with SIGXFSZ mid-write;
+    // with the signal handled, the write fails with "File too large" and lore says so. Should
+    // registering fail, the default stays, as it was.
+    let _ = signal_hook::flag::register(
+        signal_hook::consts::SIGXFSZ,
+        std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)),
+    );
     let cli = cli::Cli::parse();
     let mut ui = ui::Ui::new(cli.global.json);
     match cli::run(&mut ui, cli) {

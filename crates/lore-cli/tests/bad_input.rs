@@ -476,3 +476,44 @@ fn reimporting_jsonl_without_ids_adds_nothing_and_a_reason_to_skip_is_said_once(
         "{said}"
     );
 }
+
+/// `lore ARGS` under a file-size limit of `kib` KiB (`ulimit -f`), in the repository.
+fn under_file_size_limit(repo: &TestRepo, kib: u32, args: &str) -> std::process::Output {
+    let mut cmd = std::process::Command::new("bash");
+    cmd.arg("-c")
+        .arg(format!(
+            "ulimit -f {kib}; exec {} {args}",
+            common::lore_bin()
+        ))
+        .current_dir(repo.path());
+    lore_testutils::make_hermetic(&mut cmd, &repo.home());
+    cmd.output().unwrap()
+}
+
+#[test]
+fn past_a_file_size_limit_reads_answer_from_memory_and_nothing_is_killed() {
+    let repo = TestRepo::new();
+    ok(&repo, &["remember", "first memory"]);
+    for entry in std::fs::read_dir(repo.path().join(".git/lore")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.to_string_lossy().contains("index.sqlite3") {
+            std::fs::remove_file(path).unwrap();
+        }
+    }
+    // The index cannot be written (8 KiB): the read answers from memory and says why.
+    let out = under_file_size_limit(&repo, 8, "list");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stdout.contains("first memory"), "{stdout}");
+    assert!(stderr.contains("no space left for the index"), "{stderr}");
+    // A write is an answer too (it lands in git, or fails saying why), never a kill by signal.
+    let out = under_file_size_limit(&repo, 8, "remember 'second memory'");
+    assert!(out.status.code().is_some(), "killed: {out:?}");
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("panicked"),
+        "{out:?}"
+    );
+}

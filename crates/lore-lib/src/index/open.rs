@@ -196,7 +196,7 @@ impl Index {
 
     /// The index of a location this process may not write: a copy of the file in memory (or an
     /// empty index where the file is missing or unusable), caught up there like any index.
-    fn open_in_memory(path: &Path) -> Result<Index> {
+    pub(crate) fn open_in_memory(path: &Path) -> Result<Index> {
         let mut conn = copy_into_memory(path)?;
         if schema::prepare(&conn).ok() != Some(SchemaState::Current) {
             // Whatever the copy held is not this lore's index: start from nothing.
@@ -342,6 +342,33 @@ fn copy_file_into(path: &Path, conn: &mut Connection) -> Result<()> {
     let backup = rusqlite::backup::Backup::new(&source, conn)?;
     while backup.step(-1)? != rusqlite::backup::StepResult::Done {}
     Ok(())
+}
+
+/// Whether `error`, met writing the index at `path`, came from a disk with no room left (or a
+/// file-size limit): SQLite says the disk is full, or an I/O error it reports is one because a
+/// write of 64 KiB beside the file fails for that reason.
+pub fn is_out_of_space(path: &Path, error: &Error) -> bool {
+    let Error::Index(e) = error else {
+        return false;
+    };
+    match e.sqlite_error_code() {
+        Some(rusqlite::ErrorCode::DiskFull) => true,
+        Some(rusqlite::ErrorCode::SystemIoFailure) => no_room_beside(path),
+        _ => false,
+    }
+}
+
+fn no_room_beside(path: &Path) -> bool {
+    let Some(dir) = path.parent() else {
+        return false;
+    };
+    let probe = dir.join(format!(".space-probe-{}", std::process::id()));
+    let written = std::fs::write(&probe, vec![0u8; 64 << 10]);
+    let _ = std::fs::remove_file(&probe);
+    matches!(
+        written.map_err(|e| e.kind()),
+        Err(std::io::ErrorKind::StorageFull | std::io::ErrorKind::FileTooLarge)
+    )
 }
 
 /// Whether an error means the index's content is damaged (`SQLITE_CORRUPT`, `SQLITE_NOTADB`, or

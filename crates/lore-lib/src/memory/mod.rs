@@ -142,7 +142,14 @@ impl Lore {
     }
 
     fn fresh_index(&self) -> Result<(Index, Option<IndexNotice>)> {
-        let (mut index, notice) = Index::open(&index::index_path(&self.store))?;
+        let path = index::index_path(&self.store);
+        let (mut index, notice) = match Index::open(&path) {
+            Err(e) if index::is_out_of_space(&path, &e) => {
+                self.warn(out_of_space_warning(&path, &e));
+                (Index::open_in_memory(&path)?, None)
+            }
+            other => other?,
+        };
         index.set_embedder(self.embedder.clone());
         Ok((index, notice))
     }
@@ -170,9 +177,24 @@ impl Lore {
                 }
             }
             Err(e) if index::is_corruption(&e) => self.rebuild_index(&e.to_string())?,
+            Err(e) if index::is_out_of_space(&index::index_path(&self.store), &e) => {
+                self.read_in_memory(&e)?
+            }
             Err(e) => return Err(e),
         }
         self.index.as_ref().ok_or_else(missing_index)
+    }
+
+    /// The disk is full: reads go on from a copy of the index in memory, caught up there, and
+    /// the caller hears why.
+    fn read_in_memory(&mut self, cause: &Error) -> Result<()> {
+        let path = index::index_path(&self.store);
+        let mut index = Index::open_in_memory(&path)?;
+        index.set_embedder(self.embedder.clone());
+        let index = self.index.insert(index);
+        self.last_catch_up = Some(index.catch_up(&self.store)?);
+        self.warn(out_of_space_warning(&path, cause));
+        Ok(())
     }
 
     fn rebuild_index(&mut self, reason: &str) -> Result<()> {
@@ -203,6 +225,14 @@ impl Lore {
             other => other,
         }
     }
+}
+
+fn out_of_space_warning(index: &std::path::Path, cause: &Error) -> String {
+    format!(
+        "no space left for the index in {} ({cause}): it was read into memory for this \
+         command; free space there (or raise the file-size limit) for writes and a lasting index",
+        index.parent().unwrap_or(index).display()
+    )
 }
 
 fn missing_index() -> Error {
