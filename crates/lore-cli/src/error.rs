@@ -85,6 +85,10 @@ fn advice(e: &Error, reader: Reader) -> Vec<String> {
             format!("register it with `lore namespace add {name}`"),
             format!("register it with the namespace_add tool (name {name:?})"),
         ),
+        Error::MemoryRefLost(_) => say(
+            "`lore doctor` lists what can restore it; `lore doctor --restore` puts it back".into(),
+            "run `lore doctor --restore` in the repository to put it back".into(),
+        ),
         Error::NotFound(_) => say(
             "`lore list` or `lore recall WORDS` shows what exists".into(),
             "the list or recall tools show what exists".into(),

@@ -517,3 +517,33 @@ fn past_a_file_size_limit_reads_answer_from_memory_and_nothing_is_killed() {
         "{out:?}"
     );
 }
+
+#[test]
+fn a_lost_or_damaged_memory_ref_is_named_with_what_restores_it_and_doctor_puts_it_back() {
+    let repo = TestRepo::new();
+    ok(&repo, &["remember", "first memory"]);
+    ok(&repo, &["remember", "second memory"]);
+    assert_eq!(memory_count(&repo), 2);
+    let sound = json(&repo, &["doctor"]);
+    assert_eq!(sound["state"], "sound", "{sound}");
+    let ref_file = repo.path().join(".git/refs/lore/memory");
+    for damage in ["damaged", "missing"] {
+        match damage {
+            "damaged" => std::fs::write(&ref_file, "garbage\n").unwrap(),
+            _ => {
+                repo.git(&["update-ref", "-d", "refs/lore/memory"]);
+            }
+        }
+        // Reads say what happened and what still knows the memories, instead of an empty store.
+        fails(&repo, &["list"], None, 3, "lore doctor --restore");
+        fails(&repo, &["status"], None, 3, "the index still knows commit");
+        let found = json(&repo, &["doctor"]);
+        assert_eq!(found["state"], damage, "{found}");
+        assert_eq!(found["restore_points"][0]["memories"], 2, "{found}");
+        assert_eq!(found["restore_points"][0]["source"], "index", "{found}");
+        let fixed = json(&repo, &["doctor", "--restore"]);
+        assert!(fixed["restored"].is_string(), "{fixed}");
+        assert_eq!(memory_count(&repo), 2);
+        assert_eq!(json(&repo, &["doctor"])["state"], "sound");
+    }
+}

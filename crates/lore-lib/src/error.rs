@@ -118,6 +118,9 @@ pub enum Error {
     /// A context branch, commit, version or segment that does not exist.
     #[error("{0}")]
     ContextNotFound(String),
+    /// `refs/lore/memory` is gone or unreadable while something still knows the memories.
+    #[error("{0}")]
+    MemoryRefLost(String),
     /// The repository has no context workspace yet (nothing to read or branch from).
     #[error("no context workspace here yet{0}")]
     NoContextWorkspace(String),
@@ -194,6 +197,7 @@ impl Error {
             | Error::ThoughtCycle(_)
             | Error::ForeignBundle(_) => ErrorClass::InvalidInput,
             Error::NotFound(_)
+            | Error::MemoryRefLost(_)
             | Error::ContextNotFound(_)
             | Error::NoContextWorkspace(_)
             | Error::NoRemote(_)
@@ -231,6 +235,7 @@ impl Error {
             Error::Duplicate { .. } => "duplicate",
             Error::SecretBlocked(_) => "secret_blocked",
             Error::ContextNotFound(_) => "context_not_found",
+            Error::MemoryRefLost(_) => "memory_ref_lost",
             Error::NoContextWorkspace(_) => "no_context_workspace",
             Error::ContextConflict(_) => "context_conflict",
             Error::MergeConflict { .. } => "merge_conflict",

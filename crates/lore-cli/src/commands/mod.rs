@@ -6,6 +6,7 @@ pub mod common;
 pub mod conflicts;
 pub mod context;
 pub mod ctx;
+pub mod doctor;
 pub mod embedder;
 pub mod eval;
 pub mod export;

@@ -311,6 +311,16 @@ fn may_not_write(path: &Path) -> bool {
     }
 }
 
+/// The memory tip the index at `path` was last caught up to, read without changing anything
+/// (none: no index, or none recorded). For finding what can restore a lost memory ref.
+pub fn recorded_tip(path: &Path) -> Result<Option<git2::Oid>> {
+    if !path.exists() {
+        return Ok(None);
+    }
+    let conn = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+    schema::read_tip(&conn)
+}
+
 /// An in-memory copy of the database file at `path` for a process that may not write there: an
 /// empty database when the file is missing or unreadable. The file is read as immutable, so no
 /// lock is taken and no `-wal`/`-shm` is created.

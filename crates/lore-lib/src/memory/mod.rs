@@ -8,6 +8,7 @@
 mod changes;
 mod citations;
 mod conflicts;
+mod doctor;
 mod edit;
 mod history;
 mod lifecycle;
@@ -30,6 +31,7 @@ use crate::store::Store;
 pub use crate::store::WriteContext;
 pub use citations::{FileContent, FileLimits, StaleMemory, VerifyReport};
 pub use conflicts::{Conflict, ConflictVersion, Resolution, Resolved};
+pub use doctor::{RefCheck, RefState, RestorePoint};
 pub use edit::{Patch, Superseded};
 pub use history::MemoryVersion;
 pub use lifecycle::{GcReport, LifecyclePolicy};
@@ -165,6 +167,9 @@ impl Lore {
 
     /// Opens the index if needed and catches it up with the refs.
     pub fn index(&mut self) -> Result<&Index> {
+        if self.index.is_none() {
+            self.refuse_a_lost_memory_ref()?;
+        }
         self.open_index()?;
         let result = {
             let index = self.index.as_mut().ok_or_else(missing_index)?;

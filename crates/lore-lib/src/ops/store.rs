@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Effect, Env, Operation};
 use crate::error::Result;
-use crate::memory::{RefSecret, StoreStatus, StoredSecret, VerifyReport};
+use crate::memory::{RefCheck, RefSecret, RefState, StoreStatus, StoredSecret, VerifyReport};
 
 /// Create lore's store in this repository.
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
@@ -122,6 +122,49 @@ impl Operation for Reindex {
                 .display()
                 .to_string(),
         })
+    }
+}
+
+/// Check the memory ref, and put it back when it is lost or damaged.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Doctor {
+    /// Put the memory ref back at the newest restore point (only when it is lost or damaged).
+    #[serde(default)]
+    pub restore: bool,
+}
+
+/// What the doctor found, and did.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct Diagnosis {
+    /// The memory ref as found.
+    #[serde(flatten)]
+    pub check: RefCheck,
+    /// The commit the ref was put back to.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub restored: Option<String>,
+}
+
+impl Operation for Doctor {
+    const NAME: &'static str = "doctor";
+    const TITLE: &'static str = "Check and restore the memory ref";
+    const DESCRIPTION: &'static str = "Check refs/lore/memory without the index's help; when it is \
+        missing or damaged, list what still knows the memories (the commit the index was last \
+        caught up to, each remote's copy as last fetched) and with restore=true put it back at \
+        the newest.";
+    const EFFECT: Effect = Effect::Write { idempotent: true };
+    type Output = Diagnosis;
+
+    fn run(self, env: &mut Env<'_>) -> Result<Diagnosis> {
+        let check = env.lore.check_memory_ref()?;
+        let newest = check.restore_points.first().map(|p| p.commit.clone());
+        let restored = match (self.restore, &check.state, newest) {
+            (true, RefState::Missing | RefState::Damaged, Some(commit)) => {
+                Some(env.lore.restore_memory_ref(&commit)?.to_string())
+            }
+            _ => None,
+        };
+        Ok(Diagnosis { check, restored })
     }
 }
 

@@ -1,0 +1,170 @@
+//! When `refs/lore/memory` is lost or damaged: what still knows the memories (the commit the
+//! index was last caught up to, each remote's copy as last fetched), and putting the ref back.
+
+use git2::{ErrorCode, Oid};
+use serde::Serialize;
+
+use super::Lore;
+use crate::error::{Error, Result};
+use crate::index;
+use crate::store::MEMORY_REF;
+use crate::store::layout::{self, PathKind};
+
+/// How the memory ref stands.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RefState {
+    /// It points at a commit.
+    Sound,
+    /// There is none (a store with nothing written, or one whose ref was deleted).
+    Missing,
+    /// It cannot be read, or names no commit.
+    Damaged,
+}
+
+/// A commit the memory ref can be put back to.
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+pub struct RestorePoint {
+    /// The commit.
+    pub commit: String,
+    /// What knows it: `index` (the tip the index was last caught up to) or
+    /// `remote <name>` (that remote's copy, as last fetched).
+    pub source: String,
+    /// When it was written.
+    pub when: jiff::Timestamp,
+    /// The memories in its tree.
+    pub memories: usize,
+}
+
+/// What the check found.
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+pub struct RefCheck {
+    /// How the ref stands.
+    pub state: RefState,
+    /// What is wrong with it, in git's words.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
+    /// Commits it can be put back to, newest first.
+    pub restore_points: Vec<RestorePoint>,
+}
+
+impl Lore {
+    /// Checks the memory ref without the index's help (nothing is caught up or written).
+    pub fn check_memory_ref(&self) -> Result<RefCheck> {
+        let repo = self.store.repo();
+        let (state, problem) = match repo.find_reference(MEMORY_REF) {
+            Ok(r) => match r.target().map(|t| repo.find_commit(t)) {
+                Some(Ok(_)) => (RefState::Sound, None),
+                Some(Err(e)) => (RefState::Damaged, Some(e.message().to_string())),
+                None => (RefState::Damaged, Some("it names no commit".to_string())),
+            },
+            Err(e) if e.code() == ErrorCode::NotFound => (RefState::Missing, None),
+            Err(e) => (RefState::Damaged, Some(e.message().to_string())),
+        };
+        let mut points = Vec::new();
+        match index::recorded_tip(&index::index_path(&self.store)) {
+            Ok(Some(tip)) => points.extend(self.restore_point(tip, "index".into())?),
+            Ok(None) => {}
+            Err(e) => self.warn(format!("the index's recorded tip could not be read: {e}")),
+        }
+        for r in repo.references_glob(&format!("{}*/memory", crate::sync::TRACKING_PREFIX))? {
+            let r = r?;
+            if let (Ok(name), Some(target)) = (r.name(), r.target()) {
+                let remote = name
+                    .strip_prefix(crate::sync::TRACKING_PREFIX)
+                    .and_then(|n| n.strip_suffix("/memory"))
+                    .unwrap_or(name);
+                points.extend(self.restore_point(target, format!("remote {remote}"))?);
+            }
+        }
+        points.sort_by_key(|p| std::cmp::Reverse(p.when));
+        Ok(RefCheck {
+            state,
+            problem,
+            restore_points: points,
+        })
+    }
+
+    /// Before the index is caught up (which would empty it to match a missing ref): a memory
+    /// ref that cannot be read, or is missing while the index or a remote's copy still knows
+    /// memories, is an error naming what can restore it.
+    pub(super) fn refuse_a_lost_memory_ref(&self) -> Result<()> {
+        let sound = matches!(self.store.tip(), Ok(Some(_)));
+        if sound {
+            return Ok(());
+        }
+        let check = self.check_memory_ref()?;
+        let known = check.restore_points.iter().find(|p| p.memories > 0);
+        match (&check.state, known) {
+            (RefState::Sound, _) | (RefState::Missing, None) => Ok(()),
+            (state, point) => {
+                let what = match state {
+                    RefState::Damaged => format!(
+                        "{MEMORY_REF} cannot be read ({})",
+                        check.problem.as_deref().unwrap_or("damaged")
+                    ),
+                    _ => format!("{MEMORY_REF} is missing"),
+                };
+                let known = point.map_or(String::new(), |p| {
+                    format!(
+                        "; the {} still knows commit {} with {} memories",
+                        p.source, p.commit, p.memories
+                    )
+                });
+                Err(Error::MemoryRefLost(format!("{what}{known}")))
+            }
+        }
+    }
+
+    fn restore_point(&self, commit: Oid, source: String) -> Result<Option<RestorePoint>> {
+        let Ok(found) = self.store.repo().find_commit(commit) else {
+            return Ok(None);
+        };
+        let memories = self
+            .store
+            .diff(None, Some(commit))?
+            .iter()
+            .filter(|c| layout::classify(&c.path) == PathKind::Memory)
+            .count();
+        Ok(Some(RestorePoint {
+            commit: commit.to_string(),
+            source,
+            when: jiff::Timestamp::from_second(found.time().seconds())
+                .unwrap_or(jiff::Timestamp::UNIX_EPOCH),
+            memories,
+        }))
+    }
+
+    /// Puts the memory ref back at `commit` (one of [`RefCheck::restore_points`]), replacing a
+    /// damaged ref file. A sound ref is left alone: this repairs, it does not rewind.
+    pub fn restore_memory_ref(&mut self, commit: &str) -> Result<Oid> {
+        let check = self.check_memory_ref()?;
+        if check.state == RefState::Sound {
+            return Err(Error::Invalid {
+                what: "restore",
+                value: commit.to_string(),
+                reason: format!("{MEMORY_REF} is sound; nothing to restore"),
+            });
+        }
+        let Some(point) = check.restore_points.iter().find(|p| p.commit == commit) else {
+            return Err(Error::NotFound(format!(
+                "{commit} is not a commit {MEMORY_REF} can be put back to"
+            )));
+        };
+        let id = Oid::from_str(&point.commit)?;
+        if check.state == RefState::Damaged {
+            let file = self.store.common_dir().join(MEMORY_REF);
+            if file.is_file() {
+                std::fs::remove_file(&file)
+                    .map_err(|e| Error::io(format!("removing {}", file.display()), e))?;
+            }
+        }
+        self.store.repo().reference(
+            MEMORY_REF,
+            id,
+            false,
+            &format!("lore doctor: restored from {}", point.source),
+        )?;
+        Ok(id)
+    }
+}
