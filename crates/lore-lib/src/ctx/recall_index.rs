@@ -17,6 +17,7 @@ use super::files::parse_segment;
 use super::{LOG_DIR, TrajectoryStep, Workspace};
 use crate::embed::SharedEmbedder;
 use crate::error::Result;
+use crate::store::Store;
 use crate::trajectory::{Params, TrajectoryIndex, builtin_embedder};
 
 /// How long a process waits for another one writing the file before building in memory.
@@ -140,7 +141,21 @@ impl Workspace<'_> {
                 }
                 Ok(steps)
             };
-        let mut file = RecallIndexFile::open(&self.recall_index_path()).ok();
+        let path = self.recall_index_path();
+        let mut file = match RecallIndexFile::open(&path) {
+            Ok(file) => Some(file),
+            Err(e) => {
+                // Where the repository cannot be written, building in memory is the documented
+                // way; any other failure is said, since every process would rebuild.
+                if !crate::index::is_write_refusal(&path, &e) {
+                    self.store.warn(format!(
+                        "the kept trajectory index {} cannot be used ({e}); built in memory",
+                        path.display()
+                    ));
+                }
+                None
+            }
+        };
         let tip_text = tip.to_string();
         // What the kept row offers: the index as it is, or caught up from the segment it
         // read last, or nothing (absent, damaged, or no longer a prefix of the branch).
@@ -163,15 +178,19 @@ impl Workspace<'_> {
                         .ok()?;
                 Some((index, same, kept_segments.lines().count()))
             })
-            .ok()
-            .flatten()
+            .unwrap_or_else(|e| {
+                self.store.warn(format!(
+                    "the kept trajectory index of branch {branch} cannot be read ({e}); rebuilt"
+                ));
+                None
+            })
             .flatten()
         });
         if let Some((mut index, same, known)) = kept {
             if !same {
                 index.extend(read(known)?)?;
                 if let Some(f) = file.as_mut() {
-                    keep(f, branch, &key, tip_text, listed, &index);
+                    keep(self.store, f, branch, &key, tip_text, listed, &index);
                 }
             }
             return Ok(index);
@@ -179,14 +198,16 @@ impl Workspace<'_> {
         let mut index = TrajectoryIndex::new(Some(embedder), params);
         index.extend(read(0)?)?;
         if let Some(f) = file.as_mut() {
-            keep(f, branch, &key, tip.to_string(), listed, &index);
+            keep(self.store, f, branch, &key, tip.to_string(), listed, &index);
         }
         Ok(index)
     }
 }
 
-/// Writes a branch's row; a file that refuses the write (read-only, busy) is left as it is.
+/// Writes a branch's row; a file that refuses the write is left as it is, with a warning (the
+/// next process builds the index again).
 fn keep(
+    store: &Store,
     file: &mut RecallIndexFile,
     branch: &str,
     key: &str,
@@ -194,8 +215,8 @@ fn keep(
     segments: String,
     index: &TrajectoryIndex,
 ) {
-    if let Ok(body) = index.encode() {
-        let _ = file.save(
+    let saved = index.encode().and_then(|body| {
+        file.save(
             branch,
             key,
             &Kept {
@@ -203,7 +224,13 @@ fn keep(
                 segments: &segments,
                 body: &body,
             },
-        );
+        )
+    });
+    if let Err(e) = saved {
+        store.warn(format!(
+            "the trajectory index of branch {branch} could not be kept ({e}); the next \
+             recall builds it again"
+        ));
     }
 }
 

@@ -162,15 +162,7 @@ const AUTO_SYNC_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5)
 /// ways. Off by default; bounded in time; silent when offline or without a remote (the next
 /// sync catches up).
 fn auto_sync(lore: &mut Lore, direction: crate::sync::Direction) {
-    let on = lore
-        .store()
-        .config_string("lore.sync.auto")
-        .is_some_and(|v| {
-            matches!(
-                v.trim().to_ascii_lowercase().as_str(),
-                "true" | "yes" | "on" | "1"
-            )
-        });
+    let on = lore.store().config_bool("lore.sync.auto") == Some(true);
     if !on || !matches!(lore.store().kind(), crate::store::StoreKind::Repository) {
         return;
     }

@@ -125,6 +125,20 @@ impl Store {
         }
     }
 
+    /// A boolean from git's configuration, read by git's own rules (`true`/`yes`/`on`/`1`, …);
+    /// a value that is not one is a warning and reads as unset.
+    pub fn config_bool(&self, name: &str) -> Option<bool> {
+        let read = self.repo.config().and_then(|c| c.get_bool(name));
+        match read {
+            Ok(value) => Some(value),
+            Err(e) if e.code() == ErrorCode::NotFound => None,
+            Err(e) => {
+                self.warn(format!("reading git config {name}: {}", e.message()));
+                None
+            }
+        }
+    }
+
     /// Records a warning for the front end; the same warning is recorded once per store.
     pub fn warn(&self, message: String) {
         let mut warnings = self

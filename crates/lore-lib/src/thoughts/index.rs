@@ -425,8 +425,16 @@ fn apply_notes(conn: &Connection, store: &Store, from: Option<Oid>, to: Option<O
     for change in store.diff(from, to)? {
         let hex: String = change.path.chars().filter(|c| *c != '/').collect();
         let Some(blob) = change.new else { continue };
-        let Ok(scores) = serde_json::from_slice::<Scores>(&store.read_blob(blob)?) else {
-            continue;
+        let scores = match serde_json::from_slice::<Scores>(&store.read_blob(blob)?) {
+            Ok(scores) => scores,
+            Err(e) => {
+                store.warn(format!(
+                    "the score note {} is not readable ({e}); its thought keeps the score it \
+                     was written with",
+                    change.path
+                ));
+                continue;
+            }
         };
         update.execute(params![hex, scores.combined])?;
     }

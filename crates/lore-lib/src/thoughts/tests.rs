@@ -603,3 +603,42 @@ fn concurrent_writers_lose_no_thought() {
     let rebuilt = crate::thoughts::index::ThoughtIndex::open(first.store()).unwrap();
     assert_eq!(rebuilt.count().unwrap(), 31);
 }
+
+#[test]
+fn an_unreadable_score_note_is_a_warning_and_the_thought_keeps_its_written_score() {
+    let repo = TestRepo::new();
+    let mut lore = lore(&repo);
+    let id = add(&mut lore, "s1", None, "Cache the token stream", 0.7);
+    let oid = git2::Oid::from_str(&id).unwrap();
+    lore.store()
+        .transact_ref(&crate::thoughts::scores_ref("s1"), |_| {
+            let edit = crate::store::Edit::Upsert {
+                path: crate::thoughts::write::note_path(oid),
+                content: b"not json".to_vec(),
+            };
+            let message = crate::store::Message {
+                subject: "a damaged note".into(),
+                body: None,
+                trailers: Vec::new(),
+            };
+            Ok((crate::store::RefWrite::on_tip(vec![edit], message), ()))
+        })
+        .unwrap();
+    let _ = lore.store().take_warnings();
+    let hits = Env::new(&mut lore, ctx())
+        .run(ThinkSearch {
+            session: Some("s1".into()),
+            ..ThinkSearch::default()
+        })
+        .unwrap()
+        .hits;
+    assert_eq!(hits.len(), 1);
+    assert!((hits[0].score - 0.7).abs() < 1e-9, "{}", hits[0].score);
+    let warnings = lore.store().take_warnings();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains("score note") && w.contains("not readable")),
+        "{warnings:?}"
+    );
+}
