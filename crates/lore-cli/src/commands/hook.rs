@@ -39,17 +39,26 @@ pub struct HookArgs {
 enum Report {
     /// The store is open and says how long the hook may take.
     Budget(Duration),
-    /// Events the work has in hand and not yet handled (this one, or ones it took from the
-    /// spool), with the repository's common git directory: spooled again should the budget
-    /// run out before they are handled.
+    /// The event as read (agent, event, payload, directory), before the store is open: spooled
+    /// should the budget run out before it is handled.
+    Read(Box<ReadEvent>),
+    /// The repository's common git directory, and the events earlier hooks spooled that the
+    /// work took: spooled again should the budget run out before they are handled.
     InHand(PathBuf, Vec<SpooledEvent>),
-    /// The event as read, before the store is open: spooled should the budget run out even
-    /// before the work has it in hand.
-    Read(SpooledEvent, Option<PathBuf>),
-    /// The first `n` events in hand are handled.
+    /// The first `n` earlier events are handled.
     Handled(usize),
+    /// This event is handled.
+    HandledThis,
     /// The work is done: the answer for stdout, if any, or what went wrong.
     Done(Result<Option<String>, String>),
+}
+
+/// An event as the hook read it, kept raw (it is redacted only if it must be spooled).
+struct ReadEvent {
+    agent: String,
+    event: String,
+    payload: String,
+    cwd: Option<PathBuf>,
 }
 
 /// The largest event payload read (a tool's whole output can be large; an agent never sends
@@ -101,18 +110,19 @@ where
     }
     let mut budget = default;
     let mut in_hand: Option<(PathBuf, Vec<SpooledEvent>)> = None;
-    let mut read: Option<(SpooledEvent, Option<PathBuf>)> = None;
+    let mut this: Option<Box<ReadEvent>> = None;
     loop {
         let left = budget.saturating_sub(started.elapsed());
         match receive.recv_timeout(left) {
             Ok(Report::Budget(configured)) => budget = configured,
+            Ok(Report::Read(event)) => this = Some(event),
             Ok(Report::InHand(dir, events)) => in_hand = Some((dir, events)),
-            Ok(Report::Read(event, cwd)) => read = Some((event, cwd)),
             Ok(Report::Handled(n)) => {
                 if let Some((_, events)) = in_hand.as_mut() {
                     events.drain(..n.min(events.len()));
                 }
             }
+            Ok(Report::HandledThis) => this = None,
             Ok(Report::Done(done)) => return done,
             Err(mpsc::RecvTimeoutError::Timeout) => break,
             Err(mpsc::RecvTimeoutError::Disconnected) => {
@@ -123,27 +133,43 @@ where
             break;
         }
     }
-    // What the work had in hand is kept for the next hook, not dropped with this process.
-    let in_hand = in_hand.or_else(|| {
-        // Not in hand yet (the store was still opening): spooled where the event's directory
-        // says its repository is.
-        let (event, cwd) = read?;
-        let cwd = cwd.or_else(|| std::env::current_dir().ok())?;
-        let store = lore::Store::discover(&cwd).ok()?;
-        Some((store.common_dir(), vec![event]))
+    Err(format!(
+        "gave up after {} ms (the time budget, git config {}); nothing was given to the agent{}",
+        budget.as_millis(),
+        hooks::TIME_BUDGET_CONFIG,
+        spool_what_is_left(in_hand, this)
+    ))
+}
+
+/// Keeps what the work had not handled for the next hook, rather than dropping it with this
+/// process; says what became of it.
+fn spool_what_is_left(
+    in_hand: Option<(PathBuf, Vec<SpooledEvent>)>,
+    this: Option<Box<ReadEvent>>,
+) -> String {
+    let this = this.and_then(|read| {
+        let spooled =
+            SpooledEvent::new(&read.agent, &read.event, &read.payload, Timestamp::now()).ok()?;
+        Some((read.cwd, spooled))
     });
-    let kept = match in_hand {
-        Some((dir, events)) if !events.is_empty() => match spool::save(&dir, &events) {
+    let (dir, mut events) = match in_hand {
+        Some((dir, events)) => (Some(dir), events),
+        None => (None, Vec::new()),
+    };
+    // Where the store was still opening, the event's directory says where its repository is.
+    let dir = dir.or_else(|| {
+        let (cwd, _) = this.as_ref()?;
+        let cwd = cwd.clone().or_else(|| std::env::current_dir().ok())?;
+        Some(lore::Store::discover(&cwd).ok()?.common_dir())
+    });
+    events.extend(this.map(|(_, event)| event));
+    match dir {
+        Some(dir) if !events.is_empty() => match spool::save(&dir, &events) {
             Ok(()) => format!("; {} event(s) spooled for the next hook", events.len()),
             Err(e) => format!("; spooling the event failed: {e}"),
         },
         _ => String::new(),
-    };
-    Err(format!(
-        "gave up after {} ms (the time budget, git config {}); nothing was given to the agent{kept}",
-        budget.as_millis(),
-        hooks::TIME_BUDGET_CONFIG
-    ))
+    }
 }
 
 fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
@@ -175,11 +201,14 @@ fn handle(
         ));
     }
     let input = HookInput::parse(&payload).map_err(|e| e.to_string())?;
-    let this = (event != Event::SessionStart)
-        .then(|| SpooledEvent::new(&args.agent, &args.event, &payload, Timestamp::now()).ok())
-        .flatten();
-    if let Some(this) = &this {
-        report(Report::Read(this.clone(), input.cwd.clone()));
+    // A session start only answers the agent now: nothing to keep for later.
+    if event != Event::SessionStart {
+        report(Report::Read(Box::new(ReadEvent {
+            agent: args.agent.clone(),
+            event: args.event.clone(),
+            payload: payload.clone(),
+            cwd: input.cwd.clone(),
+        })));
     }
     let mut lore =
         location::open_from(global, input.cwd.as_deref()).map_err(|e| e.message.clone())?;
@@ -187,14 +216,12 @@ fn handle(
     let ctx = common::write_context(global);
     // Events earlier hooks could not handle in time come first; then this one.
     let dir = lore.store().common_dir();
-    let mut in_hand = spool::take(&dir).unwrap_or_else(|e| {
+    let earlier = spool::take(&dir).unwrap_or_else(|e| {
         eprintln!("lore hook: the spool could not be read: {e}");
         Vec::new()
     });
-    let earlier = in_hand.len();
-    in_hand.extend(this);
-    report(Report::InHand(dir, in_hand.clone()));
-    for (handled, spooled) in in_hand.iter().take(earlier).enumerate() {
+    report(Report::InHand(dir, earlier.clone()));
+    for (handled, spooled) in earlier.iter().enumerate() {
         if let Err(e) = handle_spooled(&mut lore, spooled, &ctx) {
             eprintln!("lore hook: a spooled {} event: {e}", spooled.event);
         }
@@ -215,7 +242,7 @@ fn handle(
             eprintln!("lore hook: secret scanner: {}", report.describe());
         }
     }
-    report(Report::Handled(in_hand.len()));
+    report(Report::HandledThis);
     Ok(hooks::respond(agent, event, &outcome))
 }
 
