@@ -322,7 +322,7 @@ fn config_file_rules() -> Vec<Rule> {
             "mysql-password",
             Needles::Exact(&["mysql", "mariadb"]),
             false,
-            r#"\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mysqlpump|mariadb|mariadb-dump)\b[^\r\n|;&]*?[ \t](?:-p|--password=)(?:"(?P<dq>[^"\r\n]+)"|'(?P<sq>[^'\r\n]+)'|(?P<bare>[^\s"'|;&]+))"#,
+            r#"\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mysqlpump|mariadb|mariadb-dump)\b[^\r\n|;&]*?[ \t](?:-p|--password=)(?:"(?P<dq>[^"\r\n]+)"|'(?P<sq>[^'\r\n]+)'|(?P<bare>[^\s"'`|;&<>(),]{3,}))"#,
             Value::Chosen,
         ),
         rule(
@@ -371,7 +371,7 @@ fn generic_rules() -> Vec<Rule> {
             "password-assignment",
             Needles::Folded(&["pass", "pwd", "secret", "key", "token"]),
             true,
-            r#"(?i)\b(?P<key>(?:[a-z0-9]+_)*(?:[a-z0-9]*(?:password|passwd|passphrase)|pwd|secret|api[_-]?key|apikey|access[_-]?token|auth[_-]?token|client[_-]?secret|private[_-]?key|secret[_-]?key|token))\b["']?(?P<sep>[ \t]*(?::=|=>|[:=])[ \t]*)(?:"(?P<dq>[^"\r\n]{6,})"|'(?P<sq>[^'\r\n]{6,})'|(?P<bare>[^\s"',;)\]}]{6,}))"#,
+            r#"(?i)\b(?P<key>(?:[a-z0-9]+_)*(?:[a-z0-9]*(?:password|passwd|passphrase)|pwd|secret|api[_-]?key|apikey|access[_-]?token|auth[_-]?token|client[_-]?secret|private[_-]?key|secret[_-]?key|token))\b["']?(?P<sep>[ \t]*(?::=|=>|[:=])[ \t]*)(?:"(?P<dq>[^"\r\n]{6,})"|'(?P<sq>[^'\r\n]{6,})'|(?P<bare>[^\s"'`,;)\]}]{6,}))(?P<typed>[ \t]*=(?:[^=>]|$))?"#,
             Value::Assigned,
         ),
     ]
@@ -919,9 +919,9 @@ fn mixes_letters_and_digits(value: &str) -> bool {
 fn is_reference_or_placeholder(value: &str) -> bool {
     let v = value.trim();
     let lower = v.to_ascii_lowercase();
-    // References to where the secret really lives: `${DB_PASSWORD}`, `<your key>`,
-    // `os.environ["KEY"]`, `process.env.TOKEN`, `$TOKEN`, a vault path.
-    let starts = ["${", "$(", "{{", "<", "%", "env[", "env."];
+    // References to where the secret really lives: `${DB_PASSWORD}`, `{token}` in a template,
+    // `<your key>`, `os.environ["KEY"]`, `process.env.TOKEN`, `$TOKEN`, a vault path.
+    let starts = ["${", "$(", "{", "<", "%", "env[", "env."];
     let mentions = ["environ", "process.env", "getenv", "secrets.", "vault"];
     if starts.iter().any(|p| lower.starts_with(p))
         || mentions.iter().any(|m| lower.contains(m))
@@ -999,10 +999,10 @@ fn is_camel_case_identifier(value: &str) -> bool {
 /// How a password assignment is written, which says whether a bare word is its value.
 enum AssignmentStyle {
     /// An environment variable set in a shell or `.env` file: an upper-case name right against
-    /// `=` (`DB_PASSWORD=hunter`).
+    /// `=`, as in `export DB_PASSWORD=` and a word.
     Environment,
-    /// An environment variable in YAML, as in a compose file: an upper-case name, then `:`
-    /// (`POSTGRES_PASSWORD: postgres`).
+    /// An environment variable in YAML, as in a compose file: an upper-case name, then `:`,
+    /// as in `POSTGRES_PASSWORD:` and a word.
     EnvironmentInYaml,
     /// Anything else: code, prose, configuration keys in lower case.
     Other,
@@ -1025,14 +1025,18 @@ fn assignment_style(caps: &Captures<'_>) -> AssignmentStyle {
 
 /// Whether the value of a password, secret or token assignment is a literal secret: not a
 /// placeholder or code, and, when unquoted, not a word, an identifier or a type, unless the key
-/// is an environment variable's (`DB_PASSWORD=hunter`; `POSTGRES_PASSWORD: postgres` in YAML,
-/// where a camel-case identifier is still code).
+/// is an environment variable's ([`AssignmentStyle`]; in YAML a camel-case identifier is still
+/// code).
 fn is_assigned_literal(caps: &Captures<'_>, value: &str) -> bool {
     if is_placeholder(value) {
         return false;
     }
     if caps.name("bare").is_none() {
         return true;
+    }
+    // `NAME: Type = …` declares a constant or a field: the bare word is its type.
+    if caps.name("typed").is_some() {
+        return false;
     }
     match assignment_style(caps) {
         AssignmentStyle::Environment => true,
