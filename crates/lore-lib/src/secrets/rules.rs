@@ -1212,11 +1212,11 @@ const PUBLIC_PREFIXES: &[&str] = &[
     ";base64,",
 ];
 
-/// An armoured block (PEM or SSH2): its `BEGIN` line, header lines, then lines of base64, on
-/// real or `\n`-escaped line ends. A block whose label does not say `PRIVATE` is public
-/// (certificates, public keys, signatures).
+/// An armoured block (PEM or SSH2): its `BEGIN` line, header lines, then lines of base64 (each
+/// maybe indented, as in YAML), on real or `\n`-escaped line ends. A block whose label does not
+/// say `PRIVATE` is public (certificates, public keys, signatures).
 static ARMOURED_BLOCK: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"-{4,5} ?BEGIN (?P<label>[A-Z0-9 ]+?) ?-{4,5}(?:(?:\r?\n|\\n)[A-Za-z-]+: [^\r\n\\]*)*(?:(?:\r?\n|\\n)[A-Za-z0-9+/=]*)*")
+    Regex::new(r"-{4,5} ?BEGIN (?P<label>[A-Z0-9 ]+?) ?-{4,5}(?:(?:\r?\n|\\n)[ \t]*[A-Za-z-]+: [^\r\n\\]*)*(?:(?:\r?\n|\\n)[ \t]*[A-Za-z0-9+/=]*)*")
         .expect("armoured block pattern is valid")
 });
 
