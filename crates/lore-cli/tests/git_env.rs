@@ -119,8 +119,8 @@ fn git_config_global_gives_the_identity_when_the_repository_has_none() {
     );
 }
 
-/// AWS's documented example access key id (the scanner's fixture elsewhere too).
-const FAKE_SECRET: &str = "AKIAIOSFODNN7EXAMPLE";
+/// A fabricated access key id in AWS's format (the documented example is not a finding).
+const FAKE_SECRET: &str = "AKIAQ7RZ3WJ5TXNB2KDM";
 
 /// Whether `lore remember` with a secret in it is refused under the given variables, and what
 /// `git config --get lore.secrets` says under them.

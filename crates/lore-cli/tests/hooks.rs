@@ -490,7 +490,7 @@ fn secrets_are_redacted_blocked_or_reported_on_every_cli_write() {
             "remember",
             "-n",
             "learnings",
-            "Deploy key is AKIAIOSFODNN7EXAMPLE",
+            "Deploy key is AKIAQ7RZ3WJ5TXNB2KDM",
             "--body",
             "<private>home: 12 Elm St</private> then ghp_R4nd0mT0k3nV4lu3F0rT3st1ngPurp0s3sAb",
         ],
@@ -511,7 +511,7 @@ fn secrets_are_redacted_blocked_or_reported_on_every_cli_write() {
         &format!("refs/lore/memory:{}", written["path"].as_str().unwrap()),
     ]);
     assert!(
-        !stored.contains("AKIAIOSFODNN7EXAMPLE") && !stored.contains("Elm St"),
+        !stored.contains("AKIAQ7RZ3WJ5TXNB2KDM") && !stored.contains("Elm St"),
         "{stored}"
     );
 
@@ -637,7 +637,7 @@ fn secrets_are_redacted_blocked_or_reported_on_every_cli_write() {
             "update",
             "-m",
             "keys",
-            "AKIAIOSFODNN7EXAMPLE",
+            "AKIAQ7RZ3WJ5TXNB2KDM",
         ],
         None,
     );
@@ -646,7 +646,7 @@ fn secrets_are_redacted_blocked_or_reported_on_every_cli_write() {
     // A foreign .GCC directory is screened on import.
     repo.write(
         "gcc/main.md",
-        "# Roadmap\n\nDeploy with AKIAIOSFODNN7EXAMPLE\n",
+        "# Roadmap\n\nDeploy with AKIAQ7RZ3WJ5TXNB2KDM\n",
     );
     repo.write("gcc/branches/feature/commit.md", "## Branch Purpose\nTry it\n\n## This Commit's Contribution\nUsed xoxb-1234567890-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx\n");
     repo.write(
@@ -660,7 +660,7 @@ fn secrets_are_redacted_blocked_or_reported_on_every_cli_write() {
         assert!(said.contains(rule), "{rule}: {said}");
     }
     let everything = repo.git(&["log", "-p", "refs/lore/ctx/feature"]);
-    for leaked in ["AKIAIOSFODNN7EXAMPLE", "xoxb-1234567890", "Tr0ub4dor"] {
+    for leaked in ["AKIAQ7RZ3WJ5TXNB2KDM", "xoxb-1234567890", "Tr0ub4dor"] {
         assert!(!everything.contains(leaked), "{leaked}");
     }
 }

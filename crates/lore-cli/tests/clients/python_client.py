@@ -88,7 +88,7 @@ async def exercise(client):
         "body": "Bundled, no server; BM25 built in.", "tags": ["index"]}))
     mem_id = written["memory"]["id"]
     secret = json.loads(await call("remember", {
-        "namespace": "learnings", "summary": "The staging key is AKIAIOSFODNN7EXAMPLE"}))
+        "namespace": "learnings", "summary": "The staging key is AKIAQ7RZ3WJ5TXNB2KDM"}))
     if secret["memory"]["summary"] != "The staging key is [REDACTED:aws-access-key-id]":
         fail(f"secret not redacted over MCP: {secret['memory']['summary']}")
     if secret.get("secrets", {}).get("decision") != "redacted":

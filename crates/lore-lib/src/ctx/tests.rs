@@ -343,7 +343,7 @@ fn a_secret_policy_given_after_a_write_still_applies() {
     // The first write read the configured policy (redact).
     let ws = ws.with_secret_policy(Some(SecretPolicy::Block));
     let err = ws
-        .log(None, text_step("key AKIAIOSFODNN7EXAMPLE here"))
+        .log(None, text_step("key AKIAQ7RZ3WJ5TXNB2KDM here"))
         .unwrap_err();
     assert!(err.to_string().contains("aws-access-key-id"), "{err}");
 }

@@ -10,11 +10,8 @@ mod rules;
 
 use serde::Serialize;
 
-use rules::{
-    HASH_PREFIXES, PUBLIC_PREFIXES, RULES, TOKEN, has_token_run, is_code_or_word,
-    is_encoded_text_or_image, is_environment_assignment, is_placeholder,
-};
 pub use rules::{HIGH_ENTROPY_RULE, PRIVATE_RULE, is_high_entropy};
+use rules::{RULES, high_entropy_spans};
 
 use crate::error::{Error, Result};
 
@@ -142,41 +139,19 @@ pub fn scan(text: &str) -> Vec<Finding> {
 /// Like [`scan`], naming the field the text came from.
 pub fn scan_field(text: &str, field: &str) -> Vec<Finding> {
     let mut spans: Vec<(usize, usize, &'static str, usize)> = Vec::new();
-    let lower = std::cell::OnceCell::new();
+    let folded = std::cell::OnceCell::new();
     for (priority, r) in RULES.iter().enumerate() {
-        if !r.may_match(text, &lower) {
+        if !r.may_match(text, &folded) {
             continue;
         }
         for caps in r.pattern().captures_iter(text) {
-            let whole = caps.get(0).expect("group 0 always exists");
-            let secret = ["secret", "dq", "sq", "bare"]
-                .iter()
-                .find_map(|g| caps.name(g))
-                .unwrap_or(whole);
-            if r.name == "password-assignment"
-                && (is_placeholder(secret.as_str())
-                    || (caps.name("bare").is_some()
-                        && !is_environment_assignment(&caps)
-                        && is_code_or_word(secret.as_str())))
-            {
-                continue;
+            if let Some(secret) = r.secret(&caps) {
+                spans.push((secret.start(), secret.end(), r.name, priority));
             }
-            spans.push((secret.start(), secret.end(), r.name, priority));
         }
     }
-    let tokens = has_token_run(text).then(|| TOKEN.find_iter(text));
-    for m in tokens.into_iter().flatten() {
-        let before = &text[..m.start()];
-        if HASH_PREFIXES
-            .iter()
-            .any(|p| before.ends_with(p) || m.as_str().starts_with(p))
-            || PUBLIC_PREFIXES.iter().any(|p| before.ends_with(p))
-        {
-            continue;
-        }
-        if is_high_entropy(m.as_str()) && !is_encoded_text_or_image(m.as_str()) {
-            spans.push((m.start(), m.end(), HIGH_ENTROPY_RULE, RULES.len()));
-        }
+    for (start, end) in high_entropy_spans(text) {
+        spans.push((start, end, HIGH_ENTROPY_RULE, RULES.len()));
     }
     // Precedence: the more specific rule, then the earlier and longer match. Kept spans never
     // overlap, so a new one overlaps a kept one only if the last kept span starting before its
@@ -370,7 +345,11 @@ mod tests {
                     );
                 }
             }
-            assert_eq!(has_token_run(text), TOKEN.is_match(text), "{text:?}");
+            assert_eq!(
+                rules::has_token_run(text),
+                rules::TOKEN.is_match(text),
+                "{text:?}"
+            );
         }
     }
 
@@ -410,7 +389,7 @@ mod tests {
 
     #[test]
     fn block_refuses_and_warn_keeps_the_text() {
-        let secret = "key AKIAIOSFODNN7EXAMPLE here";
+        let secret = "key AKIAM4LTJ7P2WVH7RSRT here";
         let mut body = secret.to_string();
         let err = screen(&mut [("body", &mut body)], SecretPolicy::Block).unwrap_err();
         assert!(err.to_string().contains("aws-access-key-id"), "{err}");
