@@ -6,12 +6,16 @@
 //! random but not secret — UUIDs, git object names, content hashes (hex or `sha256-` base64),
 //! lore's own ids — are excluded from the generic rule by construction (see [`rules`]).
 
+mod formats;
 mod rules;
+mod values;
 
 use serde::Serialize;
 
-pub use rules::{HIGH_ENTROPY_RULE, PRIVATE_RULE, is_high_entropy};
-use rules::{RULES, high_entropy_spans};
+use rules::RULES;
+pub use rules::{HIGH_ENTROPY_RULE, PRIVATE_RULE};
+use values::high_entropy_spans;
+pub use values::is_high_entropy;
 
 use crate::error::{Error, Result};
 
@@ -346,8 +350,8 @@ mod tests {
                 }
             }
             assert_eq!(
-                rules::has_token_run(text),
-                rules::TOKEN.is_match(text),
+                values::has_token_run(text),
+                values::TOKEN.is_match(text),
                 "{text:?}"
             );
         }
