@@ -60,7 +60,8 @@ impl Ui {
 
     /// A warning or notice on stderr (never on stdout, which programs read).
     pub fn warn(&mut self, message: &str) {
-        eprintln!("lore: {message}");
+        // A warning may quote input (a value that was adapted or refused): never a secret in it.
+        eprintln!("lore: {}", lore::secrets::scrubbed_message(message));
     }
 
     /// Reports an error: on stderr as text, or as a JSON object on stdout with `--json`.

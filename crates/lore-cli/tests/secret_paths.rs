@@ -303,3 +303,93 @@ fn scan_finds_a_secret_kept_under_warn_in_a_reasoning_session_and_a_context_bran
     // The text said nothing of the secret itself.
     assert!(!scan.to_string().contains(SECRET_CORE), "{scan}");
 }
+
+#[test]
+fn no_write_the_command_line_alone_offers_stores_a_secret() {
+    // A repository that keeps secrets on purpose (`warn`) is the source of what is imported.
+    let source = TestRepo::new();
+    ok(&source, &["init"]);
+    let text = format!("deploy with {SECRET}");
+    let warn = |args: &[&str]| {
+        let mut all = vec!["--secrets", "warn"];
+        all.extend_from_slice(args);
+        ok(&source, &all);
+    };
+    warn(&[
+        "remember",
+        "-n",
+        "learnings",
+        &text,
+        "-b",
+        &text,
+        "-t",
+        "deploy",
+    ]);
+    warn(&["ctx", "init", "--goal", &text]);
+    warn(&["ctx", "log", &text]);
+    warn(&["ctx", "commit", &text]);
+    let gcc = source.path().join("export/.GCC");
+    ok(&source, &["ctx", "export", gcc.to_str().unwrap()]);
+    let markdown = source.path().join("export/md");
+    ok(&source, &["export", "markdown", markdown.to_str().unwrap()]);
+
+    // The repository under test keeps the default policy (redact).
+    let repo = TestRepo::new();
+    ok(&repo, &["init"]);
+    let mut stderr = String::new();
+    let mut run_here = |args: &[&str]| {
+        let out = common::run(&repo, args, None);
+        stderr.push_str(&String::from_utf8_lossy(&out.stderr));
+        out
+    };
+    // JSONL import: the secret in each string field of a record, one record a field.
+    let record = json!({"namespace": "learnings", "key": "deploy", "summary": "How we deploy",
+        "body": "Tag, then push.", "tags": ["deploy"], "author": "Dev", "agent": "bot",
+        "session": "s1", "status": "active"});
+    let lines: Vec<String> = with_secret_in_each_string(&record)
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let mut v = v.clone();
+            v["key"] = json!(format!("deploy-{i}"));
+            v.to_string()
+        })
+        .collect();
+    std::fs::write(repo.path().join("in.jsonl"), lines.join("\n") + "\n").unwrap();
+    run_here(&["import", "jsonl", "in.jsonl"]);
+    run_here(&["import", "markdown", markdown.to_str().unwrap()]);
+    run_here(&["ctx", "import", gcc.to_str().unwrap()]);
+    // Review: a suggestion edited and accepted with the secret in its new text.
+    let transcript = repo.path().join(".git/claude-transcript.jsonl");
+    std::fs::write(
+        &transcript,
+        fixture("claude-transcript.jsonl", &repo, Path::new("-")),
+    )
+    .unwrap();
+    let stop = fixture("claude-stop.json", &repo, &transcript);
+    let out = lore_command(&repo.path(), &repo.home(), &["hook", "claude", "Stop"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .and_then(|mut child| {
+            use std::io::Write;
+            child.stdin.take().unwrap().write_all(stop.as_bytes())?;
+            child.wait()
+        })
+        .unwrap();
+    assert!(out.success());
+    let queue = common::json(&repo, &["review"]);
+    let id = queue["suggestions"][0]["id"].as_str().unwrap().to_string();
+    run_here(&["review", "edit", &id, "--body", &text]);
+    run_here(&["review", "accept", &id, "--summary", &text]);
+    assert!(
+        common::json(&repo, &["list"])["memories"]
+            .as_array()
+            .unwrap()
+            .len()
+            > 5,
+        "the imports landed: {stderr}"
+    );
+    assert_nothing_holds_the_secret(&repo, &stderr, "command-line writes");
+}

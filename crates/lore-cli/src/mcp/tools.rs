@@ -29,7 +29,8 @@ impl Reply {
             .text
             .unwrap_or_else(|| neutralized(self.value.clone()).to_string());
         for w in warnings {
-            text.push_str(&format!("\nwarning: {}", lore::agent_text::neutralize(w)));
+            let w = lore::secrets::scrubbed_message(w);
+            text.push_str(&format!("\nwarning: {}", lore::agent_text::neutralize(&w)));
         }
         let mut result = CallToolResult::structured(self.value);
         result.content = vec![ContentBlock::text(text)];

@@ -231,12 +231,14 @@ pub(super) fn screen_memory(
         .collect();
     let mut agent = memory.agent.take().unwrap_or_default();
     let mut session = memory.session.take().unwrap_or_default();
+    let mut author = memory.author.take().unwrap_or_default();
     let report = {
         let mut fields: Vec<(&str, &mut String)> = vec![
             ("summary", &mut memory.summary),
             ("body", &mut memory.body),
             ("agent", &mut agent),
             ("session", &mut session),
+            ("author", &mut author),
         ];
         fields.extend(
             tag_names
@@ -248,6 +250,7 @@ pub(super) fn screen_memory(
     };
     memory.agent = Some(agent).filter(|a| !a.is_empty());
     memory.session = Some(session).filter(|s| !s.is_empty());
+    memory.author = Some(author).filter(|a| !a.is_empty());
     if report.is_some() {
         // A redaction placeholder can lengthen the summary past its limit.
         if memory.summary.chars().count() > MAX_SUMMARY_CHARS {

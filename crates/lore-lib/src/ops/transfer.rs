@@ -160,7 +160,12 @@ impl Operation for Import {
         Ok(Imported {
             read,
             report,
-            warnings: converted.warnings,
+            // They quote the records' values: never a secret in what is shown.
+            warnings: converted
+                .warnings
+                .iter()
+                .map(|w| crate::secrets::scrubbed_message(w))
+                .collect(),
             dry_run: self.dry_run,
         })
     }
