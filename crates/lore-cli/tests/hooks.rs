@@ -728,3 +728,45 @@ fn a_tool_use_is_a_step_before_any_memory_exists() {
         0
     );
 }
+
+#[test]
+fn a_hook_killed_mid_write_loses_no_capture() {
+    let repo = TestRepo::new();
+    ok(&repo, &["init"]);
+    let t = transcript(&repo, "claude-transcript.jsonl");
+    let stop = fixture(&repo, "claude-stop.json", &t);
+    // A live writer holds the memory ref's lock, so the capture's write waits; the agent kills
+    // the hook meanwhile (as at its own timeout).
+    let lock_path = repo.path().join(".git/refs/lore/memory.lock");
+    let held = std::fs::File::create(&lock_path).unwrap();
+    let mut child = common::lore_command(&repo.path(), &repo.home(), &["hook", "claude", "Stop"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(stop.as_bytes())
+            .unwrap();
+    }
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    drop(held);
+    std::fs::remove_file(&lock_path).unwrap();
+    let decisions = |repo: &TestRepo| {
+        json(repo, &["list", "-n", "decisions"])["memories"]
+            .as_array()
+            .unwrap()
+            .len()
+    };
+    assert_eq!(decisions(&repo), 0);
+    // The killed hook saved no progress through the transcript: the next Stop reads it again.
+    hook(&repo, "claude", "Stop", &stop);
+    assert_eq!(decisions(&repo), 1);
+}

@@ -785,3 +785,51 @@ fn first_writes_in_fresh_clones_racing_to_create_the_index_all_land() {
         assert_eq!(net.ids(clone).len(), 3);
     }
 }
+
+/// The processes whose command line holds `needle` (read from /proc).
+fn processes_holding(needle: &str) -> Vec<u32> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline"))
+            && String::from_utf8_lossy(&cmdline).contains(needle)
+        {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+#[test]
+fn a_killed_sync_takes_its_git_with_it() {
+    let repo = lore_testutils::TestRepo::new();
+    common::ok(&repo, &["remember", "something to push"]);
+    // A remote over ssh whose "ssh" hangs: git waits on it, under lore.
+    repo.git(&["remote", "add", "origin", "ssh://lore.invalid/repo.git"]);
+    repo.git(&["config", "core.sshCommand", "sleep 30 #"]);
+    let mut lore = common::lore_command(&repo.path(), &repo.home(), &["sync"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let git_dir = repo.path().join(".git").display().to_string();
+    let needle = format!("--git-dir\0{git_dir}");
+    let started = std::time::Instant::now();
+    while processes_holding(&needle).is_empty() {
+        assert!(started.elapsed().as_secs() < 20, "git never started");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    lore.kill().unwrap();
+    lore.wait().unwrap();
+    let killed = std::time::Instant::now();
+    while !processes_holding(&needle).is_empty() {
+        assert!(
+            killed.elapsed().as_secs() < 10,
+            "git outlived the killed lore: {:?}",
+            processes_holding(&needle)
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}

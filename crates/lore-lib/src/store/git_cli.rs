@@ -149,7 +149,7 @@ impl GitCli {
     }
 
     fn run(&self, args: &[&str], remote: &str) -> Result<Output> {
-        let mut child = Command::new("git")
+        let mut child = git_command()
             .arg("--git-dir")
             .arg(&self.git_dir)
             .args(args)
@@ -190,6 +190,37 @@ impl GitCli {
             stdout: out_reader.join().unwrap_or_default(),
             stderr: err_reader.join().unwrap_or_default(),
         })
+    }
+}
+
+/// The command that runs git. Where util-linux's `setpriv` can set a parent-death signal, git
+/// runs through it (`setpriv --pdeathsig KILL -- git …`), so a git that lore started dies with
+/// lore even when lore is killed outright; elsewhere git runs directly and outlives a killed
+/// lore by at most its time limit.
+fn git_command() -> Command {
+    static SETPRIV: std::sync::OnceLock<Option<&'static str>> = std::sync::OnceLock::new();
+    let setpriv = SETPRIV.get_or_init(|| {
+        ["/usr/bin/setpriv", "/bin/setpriv"]
+            .into_iter()
+            .filter(|p| Path::new(p).exists())
+            .find(|p| {
+                // An older setpriv without --pdeathsig refuses the flag: then git runs directly.
+                Command::new(p)
+                    .args(["--pdeathsig", "KILL", "--", "true"])
+                    .stdin(Stdio::null())
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .status()
+                    .is_ok_and(|s| s.success())
+            })
+    });
+    match setpriv {
+        Some(path) => {
+            let mut command = Command::new(path);
+            command.args(["--pdeathsig", "KILL", "--", "git"]);
+            command
+        }
+        None => Command::new("git"),
     }
 }
 
