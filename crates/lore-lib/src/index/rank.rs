@@ -221,6 +221,124 @@ pub fn collapse(
 mod tests {
     use super::*;
 
+    use crate::model::{MemoryId, Namespace};
+
+    const NOW: &str = "2026-06-01T00:00:00Z";
+
+    /// A candidate: its namespace, status, age in days, BM25 score and cosine.
+    fn candidate(
+        id: &str,
+        namespace: &str,
+        status: Status,
+        age_days: i64,
+        bm25: f64,
+        cosine: f32,
+    ) -> Candidate {
+        let now: Timestamp = NOW.parse().unwrap();
+        let updated = now - jiff::SignedDuration::from_hours(age_days * 24);
+        Candidate {
+            rowid: 0,
+            memory: Memory {
+                id: MemoryId::parse(id).unwrap(),
+                namespace: Namespace::parse(namespace).unwrap(),
+                key: None,
+                summary: id.into(),
+                body: String::new(),
+                tags: Vec::new(),
+                status,
+                created: updated,
+                updated,
+                author: None,
+                agent: None,
+                session: None,
+                confidence: None,
+                anchor: None,
+                citations: Vec::new(),
+                relates_to: Vec::new(),
+                supersedes: None,
+                superseded_by: None,
+            },
+            lexical: Some((bm25, 0)),
+            cosine: Some((cosine, Some(0))),
+        }
+    }
+
+    /// The ids best first: `better` matches the query a little better than `other`; a third,
+    /// weak match keeps the normalised scores away from the extremes.
+    fn order(better: Candidate, other: Candidate, options: &RankOptions) -> Vec<String> {
+        let weak = candidate("zzzzzzzzzzzz", "learnings", Status::Active, 0, 1.0, 0.2);
+        let options = RankOptions {
+            now: Some(NOW.parse().unwrap()),
+            ..options.clone()
+        };
+        fuse(vec![better, other, weak], &options)
+            .into_iter()
+            .map(|(c, _, _)| c.memory.id.to_string())
+            .take(2)
+            .collect()
+    }
+
+    const BETTER: &str = "aaaaaaaaaaaa";
+    const OTHER: &str = "bbbbbbbbbbbb";
+
+    #[test]
+    fn a_fresh_memory_outranks_a_slightly_better_match_a_year_old_and_not_without_recency() {
+        let old = candidate(BETTER, "learnings", Status::Active, 365, 10.0, 0.80);
+        let fresh = candidate(OTHER, "learnings", Status::Active, 0, 9.0, 0.78);
+        let weighted = RankOptions::default();
+        assert_eq!(order(old, fresh, &weighted), [OTHER, BETTER]);
+        let old = candidate(BETTER, "learnings", Status::Active, 365, 10.0, 0.80);
+        let fresh = candidate(OTHER, "learnings", Status::Active, 0, 9.0, 0.78);
+        let flat = RankOptions {
+            half_life_days: None,
+            ..RankOptions::default()
+        };
+        assert_eq!(order(old, fresh, &flat), [BETTER, OTHER]);
+    }
+
+    #[test]
+    fn a_superseded_or_resolved_memory_ranks_below_an_active_one_and_not_without_status_weights() {
+        for status in [Status::Superseded, Status::Resolved, Status::Archived] {
+            let weighted = RankOptions::default();
+            let stale = candidate(BETTER, "learnings", status, 0, 10.0, 0.80);
+            let active = candidate(OTHER, "learnings", Status::Active, 0, 9.5, 0.79);
+            assert_eq!(
+                order(stale, active, &weighted),
+                [OTHER, BETTER],
+                "{status:?}"
+            );
+            let flat = RankOptions {
+                status_weights: [
+                    (Status::Active, 1.0),
+                    (Status::Resolved, 1.0),
+                    (Status::Superseded, 1.0),
+                    (Status::Archived, 1.0),
+                ],
+                ..RankOptions::default()
+            };
+            let stale = candidate(BETTER, "learnings", status, 0, 10.0, 0.80);
+            let active = candidate(OTHER, "learnings", Status::Active, 0, 9.5, 0.79);
+            assert_eq!(order(stale, active, &flat), [BETTER, OTHER], "{status:?}");
+        }
+    }
+
+    #[test]
+    fn a_weighted_namespace_lifts_its_memory_past_a_slightly_better_match() {
+        let weighted = RankOptions {
+            namespace_weights: vec![("decisions".into(), 1.3)],
+            ..RankOptions::default()
+        };
+        let learning = candidate(BETTER, "learnings", Status::Active, 0, 10.0, 0.80);
+        let decision = candidate(OTHER, "decisions", Status::Active, 0, 9.0, 0.78);
+        assert_eq!(order(learning, decision, &weighted), [OTHER, BETTER]);
+        let learning = candidate(BETTER, "learnings", Status::Active, 0, 10.0, 0.80);
+        let decision = candidate(OTHER, "decisions", Status::Active, 0, 9.0, 0.78);
+        assert_eq!(
+            order(learning, decision, &RankOptions::default()),
+            [BETTER, OTHER]
+        );
+    }
+
     #[test]
     fn collapse_folds_into_the_first_kept() {
         // 0 ~ 2, 1 ~ 3; limit 2 stops after two kept items.

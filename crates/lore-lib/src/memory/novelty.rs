@@ -368,3 +368,19 @@ fn threshold(embedder: &SharedEmbedder, namespace: &str) -> f32 {
         .map(|(_, t)| t.max(embedder.near_duplicate()))
         .unwrap_or_else(|| embedder.near_duplicate())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::threshold;
+
+    #[test]
+    fn status_like_namespaces_need_a_closer_match_to_count_as_duplicates() {
+        let embedder = crate::trajectory::builtin_embedder();
+        let calibrated = embedder.near_duplicate();
+        assert!(calibrated < 0.95, "{calibrated}");
+        assert_eq!(threshold(&embedder, "learnings"), calibrated);
+        assert_eq!(threshold(&embedder, "decisions"), calibrated);
+        assert_eq!(threshold(&embedder, "progress"), 0.97);
+        assert_eq!(threshold(&embedder, "reviews"), 0.95);
+    }
+}
