@@ -57,8 +57,11 @@ fn apply(lore: &mut Lore, op: &Op, step: usize) {
                 tags: vec![WORDS[(*word + 1) % 5].into()],
                 ..NewMemory::default()
             };
-            // A taken key is a legitimate refusal.
-            let _ = lore.remember(&m, &ctx);
+            // A taken key is a legitimate refusal; any other failure is a failure.
+            match lore.remember(&m, &ctx) {
+                Ok(_) | Err(lore::Error::KeyExists { .. }) => {}
+                Err(e) => panic!("remember failed: {e}"),
+            }
         }
         Op::Update { target, status } => {
             if let Some(id) = pick(*target) {
@@ -81,8 +84,11 @@ fn apply(lore: &mut Lore, op: &Op, step: usize) {
                     summary: format!("replacement {step}"),
                     ..NewMemory::default()
                 };
-                // Superseding a superseded memory is refused; that is fine here.
-                let _ = lore.supersede(&id, &m, &ctx);
+                // Superseding a superseded memory is refused; that is fine here, nothing else.
+                if let Err(e) = lore.supersede(&id, &m, &ctx) {
+                    let superseded = lore.get(&id).map(|m| m.status == Status::Superseded);
+                    assert!(matches!(superseded, Ok(true)), "supersede failed: {e}");
+                }
             }
         }
         Op::Break { target } => {
@@ -128,8 +134,16 @@ fn apply(lore: &mut Lore, op: &Op, step: usize) {
     }
 }
 
+/// How many cases: 64, or `PROPTEST_CASES` when set (to run many more).
+fn cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(64), ..ProptestConfig::default() })]
 
     #[test]
     fn incremental_index_equals_a_fresh_rebuild(ops in proptest::collection::vec(op(), 1..25)) {

@@ -81,9 +81,12 @@ fn run(ops: &[Op]) {
                     summary: format!("clone {clone} wrote fact number {counter}"),
                     ..NewMemory::default()
                 };
-                // A key taken on this clone is refused: not acknowledged, nothing to keep.
-                if let Ok(w) = lores[*clone].remember(&new, &ctx) {
-                    acknowledged.push(w.memory.id);
+                // A key taken on this clone is refused: not acknowledged, nothing to keep. Any
+                // other failure fails the property.
+                match lores[*clone].remember(&new, &ctx) {
+                    Ok(w) => acknowledged.push(w.memory.id),
+                    Err(lore::Error::KeyExists { .. }) => {}
+                    Err(e) => panic!("remember on clone {clone} failed: {e}"),
                 }
             }
             Op::Update { clone, pick } | Op::Forget { clone, pick } => {
@@ -141,8 +144,16 @@ fn run(ops: &[Op]) {
     }
 }
 
+/// How many cases: 32, or `PROPTEST_CASES` when set (to run many more).
+fn cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 8, max_shrink_iters: 20, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(32), max_shrink_iters: 20, ..ProptestConfig::default() })]
 
     #[test]
     fn every_acknowledged_write_survives_any_interleaving(ops in proptest::collection::vec(op(), 1..24)) {
