@@ -13,11 +13,6 @@ use common::{lore_bin, lore_command};
 use lore_testutils::TestRepo;
 use serde_json::Value;
 
-/// The client's path; a missing client fails the test (scripts/setup-clients.sh installs it).
-fn client(rel: &str) -> Option<PathBuf> {
-    Some(common::mcp_client(rel))
-}
-
 /// How many tools the server offers (the parity test checks that each is covered).
 const TOOLS: usize = 43;
 
@@ -106,9 +101,7 @@ impl Drop for HttpServer {
 
 #[test]
 fn python_sdk_over_stdio_in_both_protocol_eras() {
-    let Some(python) = client("venv/bin/python") else {
-        return;
-    };
+    let python = common::mcp_client("venv/bin/python");
     for (mode, protocol) in [("auto", "2026-07-28"), ("legacy", "2025-11-25")] {
         let repo = TestRepo::new();
         let report = run_python(
@@ -138,9 +131,7 @@ fn python_sdk_over_stdio_in_both_protocol_eras() {
 
 #[test]
 fn python_sdk_over_http_with_token_origin_and_host_checks() {
-    let Some(python) = client("venv/bin/python") else {
-        return;
-    };
+    let python = common::mcp_client("venv/bin/python");
     let repo = TestRepo::new();
     let server = HttpServer::start(&repo, &["--token", "t0ken-for-tests"]);
     for mode in ["auto", "legacy"] {
@@ -287,18 +278,16 @@ fn every_tool(repo: &TestRepo, target: &[&str]) {
 
 #[test]
 fn inspector_cli_lists_and_calls_every_tool_over_stdio() {
-    if client("npm/node_modules/.bin/mcp-inspector").is_none() {
-        return;
-    }
+    // The inspector must be installed: a missing client fails, it never skips.
+    common::mcp_client("npm/node_modules/.bin/mcp-inspector");
     let repo = TestRepo::new();
     every_tool(&repo, &[lore_bin(), "mcp"]);
 }
 
 #[test]
 fn inspector_cli_lists_and_calls_every_tool_over_http() {
-    if client("npm/node_modules/.bin/mcp-inspector").is_none() {
-        return;
-    }
+    // The inspector must be installed: a missing client fails, it never skips.
+    common::mcp_client("npm/node_modules/.bin/mcp-inspector");
     let repo = TestRepo::new();
     let server = HttpServer::start(&repo, &["--token", "abc123"]);
     every_tool(
