@@ -1,7 +1,10 @@
-//! Each agent's real hook payloads: every fixture in tests/fixtures/hooks validates against its
-//! agent's published schema (tests/fixtures/hooks/schemas), and every event of every agent is
-//! run through `lore hook` from those fixtures — file memories injected on Codex's and Cursor's
-//! edits, transcripts of every format captured, nothing on stderr.
+//! Each agent's hook payloads, as fixtures written to each agent's own description of them:
+//! every fixture in tests/fixtures/hooks validates against its agent's schema
+//! (tests/fixtures/hooks/schemas: Codex's as it publishes them; for Claude Code, Gemini CLI and
+//! Cursor, which publish none, schemas written here from their SDK types, source or
+//! documentation — see the folder's README), and every event of every agent is run through
+//! `lore hook` from those fixtures — file memories injected on Codex's and Cursor's edits,
+//! transcripts of every format captured, nothing on stderr.
 
 mod common;
 
