@@ -1,6 +1,6 @@
 //! The hot-paths benchmark (`lore bench hot`): what an agent's calls cost as whole processes
 //! (remember, recall, `ctx recall`, the hooks) and in process at 100,000 memories, each beside
-//! its target and the figure measured before the derived data was kept between processes.
+//! its target and, given an earlier build (`--before`), the same processes timed with it.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -39,6 +39,10 @@ pub struct BenchHot {
     /// The `lore` binary timed: set by the front end.
     #[serde(skip)]
     pub lore_binary: PathBuf,
+    /// An earlier `lore` build whose processes are timed on the same workloads, for the
+    /// "before" column (none: no such column is measured): set by the front end.
+    #[serde(skip)]
+    pub before_binary: Option<PathBuf>,
     /// Arguments given to every timed run before its command: set by the front end.
     #[serde(skip)]
     pub lore_args: Vec<OsString>,
@@ -58,6 +62,7 @@ impl Default for BenchHot {
             transcript_mb: 20,
             seed: 42,
             lore_binary: PathBuf::new(),
+            before_binary: None,
             lore_args: Vec::new(),
             work_dir: PathBuf::new(),
         }
@@ -71,8 +76,9 @@ pub struct HotRow {
     pub path: String,
     /// The target.
     pub target: String,
-    /// The figure before derived data was kept between processes (as measured then).
-    pub before: String,
+    /// The same workload timed with the `--before` build, right after (none: in process, or no
+    /// earlier build given).
+    pub before: Option<Stats>,
     /// What this run measured.
     pub measured: Stats,
 }
@@ -110,6 +116,9 @@ impl Operation for BenchHot {
         }
         let root = require_dir("work directory", &self.work_dir)?;
         require_binary(&self.lore_binary)?;
+        if let Some(before) = &self.before_binary {
+            require_binary(before)?;
+        }
         let embedder = env.lore.embedder().cloned();
         let hot = Hot {
             request: &self,
@@ -119,6 +128,10 @@ impl Operation for BenchHot {
                 binary: &self.lore_binary,
                 args: &self.lore_args,
             },
+            before: self.before_binary.as_ref().map(|binary| LoreProcess {
+                binary,
+                args: &self.lore_args,
+            }),
         };
         let mut rows = hot.small_store(&root.join("small"), embedder.clone())?;
         if self.large > 0 {
@@ -137,6 +150,7 @@ struct Hot<'a> {
     corpus: Corpus,
     progress: &'a dyn Progress,
     process: LoreProcess<'a>,
+    before: Option<LoreProcess<'a>>,
 }
 
 /// The files the small store's memories cite (a tenth of them each).
@@ -144,11 +158,11 @@ fn cited_file(i: usize) -> String {
     format!("src/module{}/file{}.rs", i % 97, i % 13)
 }
 
-fn row(path: &str, target: &str, before: &str, measured: Stats) -> HotRow {
+fn row(path: &str, target: &str, (measured, before): (Stats, Option<Stats>)) -> HotRow {
     HotRow {
         path: path.into(),
         target: target.into(),
-        before: before.into(),
+        before,
         measured,
     }
 }
@@ -177,6 +191,32 @@ impl Hot<'_> {
             phase.advance(done as u64);
         }
         Ok(stats(samples))
+    }
+
+    /// Times `n` runs of `sample` with this build's process, then, given an earlier build, as
+    /// many with its process on the same (by then slightly grown) store.
+    fn timed_processes(
+        &self,
+        what: &str,
+        n: usize,
+        mut sample: impl FnMut(&LoreProcess<'_>) -> Result<std::time::Duration>,
+    ) -> Result<(Stats, Option<Stats>)> {
+        let measured = self.timed(what, n, || sample(&self.process))?;
+        let before = match &self.before {
+            Some(before) => Some(self.timed(&format!("{what} (before)"), n, || sample(before))?),
+            None => None,
+        };
+        Ok((measured, before))
+    }
+
+    /// Times an in-process path (only this build's library can run here).
+    fn timed_in_process(
+        &self,
+        what: &str,
+        n: usize,
+        sample: impl FnMut() -> Result<std::time::Duration>,
+    ) -> Result<(Stats, Option<Stats>)> {
+        Ok((self.timed(what, n, sample)?, None))
     }
 
     /// A store of `size` memories (a tenth citing a file), written 1,000 per commit, its index
@@ -229,10 +269,9 @@ impl Hot<'_> {
         let request = self.request;
         let lore = self.fill(dir, request.small, embedder)?;
         let mut rng = Rng::new(request.seed.wrapping_add(1));
-        let process = &self.process;
         let mut rows = Vec::new();
 
-        let remember = self.timed("lore remember runs", request.runs, || {
+        let remember = self.timed_processes("lore remember runs", request.runs, |process| {
             let m = self.corpus.memory(&mut rng);
             let args = [
                 "remember",
@@ -251,12 +290,14 @@ impl Hot<'_> {
                 request.small
             ),
             "≤ 8 ms p50",
-            "23–29 ms p50 (2,000 stored)",
             remember,
         ));
 
         let cwd = dir.display().to_string();
-        let hook = |event: &str, body: serde_json::Value| -> Result<std::time::Duration> {
+        let hook = |process: &LoreProcess<'_>,
+                    event: &str,
+                    body: serde_json::Value|
+         -> Result<std::time::Duration> {
             let mut body = body;
             body["cwd"] = cwd.as_str().into();
             body["hook_event_name"] = event.into();
@@ -266,40 +307,42 @@ impl Hot<'_> {
                 Some(body.to_string().as_bytes()),
             )
         };
-        let session_start = self.timed("lore hook SessionStart runs", request.runs, || {
-            hook(
-                "SessionStart",
-                serde_json::json!({ "session_id": "bench", "source": "startup" }),
-            )
-        })?;
+        let session_start =
+            self.timed_processes("lore hook SessionStart runs", request.runs, |process| {
+                hook(
+                    process,
+                    "SessionStart",
+                    serde_json::json!({ "session_id": "bench", "source": "startup" }),
+                )
+            })?;
         rows.push(row(
             &format!("SessionStart hook process, {} memories", request.small),
             "≤ 20 ms p50",
-            "8–12 ms p50 (10,000)",
             session_start,
         ));
 
         let mut run = 0usize;
-        let post_tool = self.timed("lore hook PostToolUse runs", request.runs, || {
-            run += 1;
-            // A new session each run, so the memories found are injected every time.
-            let file = dir.join(cited_file(run * 7));
-            hook(
-                "PostToolUse",
-                serde_json::json!({
-                    "session_id": format!("bench-tool-{run}"),
-                    "tool_name": "Edit",
-                    "tool_input": { "file_path": file.display().to_string() },
-                }),
-            )
-        })?;
+        let post_tool =
+            self.timed_processes("lore hook PostToolUse runs", request.runs, |process| {
+                run += 1;
+                // A new session each run, so the memories found are injected every time.
+                let file = dir.join(cited_file(run * 7));
+                hook(
+                    process,
+                    "PostToolUse",
+                    serde_json::json!({
+                        "session_id": format!("bench-tool-{run}"),
+                        "tool_name": "Edit",
+                        "tool_input": { "file_path": file.display().to_string() },
+                    }),
+                )
+            })?;
         rows.push(row(
             &format!(
                 "PostToolUse hook process, {} memories with citations",
                 request.small
             ),
             "≤ 10 ms p50",
-            "not measured (`LIKE '%path%'` over every record)",
             post_tool,
         ));
 
@@ -311,8 +354,9 @@ impl Hot<'_> {
             turns += 1;
         }
         std::fs::write(&transcript, &text).map_err(io_error("writing a transcript"))?;
-        let stop = |session: &str| {
+        let stop = |process: &LoreProcess<'_>, session: &str| {
             hook(
+                process,
                 "Stop",
                 serde_json::json!({
                     "session_id": session,
@@ -322,9 +366,11 @@ impl Hot<'_> {
         };
         self.progress
             .phase("first Stop over the whole transcript", None);
-        stop("bench-stop")?;
-        let stop_again =
-            self.timed("lore hook Stop runs (second call on)", request.runs, || {
+        stop(&self.process, "bench-stop")?;
+        let stop_again = self.timed_processes(
+            "lore hook Stop runs (second call on)",
+            request.runs,
+            |process| {
                 // The agent's next turn, then its Stop.
                 let mut file = std::fs::OpenOptions::new()
                     .append(true)
@@ -333,27 +379,26 @@ impl Hot<'_> {
                 std::io::Write::write_all(&mut file, self.turn(&mut rng, turns).as_bytes())
                     .map_err(io_error("appending to the transcript"))?;
                 turns += 1;
-                stop("bench-stop")
-            })?;
+                stop(process, "bench-stop")
+            },
+        )?;
         rows.push(row(
             &format!(
                 "Stop hook process, {} MB transcript, second call",
                 request.transcript_mb
             ),
             "≤ 20 ms p50",
-            "whole transcript read every call",
             stop_again,
         ));
 
         self.context_steps(&lore, &mut rng)?;
-        let ctx_recall = self.timed("lore ctx recall runs", request.runs, || {
+        let ctx_recall = self.timed_processes("lore ctx recall runs", request.runs, |process| {
             let q = self.corpus.query(&mut rng);
             process.time(dir, &["ctx", "recall", &q], None)
         })?;
         rows.push(row(
             &format!("`ctx recall` process at {} steps", request.steps),
             "≤ 15 ms p50",
-            "≈ 130 ms",
             ctx_recall,
         ));
         Ok(rows)
@@ -418,54 +463,52 @@ impl Hot<'_> {
         let size = request.large;
         let mut lore = self.fill(dir, size, embedder)?;
         let mut rng = Rng::new(request.seed.wrapping_add(2));
-        let process = &self.process;
         let ctx = WriteContext::default();
         let mut rows = Vec::new();
 
-        let remember = self.timed("remembers in process", request.in_process_runs, || {
-            let m = self.corpus.memory(&mut rng);
-            let t = Instant::now();
-            lore.remember_checked(&m, &ctx, Novelty::Upsert)?;
-            Ok(t.elapsed())
-        })?;
+        let remember =
+            self.timed_in_process("remembers in process", request.in_process_runs, || {
+                let m = self.corpus.memory(&mut rng);
+                let t = Instant::now();
+                lore.remember_checked(&m, &ctx, Novelty::Upsert)?;
+                Ok(t.elapsed())
+            })?;
         rows.push(row(
             &format!("remember in-process at {size} (ext4)"),
             "≤ 1.5 ms p50",
-            "≈ 15 ms p50",
             remember,
         ));
 
         // Bring the index and the vector cache up to date before reading.
         lore.recall("warm up", &ListFilter::default())?;
-        let recall = self.timed("lore recall runs", request.runs, || {
+        let recall = self.timed_processes("lore recall runs", request.runs, |process| {
             let q = self.corpus.query(&mut rng);
             process.time(dir, &["recall", &q], None)
         })?;
         rows.push(row(
             &format!("hybrid `recall` process at {size}"),
             "≤ 15 ms p50, ≤ 30 ms p95",
-            "68–81 ms p50",
             recall,
         ));
-        let after_write = self.timed("lore recall runs after a write", request.runs, || {
-            let m = self.corpus.memory(&mut rng);
-            let args = [
-                "remember",
-                "--upsert",
-                &m.summary,
-                "--body",
-                &m.body,
-                "-n",
-                &m.namespace,
-            ];
-            process.time(dir, &args, None)?;
-            let q = self.corpus.query(&mut rng);
-            process.time(dir, &["recall", &q], None)
-        })?;
+        let after_write =
+            self.timed_processes("lore recall runs after a write", request.runs, |process| {
+                let m = self.corpus.memory(&mut rng);
+                let args = [
+                    "remember",
+                    "--upsert",
+                    &m.summary,
+                    "--body",
+                    &m.body,
+                    "-n",
+                    &m.namespace,
+                ];
+                process.time(dir, &args, None)?;
+                let q = self.corpus.query(&mut rng);
+                process.time(dir, &["recall", &q], None)
+            })?;
         rows.push(row(
             &format!("hybrid `recall` process at {size}, right after a `lore remember`"),
             "≤ 15 ms p50, ≤ 30 ms p95",
-            "≈ 140 ms more (the cache rebuilt whole)",
             after_write,
         ));
 
@@ -475,16 +518,16 @@ impl Hot<'_> {
         };
         let common = self.corpus.common_query();
         lore.index()?.recall(&common, &filter)?;
-        let bm25 = self.timed("BM25 recalls in process", request.in_process_runs, || {
-            let index = lore.index()?;
-            let t = Instant::now();
-            index.recall(&common, &filter)?;
-            Ok(t.elapsed())
-        })?;
+        let bm25 =
+            self.timed_in_process("BM25 recalls in process", request.in_process_runs, || {
+                let index = lore.index()?;
+                let t = Instant::now();
+                index.recall(&common, &filter)?;
+                Ok(t.elapsed())
+            })?;
         rows.push(row(
             &format!("BM25 recall in-process at {size}, common-word query ({common:?})"),
             "≤ 5 ms p95",
-            "not measured",
             bm25,
         ));
         Ok(rows)

@@ -34,9 +34,12 @@ pub struct HotBenchArgs {
     /// Size of the Stop hook's transcript, in MB.
     #[arg(long, default_value_t = 20)]
     pub transcript_mb: usize,
-    /// Time this `lore` binary's processes instead of this one's (an earlier build, to compare).
+    /// Time this `lore` binary's processes instead of this one's.
     #[arg(long, value_name = "PATH")]
     pub binary: Option<std::path::PathBuf>,
+    /// Also time an earlier `lore` build's processes on the same workloads: the "before" column.
+    #[arg(long, value_name = "PATH")]
+    pub before: Option<std::path::PathBuf>,
     /// Keep the generated repositories in this directory (for inspection) instead of deleting
     /// them.
     #[arg(long, value_name = "DIR")]
@@ -67,6 +70,7 @@ pub fn run(
         transcript_mb: args.transcript_mb,
         seed: args.seed,
         lore_binary,
+        before_binary: args.before.clone(),
         lore_args: super::embedder_args(global),
         work_dir: args.keep.clone().unwrap_or_else(|| tmp.path().join("work")),
     };
@@ -81,11 +85,26 @@ fn table(s: &mut String, out: &HotBenchReport) {
         "machine: {}\nembedder: {}\n\n",
         out.machine, out.embedder
     ));
-    s.push_str("| path | runs | p50 | p95 | target | before |\n|---|---:|---:|---:|---|---|\n");
+    let with_before = out.rows.iter().any(|r| r.before.is_some());
+    if with_before {
+        s.push_str(
+            "| path | runs | p50 | p95 | target | before p50 | before p95 |\n\
+             |---|---:|---:|---:|---|---:|---:|\n",
+        );
+    } else {
+        s.push_str("| path | runs | p50 | p95 | target |\n|---|---:|---:|---:|---|\n");
+    }
     for r in &out.rows {
+        let m = &r.measured;
         s.push_str(&format!(
-            "| {} | {} | {:.2} ms | {:.2} ms | {} | {} |\n",
-            r.path, r.measured.n, r.measured.p50_ms, r.measured.p95_ms, r.target, r.before
+            "| {} | {} | {:.2} ms | {:.2} ms | {} |",
+            r.path, m.n, m.p50_ms, m.p95_ms, r.target
         ));
+        match (&r.before, with_before) {
+            (Some(b), _) => s.push_str(&format!(" {:.2} ms | {:.2} ms |", b.p50_ms, b.p95_ms)),
+            (None, true) => s.push_str(" in process: not measured | |"),
+            (None, false) => {}
+        }
+        s.push('\n');
     }
 }
