@@ -64,12 +64,15 @@ fn embedder_name(embedder: Option<&SharedEmbedder>) -> String {
         .unwrap_or_else(|| "none".into())
 }
 
-/// The value at quantile `q` of ascending `sorted` (nearest rank, rounded), 0 when empty.
-fn percentile(sorted: &[f64], q: f64) -> f64 {
+/// The value at quantile `q` of ascending `sorted`, by nearest rank (the smallest value with at
+/// least `q` of the samples at or below it), 0 when empty. The one percentile every report
+/// uses; with fewer than 20 samples the 95th is the largest.
+pub(crate) fn percentile(sorted: &[f64], q: f64) -> f64 {
     if sorted.is_empty() {
         return 0.0;
     }
-    sorted[((sorted.len() - 1) as f64 * q).round() as usize]
+    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+    sorted[rank - 1]
 }
 
 /// A directory the request must name (the front end picks it), refused when empty.

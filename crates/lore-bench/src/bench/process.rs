@@ -21,20 +21,27 @@ pub struct Stats {
     pub p95_ms: f64,
 }
 
-/// The statistics of `samples` (percentiles by rank, rounded up).
-pub(crate) fn stats(mut samples: Vec<Duration>) -> Stats {
-    if samples.is_empty() {
-        return Stats::default();
+impl Stats {
+    /// The 95th percentile as reports print it: "max" where fewer than 20 samples make it the
+    /// largest.
+    pub fn p95_text(&self) -> String {
+        if self.n < 20 {
+            format!("{:.2} ms (max)", self.p95_ms)
+        } else {
+            format!("{:.2} ms", self.p95_ms)
+        }
     }
-    samples.sort();
-    let at = |q: f64| {
-        let i = ((q * samples.len() as f64).ceil() as usize).clamp(1, samples.len()) - 1;
-        samples[i].as_secs_f64() * 1000.0
-    };
+}
+
+/// The statistics of `samples` ([`crate::percentile`]: with fewer than 20 samples the 95th
+/// percentile is the largest, and reports say "max").
+pub(crate) fn stats(samples: Vec<Duration>) -> Stats {
+    let mut ms: Vec<f64> = samples.iter().map(|d| d.as_secs_f64() * 1000.0).collect();
+    ms.sort_by(f64::total_cmp);
     Stats {
-        n: samples.len(),
-        p50_ms: at(0.5),
-        p95_ms: at(0.95),
+        n: ms.len(),
+        p50_ms: crate::percentile(&ms, 0.5),
+        p95_ms: crate::percentile(&ms, 0.95),
     }
 }
 

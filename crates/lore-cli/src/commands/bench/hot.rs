@@ -97,11 +97,15 @@ fn table(s: &mut String, out: &HotBenchReport) {
     for r in &out.rows {
         let m = &r.measured;
         s.push_str(&format!(
-            "| {} | {} | {:.2} ms | {:.2} ms | {} |",
-            r.path, m.n, m.p50_ms, m.p95_ms, r.target
+            "| {} | {} | {:.2} ms | {} | {} |",
+            r.path,
+            m.n,
+            m.p50_ms,
+            m.p95_text(),
+            r.target
         ));
         match (&r.before, with_before) {
-            (Some(b), _) => s.push_str(&format!(" {:.2} ms | {:.2} ms |", b.p50_ms, b.p95_ms)),
+            (Some(b), _) => s.push_str(&format!(" {:.2} ms | {} |", b.p50_ms, b.p95_text())),
             (None, true) => s.push_str(" in process: not measured | |"),
             (None, false) => {}
         }

@@ -167,7 +167,7 @@ fn table(s: &mut String, out: &BenchReport) {
     s.push_str("| memories | remember p50/p95 (in-process) | remember p50/p95 (CLI) | recall p50/p95 (in-process) | recall p50/p95 (CLI) | hook SessionStart p50/p95 | hook UserPromptSubmit p50/p95 | hook Stop (capture) p50/p95 | hook UserPromptSubmit, 100k-word prompt p50/p95 | reindex | bytes/memory after gc | git notes add p50/p95 | git log --grep p50 |\n");
     s.push_str("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for r in &out.results {
-        let pair = |st: &Stats| format!("{:.2} / {:.2} ms", st.p50_ms, st.p95_ms);
+        let pair = |st: &Stats| format!("{:.2} ms / {}", st.p50_ms, st.p95_text());
         let base = |st: &Option<Stats>, both: bool| match st {
             Some(st) if both => pair(st),
             Some(st) => format!("{:.1} ms", st.p50_ms),

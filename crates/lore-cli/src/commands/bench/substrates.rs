@@ -130,7 +130,7 @@ pub fn run(
 }
 
 fn pair(st: &Stats) -> String {
-    format!("{:.2} / {:.2} ms", st.p50_ms, st.p95_ms)
+    format!("{:.2} ms / {}", st.p50_ms, st.p95_text())
 }
 
 fn yes(b: bool) -> &'static str {

@@ -75,8 +75,10 @@ fn table(s: &mut String, out: &SyncBenchReport) {
     );
     let row = |s: &mut String, what: String, st: &Stats, target: &str| {
         s.push_str(&format!(
-            "| {what} | {} | {:.0} ms | {:.0} ms | {target} |\n",
-            st.n, st.p50_ms, st.p95_ms
+            "| {what} | {} | {:.0} ms | {} | {target} |\n",
+            st.n,
+            st.p50_ms,
+            st.p95_text()
         ));
     };
     row(
