@@ -304,7 +304,9 @@ fn context_respects_budgets_and_formats() {
 }
 
 #[test]
-fn longmemeval_follows_the_official_protocol() {
+fn eval_longmemeval_reaches_the_evaluation_with_each_embedder_and_refuses_a_missing_file() {
+    // The protocol itself is tested on the operation (lore-bench/tests/longmemeval.rs): here,
+    // that the command line passes the file and the embedder through and prints the report.
     let repo = TestRepo::new();
     let file = concat!(
         env!("CARGO_MANIFEST_DIR"),
@@ -315,27 +317,11 @@ fn longmemeval_follows_the_official_protocol() {
             &repo,
             &["--embedder", embedder, "eval", "longmemeval", file],
         );
-        // q4 is an abstention; q3's gold has no user answer turn: both skipped by the strict
-        // protocol, while the loose metric keeps every non-abstention question.
-        assert_eq!(report["questions"], 2, "{report:#}");
-        assert_eq!(report["skipped"], 2);
-        assert_eq!(report["loose_questions"], 3);
-        let at = |k: usize, m: &str| {
-            report["at"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|a| a["k"] == k)
-                .unwrap()[m]
-                .as_f64()
-                .unwrap()
-        };
-        // q1's single gold session ranks first; q2's two gold sessions are both in the top 3.
-        assert_eq!(at(3, "recall_all"), 1.0, "{embedder}: {report:#}");
-        assert_eq!(at(1, "recall_any"), 1.0, "{embedder}: {report:#}");
-        assert!(at(1, "recall_all") >= 0.5);
-        assert!(at(10, "ndcg_any") > 0.9);
-        assert!(report["query_ms_p50"].as_f64().unwrap() > 0.0);
+        assert_eq!(report["questions"], 2, "{embedder}: {report:#}");
+        assert!(
+            report["embedder"].as_str().unwrap().starts_with(embedder),
+            "{report:#}"
+        );
     }
     let out = run(&repo, &["eval", "longmemeval", "/no/such/file.json"], None);
     assert_eq!(out.status.code(), Some(2));

@@ -12,7 +12,7 @@ use crate::ui::Ui;
 /// (the commit the index was last caught up to, each remote's copy as last fetched).
 #[derive(Args, Debug)]
 pub struct DoctorArgs {
-    /// Put the ref back at the newest of them.
+    /// Put the ref back at the first of them (the index's, else the newest remote copy).
     #[arg(long)]
     pub restore: bool,
 }
@@ -49,7 +49,9 @@ pub fn run(ui: &mut Ui, session: &mut Session, args: &DoctorArgs) -> CmdResult {
             (None, _) if check.restore_points.is_empty() => {
                 s.push_str("Nothing here knows the memories; fetch them from a remote.\n")
             }
-            (None, _) => s.push_str("`lore doctor --restore` puts it back at the newest.\n"),
+            (None, _) => {
+                s.push_str("`lore doctor --restore` puts it back at the first of these.\n")
+            }
         }
     });
     Ok(())

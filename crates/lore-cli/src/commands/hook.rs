@@ -47,10 +47,12 @@ enum Report {
     InHand(PathBuf, Vec<SpooledEvent>),
     /// The first `n` earlier events are handled.
     Handled(usize),
-    /// This event is handled.
-    HandledThis,
-    /// The work is done: the answer for stdout, if any, or what went wrong.
-    Done(Result<Option<String>, String>),
+    /// This event is handled: its answer for stdout, if any (given even should the budget run
+    /// out while spooled events are handled after it).
+    HandledThis(Option<String>),
+    /// The work is done: the answer for stdout, if any, or what went wrong; and whether it
+    /// panicked (then what it had in hand is spooled).
+    Done(Result<Option<String>, String>, bool),
 }
 
 /// An event as the hook read it, kept raw (it is redacted only if it must be spooled).
@@ -101,9 +103,12 @@ where
             let report = |r: Report| {
                 let _ = send.send(r);
             };
-            let done = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(&report)))
-                .unwrap_or_else(|panic| Err(format!("internal error: {}", panic_text(&panic))));
-            report(Report::Done(done));
+            let (done, panicked) =
+                match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(&report))) {
+                    Ok(done) => (done, false),
+                    Err(panic) => (Err(format!("internal error: {}", panic_text(&panic))), true),
+                };
+            report(Report::Done(done, panicked));
         });
     if let Err(e) = spawned {
         return Err(format!("cannot start the hook's work: {e}"));
@@ -111,6 +116,7 @@ where
     let mut budget = default;
     let mut in_hand: Option<(PathBuf, Vec<SpooledEvent>)> = None;
     let mut this: Option<Box<ReadEvent>> = None;
+    let mut answer: Option<Option<String>> = None;
     loop {
         let left = budget.saturating_sub(started.elapsed());
         match receive.recv_timeout(left) {
@@ -122,8 +128,15 @@ where
                     events.drain(..n.min(events.len()));
                 }
             }
-            Ok(Report::HandledThis) => this = None,
-            Ok(Report::Done(done)) => return done,
+            Ok(Report::HandledThis(given)) => {
+                this = None;
+                answer = Some(given);
+            }
+            Ok(Report::Done(done, false)) => return done,
+            Ok(Report::Done(done, true)) => {
+                let kept = spool_what_is_left(in_hand, this);
+                return done.map_err(|e| format!("{e}{kept}"));
+            }
             Err(mpsc::RecvTimeoutError::Timeout) => break,
             Err(mpsc::RecvTimeoutError::Disconnected) => {
                 return Err("internal error: the hook's work ended without an answer".into());
@@ -133,12 +146,17 @@ where
             break;
         }
     }
-    Err(format!(
-        "gave up after {} ms (the time budget, git config {}); nothing was given to the agent{}",
-        budget.as_millis(),
-        hooks::TIME_BUDGET_CONFIG,
-        spool_what_is_left(in_hand, this)
-    ))
+    let kept = spool_what_is_left(in_hand, this);
+    match answer {
+        // This event was answered; only spooled ones were left, and are spooled again.
+        Some(given) => Ok(given),
+        None => Err(format!(
+            "gave up after {} ms (the time budget, git config {}); nothing was given to the \
+             agent{kept}",
+            budget.as_millis(),
+            hooks::TIME_BUDGET_CONFIG,
+        )),
+    }
 }
 
 /// Keeps what the work had not handled for the next hook, rather than dropping it with this
@@ -214,19 +232,6 @@ fn handle(
         location::open_from(global, input.cwd.as_deref()).map_err(|e| e.message.clone())?;
     report(Report::Budget(hooks::time_budget(lore.store())));
     let ctx = common::write_context(global);
-    // Events earlier hooks could not handle in time come first; then this one.
-    let dir = lore.store().common_dir();
-    let earlier = spool::take(&dir).unwrap_or_else(|e| {
-        eprintln!("lore hook: the spool could not be read: {e}");
-        Vec::new()
-    });
-    report(Report::InHand(dir, earlier.clone()));
-    for (handled, spooled) in earlier.iter().enumerate() {
-        if let Err(e) = handle_spooled(&mut lore, spooled, &ctx) {
-            eprintln!("lore hook: a spooled {} event: {e}", spooled.event);
-        }
-        report(Report::Handled(handled + 1));
-    }
     let outcome = hooks::handle(
         &mut lore,
         agent,
@@ -242,8 +247,42 @@ fn handle(
             eprintln!("lore hook: secret scanner: {}", report.describe());
         }
     }
-    report(Report::HandledThis);
-    Ok(hooks::respond(agent, event, &outcome))
+    let answer = hooks::respond(agent, event, &outcome);
+    report(Report::HandledThis(answer.clone()));
+    replay_spooled(&mut lore, &ctx, report);
+    Ok(answer)
+}
+
+/// Handles, after this hook's own event, what earlier hooks spooled: each taken with one more
+/// attempt counted (spooled again should this hook's budget run out), dropped with a warning
+/// once [`spool::MAX_ATTEMPTS`] hooks could not finish it.
+fn replay_spooled(lore: &mut lore::Lore, ctx: &lore::WriteContext, report: &dyn Fn(Report)) {
+    let dir = lore.store().common_dir();
+    let say = |what: String| eprintln!("lore hook: {}", lore::secrets::scrubbed_message(&what));
+    let mut earlier = spool::take(&dir).unwrap_or_else(|e| {
+        say(format!("the spool could not be read: {e}"));
+        Vec::new()
+    });
+    earlier.retain(|spooled| {
+        let keep = spooled.attempts < spool::MAX_ATTEMPTS;
+        if !keep {
+            say(format!(
+                "a spooled {} event of {} was dropped: {} hooks could not finish it",
+                spooled.event, spooled.spooled, spooled.attempts
+            ));
+        }
+        keep
+    });
+    for spooled in earlier.iter_mut() {
+        spooled.attempts += 1;
+    }
+    report(Report::InHand(dir, earlier.clone()));
+    for (handled, spooled) in earlier.iter().enumerate() {
+        if let Err(e) = handle_spooled(lore, spooled, ctx) {
+            say(format!("a spooled {} event: {e}", spooled.event));
+        }
+        report(Report::Handled(handled + 1));
+    }
 }
 
 /// Handles an event an earlier hook spooled (its answer has no one to go to).
@@ -257,7 +296,12 @@ fn handle_spooled(
         return Ok(());
     };
     let input = HookInput::parse(&spooled.payload).map_err(|e| e.to_string())?;
-    hooks::handle(lore, agent, event, &input, &HookOptions::default(), ctx)
+    // No sync here: its network time would come out of the live hook's budget.
+    let options = HookOptions {
+        auto_sync: false,
+        ..HookOptions::default()
+    };
+    hooks::handle(lore, agent, event, &input, &options, ctx)
         .map(|_| ())
         .map_err(|e| e.to_string())
 }

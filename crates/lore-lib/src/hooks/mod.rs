@@ -76,6 +76,9 @@ pub struct HookOptions {
     pub max_items: usize,
     /// Capture's per-session cap.
     pub session_cap: usize,
+    /// Sync as `lore.sync.auto` says (off when replaying a spooled event: its network time
+    /// would be taken from a live hook's budget).
+    pub auto_sync: bool,
 }
 
 impl Default for HookOptions {
@@ -85,6 +88,7 @@ impl Default for HookOptions {
             prompt_min_coverage: 0.5,
             max_items: 3,
             session_cap: capture::DEFAULT_SESSION_CAP,
+            auto_sync: true,
         }
     }
 }
@@ -137,7 +141,9 @@ pub fn handle(
     }
     match event {
         Event::SessionStart => {
-            auto_sync(lore, crate::sync::Direction::FetchOnly);
+            if options.auto_sync {
+                auto_sync(lore, crate::sync::Direction::FetchOnly);
+            }
             session_start(lore, options)
         }
         Event::UserPromptSubmit => prompt(lore, input, options, &ctx),
@@ -149,7 +155,9 @@ pub fn handle(
         }
         Event::Stop | Event::SessionEnd => {
             let out = capture_transcript(lore, input, options, &ctx);
-            auto_sync(lore, crate::sync::Direction::Both);
+            if options.auto_sync {
+                auto_sync(lore, crate::sync::Direction::Both);
+            }
             out
         }
     }

@@ -26,7 +26,14 @@ pub struct SpooledEvent {
     pub payload: String,
     /// When it was spooled.
     pub spooled: Timestamp,
+    /// How many hooks took it and could not finish it (it is dropped after [`MAX_ATTEMPTS`]).
+    #[serde(default)]
+    pub attempts: u32,
 }
+
+/// A spooled event that this many hooks could not finish is dropped (with a warning): one that
+/// always overruns must not take every later hook's time.
+pub const MAX_ATTEMPTS: u32 = 3;
 
 impl SpooledEvent {
     /// An event to spool: `payload` is the JSON the agent sent (its strings are redacted here).
@@ -42,6 +49,7 @@ impl SpooledEvent {
             event: event.to_string(),
             payload: value.to_string(),
             spooled: now,
+            attempts: 0,
         })
     }
 }

@@ -10,6 +10,9 @@ use crate::index;
 use crate::store::MEMORY_REF;
 use crate::store::layout::{self, PathKind};
 
+/// The restore point the index knows.
+const INDEX_SOURCE: &str = "index";
+
 /// How the memory ref stands.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -44,7 +47,7 @@ pub struct RefCheck {
     /// What is wrong with it, in git's words.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub problem: Option<String>,
-    /// Commits it can be put back to, newest first.
+    /// Commits it can be put back to: the index's first, then remotes' copies, newest first.
     pub restore_points: Vec<RestorePoint>,
 }
 
@@ -63,7 +66,7 @@ impl Lore {
         };
         let mut points = Vec::new();
         match index::recorded_tip(&index::index_path(&self.store)) {
-            Ok(Some(tip)) => points.extend(self.restore_point(tip, "index".into())?),
+            Ok(Some(tip)) => points.extend(self.restore_point(tip, INDEX_SOURCE.into())?),
             Ok(None) => {}
             Err(e) => self.warn(format!("the index's recorded tip could not be read: {e}")),
         }
@@ -77,7 +80,9 @@ impl Lore {
                 points.extend(self.restore_point(target, format!("remote {remote}"))?);
             }
         }
-        points.sort_by_key(|p| std::cmp::Reverse(p.when));
+        // The index's tip first (this clone's own last state: restoring a remote's copy could
+        // drop commits never pushed), then the remotes' copies, newest first.
+        points.sort_by_key(|p| (p.source != INDEX_SOURCE, std::cmp::Reverse(p.when)));
         Ok(RefCheck {
             state,
             problem,
@@ -86,15 +91,23 @@ impl Lore {
     }
 
     /// Before the index is caught up (which would empty it to match a missing ref): a memory
-    /// ref that cannot be read, or is missing while the index or a remote's copy still knows
-    /// memories, is an error naming what can restore it.
+    /// ref that cannot be read, or is missing while the index was built from memories (so the
+    /// ref existed here), is an error naming what can restore it. A remote's copy alone does
+    /// not count: a fresh clone that only fetched has no ref yet and is not broken.
     pub(super) fn refuse_a_lost_memory_ref(&self) -> Result<()> {
         let sound = matches!(self.store.tip(), Ok(Some(_)));
         if sound {
             return Ok(());
         }
         let check = self.check_memory_ref()?;
-        let known = check.restore_points.iter().find(|p| p.memories > 0);
+        let indexed = check
+            .restore_points
+            .iter()
+            .find(|p| p.source == INDEX_SOURCE && p.memories > 0);
+        let known = match check.state {
+            RefState::Missing => indexed,
+            _ => indexed.or(check.restore_points.iter().find(|p| p.memories > 0)),
+        };
         match (&check.state, known) {
             (RefState::Sound, _) | (RefState::Missing, None) => Ok(()),
             (state, point) => {

@@ -129,7 +129,8 @@ impl Operation for Reindex {
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Doctor {
-    /// Put the memory ref back at the newest restore point (only when it is lost or damaged).
+    /// Put the memory ref back at the first restore point (the index's, else the newest remote
+    /// copy), only when it is lost or damaged.
     #[serde(default)]
     pub restore: bool,
 }
@@ -151,14 +152,14 @@ impl Operation for Doctor {
     const DESCRIPTION: &'static str = "Check refs/lore/memory without the index's help; when it is \
         missing or damaged, list what still knows the memories (the commit the index was last \
         caught up to, each remote's copy as last fetched) and with restore=true put it back at \
-        the newest.";
+        the first of them (the index's, else the newest copy).";
     const EFFECT: Effect = Effect::Write { idempotent: true };
     type Output = Diagnosis;
 
     fn run(self, env: &mut Env<'_>) -> Result<Diagnosis> {
         let check = env.lore.check_memory_ref()?;
-        let newest = check.restore_points.first().map(|p| p.commit.clone());
-        let restored = match (self.restore, &check.state, newest) {
+        let first = check.restore_points.first().map(|p| p.commit.clone());
+        let restored = match (self.restore, &check.state, first) {
             (true, RefState::Missing | RefState::Damaged, Some(commit)) => {
                 Some(env.lore.restore_memory_ref(&commit)?.to_string())
             }

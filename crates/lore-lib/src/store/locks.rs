@@ -2,11 +2,15 @@
 //! and removed so the next writer does not wait on a holder that is gone.
 //!
 //! git (and libgit2) update a ref by creating `<ref>.lock` exclusively, writing the new value
-//! and renaming the file over the ref, all within milliseconds, with the file held open until
-//! just before the rename. A lock is **stale** when no process holds it open (read from
-//! `/proc/*/fd`, where there is one) and it is older than [`OPEN_CHECK_AGE`], or, where open
-//! files cannot be seen, when it is older than [`BLIND_AGE`]. Anything younger is contention,
-//! and the writer retries as before.
+//! and renaming the file over the ref, within milliseconds (libgit2 holds the file open until
+//! just before the rename; git closes it earlier). A lock is **stale** when no process this one
+//! can see holds it open (read from `/proc/*/fd`, where there is one) and it is older than
+//! [`OPEN_CHECK_AGE`], or, where open files cannot be seen, when it is older than
+//! [`BLIND_AGE`]. Anything younger is contention, and the writer retries as before.
+//!
+//! One healer at a time (a lock of its own, `lore/heal.lock`): while it holds that, the stale
+//! file cannot be replaced by another (a writer's exclusive create fails while it exists), so
+//! the file it moves aside is the one it judged; it checks the inode all the same.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -14,9 +18,10 @@ use std::time::{Duration, SystemTime};
 use super::Store;
 use crate::error::{Error, Result};
 
-/// A lock no process holds open is stale once it is this old (a live writer renames its lock
-/// microseconds after closing it).
-pub const OPEN_CHECK_AGE: Duration = Duration::from_millis(200);
+/// A lock no visible process holds open is stale once it is this old (a live writer renames its
+/// lock within milliseconds of closing it; a writer in another process namespace or of another
+/// user is not visible, hence the margin).
+pub const OPEN_CHECK_AGE: Duration = Duration::from_millis(500);
 /// Where open files cannot be seen, a lock is stale once it is this old.
 pub const BLIND_AGE: Duration = Duration::from_secs(30);
 
@@ -27,6 +32,10 @@ pub struct StaleLock {
     pub path: String,
     /// How long ago it was last written, in milliseconds.
     pub age_ms: u64,
+    /// The file judged stale (its inode), so that no other file is removed in its place.
+    #[serde(skip)]
+    #[schemars(skip)]
+    inode: Option<u64>,
 }
 
 /// What one lock file is.
@@ -49,21 +58,29 @@ impl Store {
     /// whether it did (false: no lock, or a live writer's).
     pub(crate) fn heal_stale_lock(&self, refname: &str) -> Result<bool> {
         let path = self.ref_lock_path(refname);
+        // A quick look before taking the healer's lock: most contention is a live writer's.
+        if !matches!(lock_state(&path), LockState::Stale(_)) {
+            return Ok(false);
+        }
+        let healing = self.common_dir().join("lore").join("heal");
+        let _one_healer = crate::localstate::FileLock::exclusive(&healing)?;
         let LockState::Stale(stale) = lock_state(&path) else {
             return Ok(false);
         };
-        // Moved aside first, so that of two healers only one removes it, and a fresh lock a
-        // live writer made meanwhile (another inode) is put back rather than removed.
-        let seen = inode(&path);
-        let aside = path.with_extension(format!("lock.stale-{}", std::process::id()));
+        // Moved out of refs/ (never a ref name, should this process die before removing it),
+        // then checked to be the file judged stale.
+        let aside = self
+            .common_dir()
+            .join("lore")
+            .join(format!("stale-ref-lock-{}", std::process::id()));
         if std::fs::rename(&path, &aside).is_err() {
             return Ok(false);
         }
-        if inode(&aside) != seen {
-            // Put back; should that fail, the live writer's update fails and it retries. Either
-            // way the file aside is only a name for that lock, and goes.
-            let _ = std::fs::hard_link(&aside, &path);
-            let _ = std::fs::remove_file(&aside);
+        if inode(&aside) != stale.inode {
+            // Only a lock made after the judgement could differ, and none can be made while the
+            // judged one exists: put it back all the same rather than remove what is not ours.
+            std::fs::rename(&aside, &path)
+                .map_err(|e| Error::io(format!("putting back {}", path.display()), e))?;
             return Ok(false);
         }
         std::fs::remove_file(&aside)
@@ -75,11 +92,26 @@ impl Store {
         Ok(true)
     }
 
-    /// The stale locks of lore's refs (for `status`), without removing them.
+    /// Removes every stale lock of lore's refs and remote-tracking refs (a fetch killed with
+    /// its lore leaves one in `refs/lore-remotes/`, and every later fetch would fail on it).
+    pub(crate) fn heal_stale_locks(&self) -> Result<usize> {
+        let mut healed = 0;
+        for lock in self.stale_locks() {
+            if let Some(refname) = lock.path.strip_suffix(".lock")
+                && self.heal_stale_lock(refname)?
+            {
+                healed += 1;
+            }
+        }
+        Ok(healed)
+    }
+
+    /// The stale locks of lore's refs and remote-tracking refs (for `status`), without removing
+    /// them.
     pub fn stale_locks(&self) -> Vec<StaleLock> {
         let mut out = Vec::new();
         let root = self.common_dir();
-        let mut dirs = vec![root.join("refs/lore")];
+        let mut dirs = vec![root.join("refs/lore"), root.join("refs/lore-remotes")];
         while let Some(dir) = dirs.pop() {
             let Ok(entries) = std::fs::read_dir(&dir) else {
                 continue;
@@ -124,20 +156,25 @@ fn lock_state(path: &Path) -> LockState {
         LockState::Stale(StaleLock {
             path: path.display().to_string(),
             age_ms: u64::try_from(age.as_millis()).unwrap_or(u64::MAX),
+            inode: inode_of(&meta),
         })
     } else {
         LockState::Held
     }
 }
 
-#[cfg(unix)]
 fn inode(path: &Path) -> Option<u64> {
+    inode_of(&std::fs::metadata(path).ok()?)
+}
+
+#[cfg(unix)]
+fn inode_of(meta: &std::fs::Metadata) -> Option<u64> {
     use std::os::unix::fs::MetadataExt;
-    std::fs::metadata(path).ok().map(|m| m.ino())
+    Some(meta.ino())
 }
 
 #[cfg(not(unix))]
-fn inode(_path: &Path) -> Option<u64> {
+fn inode_of(_meta: &std::fs::Metadata) -> Option<u64> {
     None
 }
 

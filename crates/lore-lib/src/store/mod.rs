@@ -521,10 +521,13 @@ impl Store {
         let mut out = Vec::new();
         for tree in base.into_iter().chain(other) {
             for path in &paths {
-                if let Ok(entry) = tree.get_path(Path::new(path))
-                    && let Ok(blob) = self.repo.find_blob(entry.id())
-                {
-                    out.push(blob.content().to_vec());
+                let entry = match tree.get_path(Path::new(path)) {
+                    Ok(entry) => entry,
+                    Err(e) if e.code() == ErrorCode::NotFound => continue,
+                    Err(e) => return Err(e.into()),
+                };
+                if entry.kind() == Some(ObjectType::Blob) {
+                    out.push(self.repo.find_blob(entry.id())?.content().to_vec());
                 }
             }
         }
@@ -564,7 +567,11 @@ impl Store {
                     // A blob the repository has (a merge taking the other side's version) is
                     // not written again: libgit2 would write a temporary file and remove it.
                     let blob = Oid::hash_object(ObjectType::Blob, content)?;
-                    if !odb.exists(blob) {
+                    // A conflict record is written only by a merge (and removed by a resolve):
+                    // its texts are copies of versions the repository holds (ours, theirs, the
+                    // base, some re-encoded as YAML), not new text; the guard passes it.
+                    let copies_only = layout::classify(path) == layout::PathKind::Conflict;
+                    if !odb.exists(blob) && !copies_only {
                         self.guard_carried(path, content, prior)?;
                         self.repo.blob(content)?;
                     }

@@ -172,6 +172,8 @@ pub fn sync(store: &Store, options: &SyncOptions) -> Result<SyncReport> {
     // writers go on meanwhile, and the merge commits by compare-and-swap as every write does.
     let _one_at_a_time =
         crate::localstate::FileLock::exclusive(&store.common_dir().join("lore").join("sync"))?;
+    // A fetch or a write killed mid-update leaves a ref lock no one holds: heal it first.
+    store.heal_stale_locks()?;
     let git = GitCli::new(&store.common_dir(), options.timeout);
     let prefix = tracking_prefix(&remote);
     let on_remote = remote_prefix(store)?;
