@@ -215,3 +215,43 @@ fn a_damaged_tombstone_from_the_remote_stops_the_merge_and_names_its_path() {
     assert_eq!(b.store().tip().unwrap(), before);
     assert!(b.get(&id).unwrap().tags.contains(&"edited".to_string()));
 }
+
+#[test]
+fn a_contradiction_over_a_secret_kept_under_warn_elsewhere_still_merges() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut a, mut b) = two_clones(dir.path());
+    a.set_secret_policy(Some(lore::secrets::SecretPolicy::Warn));
+    let secret = "ghp_R8fK2mQ9vT4xW7bN1cZ5hJ3pL6sD0gY8aE2u";
+    let ctx = WriteContext::default();
+    let id = a
+        .remember(
+            &NewMemory {
+                namespace: "decisions".into(),
+                key: Some("deploy-token".into()),
+                summary: "Which token deploys".into(),
+                body: format!("Deploy with {secret}.\n"),
+                ..NewMemory::default()
+            },
+            &ctx,
+        )
+        .unwrap()
+        .memory
+        .id
+        .to_string();
+    sync_now(&a);
+    sync_now(&b);
+    // Both take the secret out, differently: a contradiction whose record keeps the base, the
+    // one version that still holds it.
+    let body = |text: &str| Patch {
+        body: Some(text.into()),
+        ..Patch::default()
+    };
+    a.update(&id, &body("Deploy from CI.\n"), &ctx).unwrap();
+    b.update(&id, &body("Deploy with the vault's token.\n"), &ctx)
+        .unwrap();
+    sync_now(&a);
+    // This clone redacts, yet merging the other side's version into a conflict record is not a
+    // new write of the secret: the sync goes through.
+    let report = sync_now(&b);
+    assert_eq!(report.memories.conflicts, 1, "{report:?}");
+}

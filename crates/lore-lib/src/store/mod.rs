@@ -571,8 +571,10 @@ impl Store {
                     // its texts are copies of versions the repository holds (ours, theirs, the
                     // base, some re-encoded as YAML), not new text; the guard passes it.
                     let copies_only = layout::classify(path) == layout::PathKind::Conflict;
-                    if !odb.exists(blob) && !copies_only {
-                        self.guard_carried(path, content, prior)?;
+                    if !odb.exists(blob) {
+                        if !copies_only {
+                            self.guard_carried(path, content, prior)?;
+                        }
                         self.repo.blob(content)?;
                     }
                     builder.upsert(path.as_str(), blob, FileMode::Blob);
