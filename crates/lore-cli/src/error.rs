@@ -73,7 +73,10 @@ fn advice(e: &Error, reader: Reader) -> Vec<String> {
     let cli = reader == Reader::Cli;
     let say = |c: String, a: String| vec![if cli { c } else { a }];
     let text = e.to_string();
-    if text.contains("No space left on device") || text.contains("File too large") {
+    // This machine's disk (a remote's full disk is the remote's words, in Error::Remote).
+    if !matches!(e, Error::Remote { .. })
+        && (text.contains("No space left on device") || text.contains("File too large"))
+    {
         return vec![
             "free space on the disk holding the repository's .git (or raise the file-size \
              limit): nothing was written; reads still answer"

@@ -475,6 +475,15 @@ fn reimporting_jsonl_without_ids_adds_nothing_and_a_reason_to_skip_is_said_once(
         said.contains("50 record(s) without an id were imported before"),
         "{said}"
     );
+    // A record imported and forgotten since stays forgotten.
+    let first = json(&repo, &["list", "--limit", "1"])["memories"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    ok(&repo, &["forget", &first]);
+    let third = json(&repo, &["import", "jsonl", "in.jsonl"]);
+    assert_eq!(third["written"], 0, "{third}");
+    assert_eq!(memory_count(&repo), 49);
 }
 
 /// `lore ARGS` under a file-size limit of `kib` KiB (`ulimit -f`), in the repository.

@@ -24,20 +24,54 @@ const ID_PREFIX_BYTES: usize = 64 << 10;
 /// invalid-request error carrying the request's id when the prefix names one.
 pub fn refuse_long_line(prefix: &[u8]) -> Value {
     let text = String::from_utf8_lossy(prefix);
-    // The first `"id": <number or string>` in the prefix (a client puts it before the params).
-    let id = text
-        .match_indices("\"id\"")
-        .find_map(|(at, _)| {
-            let rest = text[at + 4..].trim_start().strip_prefix(':')?.trim_start();
-            let value = serde_json::Deserializer::from_str(rest)
-                .into_iter::<Value>()
-                .next()?
-                .ok()?;
-            (value.is_string() || value.is_number()).then_some(value)
-        })
-        .unwrap_or(Value::Null);
+    // The request's own `"id"`: a key of the top-level object (one nested in the params is
+    // not the request's), read as far as the prefix goes.
+    let id = top_level_id(&text).unwrap_or(Value::Null);
     json!({ "jsonrpc": "2.0", "id": id, "error": { "code": -32600,
         "message": format!("Invalid Request: the line is over {MAX_LINE_BYTES} bytes") } })
+}
+
+/// The value of the key `"id"` of the JSON object `text` starts with, when it is a number or a
+/// string and stands in `text` (which may be cut anywhere after it).
+fn top_level_id(text: &str) -> Option<Value> {
+    let bytes = text.as_bytes();
+    let (mut depth, mut at, mut in_string, mut escaped) = (0usize, 0usize, false, false);
+    let mut string_start = 0;
+    while at < bytes.len() {
+        let b = bytes[at];
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => {
+                    in_string = false;
+                    // A key of the top-level object, followed by its value.
+                    let key = &text[string_start..=at];
+                    let rest = text[at + 1..].trim_start();
+                    if depth == 1 && key == "\"id\"" && rest.starts_with(':') {
+                        let value = serde_json::Deserializer::from_str(rest[1..].trim_start())
+                            .into_iter::<Value>()
+                            .next()?
+                            .ok()?;
+                        return (value.is_string() || value.is_number()).then_some(value);
+                    }
+                }
+                _ => {}
+            }
+        } else {
+            match b {
+                b'"' => {
+                    in_string = true;
+                    string_start = at;
+                }
+                b'{' | b'[' => depth += 1,
+                b'}' | b']' => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+        }
+        at += 1;
+    }
+    None
 }
 
 /// Reads one line (up to and with its `\n`) into `line`, keeping at most `cap` bytes of it.

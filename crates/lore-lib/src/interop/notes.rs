@@ -206,7 +206,17 @@ pub fn export(store: &Store, memories: &[Memory]) -> Result<NotesExport> {
                 }
                 text.push_str(&render_document(m)?);
             }
-            let blob = store.write_blob(&format!("the note of {commit}"), text.as_bytes())?;
+            // Copies of stored memories: a secret they hold (kept under `warn`) is carried.
+            let mut stored = || -> Result<Vec<Vec<u8>>> {
+                ms.iter()
+                    .map(|m| crate::record::render(m).map(String::into_bytes))
+                    .collect()
+            };
+            let blob = store.write_blob_carried(
+                &format!("the note of {commit}"),
+                text.as_bytes(),
+                &mut stored,
+            )?;
             builder.insert(commit.to_string(), blob, FileMode::Blob.into())?;
             report.exported += ms.len();
         }

@@ -62,6 +62,12 @@ pub struct Superseded {
 }
 
 impl Lore {
+    /// Whether the memory `id` was forgotten here (its tombstone is in the tree at the tip).
+    pub fn was_forgotten(&self, id: &MemoryId) -> Result<bool> {
+        let snap = self.store.snapshot(self.store.tip()?)?;
+        Ok(snap.blob_id(&tombstone_path(id))?.is_some())
+    }
+
     /// Applies a patch to a memory (one commit). The patch is applied to the version at the tip,
     /// so concurrent updates of different fields all take effect.
     pub fn update(&mut self, query: &str, patch: &Patch, ctx: &WriteContext) -> Result<Written> {

@@ -127,7 +127,8 @@ impl Operation for Import {
                     false => false,
                     true => match env.lore.get(m.id.as_str()) {
                         Ok(found) => found.id == m.id,
-                        Err(Error::NotFound(_)) => false,
+                        // Imported before and forgotten since: forgetting it was meant.
+                        Err(Error::NotFound(_)) => env.lore.was_forgotten(&m.id)?,
                         Err(e) => return Err(e),
                     },
                 };

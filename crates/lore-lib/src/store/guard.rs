@@ -75,11 +75,21 @@ impl Store {
     /// Writes a blob through the guard (a blob the repository already has is not written
     /// again, nor scanned: it is no new text).
     pub(crate) fn write_blob(&self, what: &str, content: &[u8]) -> Result<Oid> {
+        self.write_blob_carried(what, content, &mut || Ok(Vec::new()))
+    }
+
+    /// [`Store::write_blob`] for content copied from texts the store holds (`prior`).
+    pub(crate) fn write_blob_carried(
+        &self,
+        what: &str,
+        content: &[u8],
+        prior: &mut dyn FnMut() -> Result<Vec<Vec<u8>>>,
+    ) -> Result<Oid> {
         let id = Oid::hash_object(ObjectType::Blob, content)?;
         if self.repo.odb()?.exists(id) {
             return Ok(id);
         }
-        self.guard(what, content)?;
+        self.guard_carried(what, content, prior)?;
         Ok(self.repo.blob(content)?)
     }
 }

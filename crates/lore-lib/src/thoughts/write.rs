@@ -175,7 +175,7 @@ pub fn add_thought(store: &Store, new: &NewThought, ctx: &WriteContext) -> Resul
     let metadata = ThoughtMeta {
         session: new.session.clone(),
         depth,
-        agent: ctx.agent.clone(),
+        agent: ctx.agent.as_deref().map(crate::secrets::unsecret),
         model: new.model.clone(),
         number: new.number,
         branch: new.branch.clone(),
