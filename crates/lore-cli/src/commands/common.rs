@@ -92,6 +92,10 @@ fn show_notices_since(ui: &mut Ui, lore: &mut Lore, has_memories: bool) {
             IndexNotice::Rebuilt { reason } => ui.warn(&format!(
                 "the index could not be used ({reason}); rebuilt it from refs/lore/memory"
             )),
+            IndexNotice::MemoryRefMissing { commit, kept_as } => ui.warn(&format!(
+                "refs/lore/memory is missing: the commit the index knew ({commit}) is kept as \
+                 {kept_as}; `lore doctor --restore` puts it back"
+            )),
         }
     }
 }

@@ -51,6 +51,14 @@ pub enum IndexNotice {
         /// Why (schema change, corruption, …).
         reason: String,
     },
+    /// `refs/lore/memory` is missing while the index was built from a commit of memories: that
+    /// commit is kept under another ref (the index follows the missing ref, empty).
+    MemoryRefMissing {
+        /// The commit the index was last caught up to.
+        commit: String,
+        /// The ref that keeps it.
+        kept_as: String,
+    },
 }
 
 /// A memory file that could not be read as a memory.

@@ -12,6 +12,9 @@ use crate::store::layout::{self, PathKind};
 
 /// The restore point the index knows.
 const INDEX_SOURCE: &str = "index";
+/// Where the commit the index knew is kept when `refs/lore/memory` goes missing (outside
+/// `refs/lore/`, so it is never synced).
+pub const LOST_REF: &str = "refs/lore-lost/memory";
 
 /// How the memory ref stands.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
@@ -70,6 +73,9 @@ impl Lore {
             Ok(None) => {}
             Err(e) => self.warn(format!("the index's recorded tip could not be read: {e}")),
         }
+        if let Some(kept) = crate::store::ref_target(repo, LOST_REF)? {
+            points.extend(self.restore_point(kept, format!("kept ref {LOST_REF}"))?);
+        }
         for r in repo.references_glob(&format!("{}*/memory", crate::sync::TRACKING_PREFIX))? {
             let r = r?;
             if let (Ok(name), Some(target)) = (r.name(), r.target()) {
@@ -80,9 +86,18 @@ impl Lore {
                 points.extend(self.restore_point(target, format!("remote {remote}"))?);
             }
         }
-        // The index's tip first (this clone's own last state: restoring a remote's copy could
-        // drop commits never pushed), then the remotes' copies, newest first.
-        points.sort_by_key(|p| (p.source != INDEX_SOURCE, std::cmp::Reverse(p.when)));
+        // This clone's own last state first (the index's tip, then the kept ref: restoring a
+        // remote's copy could drop commits never pushed), then the remotes' copies, newest first.
+        points.sort_by_key(|p| {
+            let own = if p.source == INDEX_SOURCE {
+                0
+            } else if p.source.starts_with("kept ref") {
+                1
+            } else {
+                2
+            };
+            (own, std::cmp::Reverse(p.when))
+        });
         Ok(RefCheck {
             state,
             problem,
@@ -91,40 +106,53 @@ impl Lore {
     }
 
     /// Before the index is caught up (which would empty it to match a missing ref): a memory
-    /// ref that cannot be read, or is missing while the index was built from memories (so the
-    /// ref existed here), is an error naming what can restore it. A remote's copy alone does
-    /// not count: a fresh clone that only fetched has no ref yet and is not broken.
-    pub(super) fn refuse_a_lost_memory_ref(&self) -> Result<()> {
+    /// ref that cannot be read is an error naming what can restore it; a missing one while the
+    /// index was built from memories (so the ref existed here) is kept under [`LOST_REF`]
+    /// (where `doctor` finds it) with a notice, and the read goes on over the empty store. A
+    /// remote's copy alone does not count: a fresh clone that only fetched is not broken.
+    pub(super) fn keep_a_lost_memory_ref(&mut self) -> Result<()> {
         let sound = matches!(self.store.tip(), Ok(Some(_)));
         if sound {
             return Ok(());
         }
         let check = self.check_memory_ref()?;
-        let indexed = check
-            .restore_points
-            .iter()
-            .find(|p| p.source == INDEX_SOURCE && p.memories > 0);
-        let known = match check.state {
-            RefState::Missing => indexed,
-            _ => indexed.or(check.restore_points.iter().find(|p| p.memories > 0)),
-        };
-        match (&check.state, known) {
-            (RefState::Sound, _) | (RefState::Missing, None) => Ok(()),
-            (state, point) => {
-                let what = match state {
-                    RefState::Damaged => format!(
-                        "{MEMORY_REF} cannot be read ({})",
-                        check.problem.as_deref().unwrap_or("damaged")
-                    ),
-                    _ => format!("{MEMORY_REF} is missing"),
+        let with_memories = |p: &&RestorePoint| p.memories > 0;
+        match check.state {
+            RefState::Sound => Ok(()),
+            RefState::Missing => {
+                let Some(point) = check
+                    .restore_points
+                    .iter()
+                    .filter(with_memories)
+                    .find(|p| p.source == INDEX_SOURCE)
+                else {
+                    return Ok(());
                 };
-                let known = point.map_or(String::new(), |p| {
+                let commit = Oid::from_str(&point.commit)?;
+                self.store.repo().reference(
+                    LOST_REF,
+                    commit,
+                    true,
+                    "lore: the commit the index knew when refs/lore/memory went missing",
+                )?;
+                self.notices.push(crate::IndexNotice::MemoryRefMissing {
+                    commit: point.commit.clone(),
+                    kept_as: LOST_REF.to_string(),
+                });
+                Ok(())
+            }
+            RefState::Damaged => {
+                let known = check.restore_points.iter().find(with_memories);
+                let known = known.map_or(String::new(), |p| {
                     format!(
                         "; the {} still knows commit {} with {} memories",
                         p.source, p.commit, p.memories
                     )
                 });
-                Err(Error::MemoryRefLost(format!("{what}{known}")))
+                Err(Error::MemoryRefLost(format!(
+                    "{MEMORY_REF} cannot be read ({}){known}",
+                    check.problem.as_deref().unwrap_or("damaged")
+                )))
             }
         }
     }

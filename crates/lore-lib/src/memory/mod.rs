@@ -169,7 +169,7 @@ impl Lore {
     pub fn index(&mut self) -> Result<&Index> {
         // Every read (a long-lived handle too): catching up to a missing ref would empty the
         // index, and with it the last record of what the ref held.
-        self.refuse_a_lost_memory_ref()?;
+        self.keep_a_lost_memory_ref()?;
         self.open_index()?;
         let result = {
             let index = self.index.as_mut().ok_or_else(missing_index)?;
