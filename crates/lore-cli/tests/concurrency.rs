@@ -1,5 +1,7 @@
 //! Many agent processes writing at once lose nothing: 8 processes × 250 `lore remember`, and
-//! `lore ctx log` from six processes with a `ctx commit` landing while they append.
+//! `lore ctx log` from six processes with a `ctx commit` landing while they append. Processes
+//! killed mid-write lose no acknowledged write and wedge no one, and a killed sync takes its git
+//! with it.
 
 mod common;
 
@@ -279,5 +281,53 @@ fn writers_killed_mid_write_lose_no_acknowledged_write_and_wedge_no_one() {
         // The next write goes through on its own, whatever lock a killed writer left.
         ok(&repo, &["remember", "after the storm", "-n", "progress"]);
         assert!(!repo.path().join(".git/refs/lore/memory.lock").exists());
+    }
+}
+
+/// The processes whose command line holds `needle` (read from /proc).
+fn processes_holding(needle: &str) -> Vec<u32> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline"))
+            && String::from_utf8_lossy(&cmdline).contains(needle)
+        {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+#[test]
+fn a_killed_sync_takes_its_git_with_it() {
+    let repo = TestRepo::new();
+    ok(&repo, &["remember", "something to push"]);
+    // A remote over ssh whose "ssh" hangs: git waits on it, under lore.
+    repo.git(&["remote", "add", "origin", "ssh://lore.invalid/repo.git"]);
+    repo.git(&["config", "core.sshCommand", "sleep 30 #"]);
+    let mut lore = lore_command(&repo.path(), &repo.home(), &["sync"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let git_dir = repo.path().join(".git").display().to_string();
+    let needle = format!("--git-dir\0{git_dir}");
+    let started = std::time::Instant::now();
+    while processes_holding(&needle).is_empty() {
+        assert!(started.elapsed().as_secs() < 20, "git never started");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    lore.kill().unwrap();
+    lore.wait().unwrap();
+    let killed = std::time::Instant::now();
+    while !processes_holding(&needle).is_empty() {
+        assert!(
+            killed.elapsed().as_secs() < 10,
+            "git outlived the killed lore: {:?}",
+            processes_holding(&needle)
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
