@@ -32,6 +32,34 @@ fn answer_to(repo: &TestRepo, agent: &str, event: &str, name: &str, transcript: 
     answer(&hook(repo, agent, event, &fixture(repo, name, transcript)).0)
 }
 
+/// How many decisions the store holds.
+fn decision_count(repo: &TestRepo) -> usize {
+    json(repo, &["list", "-n", "decisions"])["memories"]
+        .as_array()
+        .unwrap()
+        .len()
+}
+
+/// A live writer's hold on the memory ref's lock (a file held open): writes wait while it
+/// lasts; `release` lets go and removes it.
+struct HeldRefLock {
+    path: std::path::PathBuf,
+    file: Option<std::fs::File>,
+}
+
+impl HeldRefLock {
+    fn take(repo: &TestRepo) -> HeldRefLock {
+        let path = repo.path().join(".git/refs/lore/memory.lock");
+        let file = Some(std::fs::File::create(&path).unwrap());
+        HeldRefLock { path, file }
+    }
+
+    fn release(mut self) {
+        self.file.take();
+        std::fs::remove_file(&self.path).unwrap();
+    }
+}
+
 fn answer(stdout: &str) -> Value {
     serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout:?}"))
 }
@@ -672,8 +700,7 @@ fn a_hook_out_of_time_spools_its_event_and_the_next_hook_handles_it() {
     repo.git(&["config", "lore.hookTimeoutMs", "1500"]);
     let t = transcript(&repo, "claude-transcript.jsonl");
     // A live writer holds the memory ref's lock: the capture's write waits past the budget.
-    let lock_path = repo.path().join(".git/refs/lore/memory.lock");
-    let held = std::fs::File::create(&lock_path).unwrap();
+    let held = HeldRefLock::take(&repo);
     let (out, err) = hook(
         &repo,
         "claude",
@@ -687,15 +714,8 @@ fn a_hook_out_of_time_spools_its_event_and_the_next_hook_handles_it() {
     );
     let spool = std::fs::read_to_string(repo.path().join(".git/lore/hooks/spool.jsonl")).unwrap();
     assert_eq!(spool.lines().count(), 1, "{spool}");
-    drop(held);
-    std::fs::remove_file(&lock_path).unwrap();
-    let decisions = |repo: &TestRepo| {
-        json(repo, &["list", "-n", "decisions"])["memories"]
-            .as_array()
-            .unwrap()
-            .len()
-    };
-    assert_eq!(decisions(&repo), 0);
+    held.release();
+    assert_eq!(decision_count(&repo), 0);
 
     // The next hook, of any event, handles what was spooled first.
     hook(
@@ -704,7 +724,7 @@ fn a_hook_out_of_time_spools_its_event_and_the_next_hook_handles_it() {
         "SessionStart",
         &fixture(&repo, "claude-session-start.json", &t),
     );
-    assert_eq!(decisions(&repo), 1);
+    assert_eq!(decision_count(&repo), 1);
     let spool = std::fs::read_to_string(repo.path().join(".git/lore/hooks/spool.jsonl")).unwrap();
     assert_eq!(spool, "");
 }
@@ -737,8 +757,7 @@ fn a_hook_killed_mid_write_loses_no_capture() {
     let stop = fixture(&repo, "claude-stop.json", &t);
     // A live writer holds the memory ref's lock, so the capture's write waits; the agent kills
     // the hook meanwhile (as at its own timeout).
-    let lock_path = repo.path().join(".git/refs/lore/memory.lock");
-    let held = std::fs::File::create(&lock_path).unwrap();
+    let held = HeldRefLock::take(&repo);
     let mut child = common::lore_command(&repo.path(), &repo.home(), &["hook", "claude", "Stop"])
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::null())
@@ -757,16 +776,9 @@ fn a_hook_killed_mid_write_loses_no_capture() {
     std::thread::sleep(std::time::Duration::from_millis(700));
     child.kill().unwrap();
     child.wait().unwrap();
-    drop(held);
-    std::fs::remove_file(&lock_path).unwrap();
-    let decisions = |repo: &TestRepo| {
-        json(repo, &["list", "-n", "decisions"])["memories"]
-            .as_array()
-            .unwrap()
-            .len()
-    };
-    assert_eq!(decisions(&repo), 0);
+    held.release();
+    assert_eq!(decision_count(&repo), 0);
     // The killed hook saved no progress through the transcript: the next Stop reads it again.
     hook(&repo, "claude", "Stop", &stop);
-    assert_eq!(decisions(&repo), 1);
+    assert_eq!(decision_count(&repo), 1);
 }

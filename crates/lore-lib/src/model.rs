@@ -531,6 +531,37 @@ pub struct Memory {
 }
 
 impl Memory {
+    /// A memory with only what tests of ranking and indexing set; the rest empty.
+    #[cfg(test)]
+    pub(crate) fn bare(
+        id: MemoryId,
+        namespace: &str,
+        summary: &str,
+        status: Status,
+        updated: Timestamp,
+    ) -> Memory {
+        Memory {
+            id,
+            namespace: Namespace::parse(namespace).expect("a test's namespace is valid"),
+            key: None,
+            summary: summary.into(),
+            body: String::new(),
+            tags: Vec::new(),
+            status,
+            created: updated,
+            updated,
+            author: None,
+            agent: None,
+            session: None,
+            confidence: None,
+            anchor: None,
+            citations: Vec::new(),
+            relates_to: Vec::new(),
+            supersedes: None,
+            superseded_by: None,
+        }
+    }
+
     /// Checks every field's invariants (used before any write).
     pub fn validate(&self) -> Result<()> {
         check_summary(&self.summary)?;

@@ -46,18 +46,23 @@ fn sync_now(lore: &Lore) -> lore::sync::SyncReport {
 }
 
 fn shared(a: &mut Lore, b: &mut Lore, body: &str) -> String {
-    let ctx = WriteContext::default();
+    share(
+        a,
+        b,
+        NewMemory {
+            namespace: "learnings".into(),
+            summary: "How the release works".into(),
+            body: body.into(),
+            tags: vec!["release".into(), "old".into()],
+            ..NewMemory::default()
+        },
+    )
+}
+
+/// `new` written on `a`, then both clones synced; its id.
+fn share(a: &mut Lore, b: &mut Lore, new: NewMemory) -> String {
     let id = a
-        .remember(
-            &NewMemory {
-                namespace: "learnings".into(),
-                summary: "How the release works".into(),
-                body: body.into(),
-                tags: vec!["release".into(), "old".into()],
-                ..NewMemory::default()
-            },
-            &ctx,
-        )
+        .remember(&new, &WriteContext::default())
         .unwrap()
         .memory
         .id
@@ -223,23 +228,17 @@ fn a_contradiction_over_a_secret_kept_under_warn_elsewhere_still_merges() {
     a.set_secret_policy(Some(lore::secrets::SecretPolicy::Warn));
     let secret = "ghp_R8fK2mQ9vT4xW7bN1cZ5hJ3pL6sD0gY8aE2u";
     let ctx = WriteContext::default();
-    let id = a
-        .remember(
-            &NewMemory {
-                namespace: "decisions".into(),
-                key: Some("deploy-token".into()),
-                summary: "Which token deploys".into(),
-                body: format!("Deploy with {secret}.\n"),
-                ..NewMemory::default()
-            },
-            &ctx,
-        )
-        .unwrap()
-        .memory
-        .id
-        .to_string();
-    sync_now(&a);
-    sync_now(&b);
+    let id = share(
+        &mut a,
+        &mut b,
+        NewMemory {
+            namespace: "decisions".into(),
+            key: Some("deploy-token".into()),
+            summary: "Which token deploys".into(),
+            body: format!("Deploy with {secret}.\n"),
+            ..NewMemory::default()
+        },
+    );
     // Both take the secret out, differently: a contradiction whose record keeps the base, the
     // one version that still holds it.
     let body = |text: &str| Patch {

@@ -273,16 +273,7 @@ impl Hot<'_> {
 
         let remember = self.timed_processes("lore remember runs", request.runs, |process| {
             let m = self.corpus.memory(&mut rng);
-            let args = [
-                "remember",
-                "--upsert",
-                &m.summary,
-                "--body",
-                &m.body,
-                "-n",
-                &m.namespace,
-            ];
-            process.time(dir, &args, None)
+            process.time_remember(dir, &m)
         })?;
         rows.push(row(
             &format!(
@@ -493,16 +484,7 @@ impl Hot<'_> {
         let after_write =
             self.timed_processes("lore recall runs after a write", request.runs, |process| {
                 let m = self.corpus.memory(&mut rng);
-                let args = [
-                    "remember",
-                    "--upsert",
-                    &m.summary,
-                    "--body",
-                    &m.body,
-                    "-n",
-                    &m.namespace,
-                ];
-                process.time(dir, &args, None)?;
+                process.time_remember(dir, &m)?;
                 let q = self.corpus.query(&mut rng);
                 process.time(dir, &["recall", &q], None)
             })?;

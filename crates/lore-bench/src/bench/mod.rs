@@ -268,16 +268,7 @@ impl Measure<'_> {
 
         let remember_cli = self.timed("lore remember runs", request.cli_writes, || {
             let m = corpus.memory(&mut rng);
-            let args = [
-                "remember",
-                "--upsert",
-                &m.summary,
-                "--body",
-                &m.body,
-                "-n",
-                &m.namespace,
-            ];
-            lore_process.time(&dir, &args, None)
+            lore_process.time_remember(&dir, &m)
         })?;
 
         self.step("reindexing");

@@ -123,6 +123,20 @@ impl LoreProcess<'_> {
 }
 
 impl LoreProcess<'_> {
+    /// Times one `lore remember --upsert` of `memory` (summary, body, namespace) at `dir`.
+    pub(crate) fn time_remember(&self, dir: &Path, memory: &lore::NewMemory) -> Result<Duration> {
+        let args = [
+            "remember",
+            "--upsert",
+            &memory.summary,
+            "--body",
+            &memory.body,
+            "-n",
+            &memory.namespace,
+        ];
+        self.time(dir, &args, None)
+    }
+
     /// Runs `lore --json ARGS` against the repository at `dir` and returns its output; fails
     /// unless it succeeds.
     pub(crate) fn json(&self, dir: &Path, args: &[&str]) -> Result<serde_json::Value> {

@@ -270,16 +270,15 @@ impl<'a> Capture<'a> {
                 session: unsecret(&ctx.session),
                 signal: screened(self.lore, signal)?,
             };
-            let line = serde_json::to_vec(&suggestion).map_err(|e| Error::Parse {
-                context: "writing a review suggestion".into(),
-                message: e.to_string(),
-            })?;
-            self.lore.store().guard("the review queue", &line)?;
+
             // Checked and appended under the queue's lock: another process queueing the same
             // signal at the same moment queues it once between them.
-            let appended = self.queue().append_unless(&suggestion, |q| {
-                same_signal(&q.signal, signal) || same_signal(&q.signal, &suggestion.signal)
-            })?;
+            let store = self.lore.store();
+            let appended = self.queue().append_unless(
+                &suggestion,
+                |q| same_signal(&q.signal, signal) || same_signal(&q.signal, &suggestion.signal),
+                |line| store.guard("the review queue", line),
+            )?;
             if !appended {
                 report.skipped.push(skip("already queued".into()));
                 continue;

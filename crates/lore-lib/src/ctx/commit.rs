@@ -33,12 +33,8 @@ impl Workspace<'_> {
             &mut new.session,
         )?;
         let step = new.into_step()?;
-        let line = serde_json::to_vec(&step).map_err(|e| Error::Parse {
-            context: "writing a journal line".into(),
-            message: e.to_string(),
-        })?;
-        self.store().guard("the step", &line)?;
-        self.journal(&branch).append(&step)?;
+        self.journal(&branch)
+            .append_checked(&step, |line| self.store().guard("the step", line))?;
         Ok((branch, step))
     }
 

@@ -221,7 +221,7 @@ pub fn collapse(
 mod tests {
     use super::*;
 
-    use crate::model::{MemoryId, Namespace};
+    use crate::model::MemoryId;
 
     const NOW: &str = "2026-06-01T00:00:00Z";
 
@@ -238,26 +238,7 @@ mod tests {
         let updated = now - jiff::SignedDuration::from_hours(age_days * 24);
         Candidate {
             rowid: 0,
-            memory: Memory {
-                id: MemoryId::parse(id).unwrap(),
-                namespace: Namespace::parse(namespace).unwrap(),
-                key: None,
-                summary: id.into(),
-                body: String::new(),
-                tags: Vec::new(),
-                status,
-                created: updated,
-                updated,
-                author: None,
-                agent: None,
-                session: None,
-                confidence: None,
-                anchor: None,
-                citations: Vec::new(),
-                relates_to: Vec::new(),
-                supersedes: None,
-                superseded_by: None,
-            },
+            memory: Memory::bare(MemoryId::parse(id).unwrap(), namespace, id, status, updated),
             lexical: Some((bm25, 0)),
             cosine: Some((cosine, Some(0))),
         }

@@ -1,7 +1,7 @@
 //! Tests of BM25 recall: the MaxScore shortcut and the postings' scores against FTS5 scoring
 //! every match.
 use super::*;
-use crate::model::{MemoryId, Namespace, Status};
+use crate::model::{MemoryId, Status};
 
 /// A seeded generator (xorshift) so the test is reproducible.
 struct Rng(u64);
@@ -33,24 +33,16 @@ fn word(i: usize) -> String {
 fn memory(rng: &mut Rng, i: i64, namespace: &str, status: Status) -> Memory {
     let words: Vec<String> = (0..40).map(|_| word(rng.skewed(20_000))).collect();
     Memory {
-        id: MemoryId::generate().unwrap(),
-        namespace: Namespace::parse(namespace).unwrap(),
-        key: None,
-        summary: words[..5].join(" "),
         body: words[5..].join(" "),
         tags: vec![word(rng.skewed(50))],
-        status,
         created: jiff::Timestamp::from_second(1_800_000_000).unwrap(),
-        updated: jiff::Timestamp::from_second(1_800_000_000 + i % 7).unwrap(),
-        author: None,
-        agent: None,
-        session: None,
-        confidence: None,
-        anchor: None,
-        citations: Vec::new(),
-        relates_to: Vec::new(),
-        supersedes: None,
-        superseded_by: None,
+        ..Memory::bare(
+            MemoryId::generate().unwrap(),
+            namespace,
+            &words[..5].join(" "),
+            status,
+            jiff::Timestamp::from_second(1_800_000_000 + i % 7).unwrap(),
+        )
     }
 }
 

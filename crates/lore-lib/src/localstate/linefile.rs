@@ -84,12 +84,14 @@ impl<T: Serialize + DeserializeOwned> LineFile<T> {
         }
     }
 
-    /// Appends one line to the data file and syncs it. The caller holds the exclusive lock.
-    fn append_locked(&self, item: &T) -> Result<()> {
+    /// Appends one line to the data file and syncs it, once `check` accepts the line (the
+    /// store's secret guard; nothing is written otherwise). The caller holds the exclusive lock.
+    fn append_locked(&self, item: &T, check: impl FnOnce(&[u8]) -> Result<()>) -> Result<()> {
         let mut line = serde_json::to_string(item).map_err(|e| Error::Parse {
             context: format!("writing to {}", self.path.display()),
             message: e.to_string(),
         })?;
+        check(line.as_bytes())?;
         line.push('\n');
         let mut file = self.open()?;
         let context = format!("appending to {}", self.path.display());
@@ -110,19 +112,29 @@ impl<T: Serialize + DeserializeOwned> LineFile<T> {
 
     /// Appends an item; when this returns, it is on disk.
     pub fn append(&self, item: &T) -> Result<()> {
-        let _lock = FileLock::exclusive(&self.path)?;
-        self.append_locked(item)
+        self.append_checked(item, |_| Ok(()))
     }
 
-    /// Appends an item unless an item already in the file matches `exists`; says whether it
-    /// appended. The check and the append happen under one lock, so two processes appending the
-    /// same item at once append it once.
-    pub fn append_unless(&self, item: &T, exists: impl Fn(&T) -> bool) -> Result<bool> {
+    /// Appends an item once `check` accepts its line as it will be written.
+    pub fn append_checked(&self, item: &T, check: impl FnOnce(&[u8]) -> Result<()>) -> Result<()> {
+        let _lock = FileLock::exclusive(&self.path)?;
+        self.append_locked(item, check)
+    }
+
+    /// Appends an item unless an item already in the file matches `exists`, once `check`
+    /// accepts its line; says whether it appended. The look and the append happen under one
+    /// lock, so two processes appending the same item at once append it once.
+    pub fn append_unless(
+        &self,
+        item: &T,
+        exists: impl Fn(&T) -> bool,
+        check: impl FnOnce(&[u8]) -> Result<()>,
+    ) -> Result<bool> {
         let _lock = FileLock::exclusive(&self.path)?;
         if self.read_locked()?.items.iter().any(exists) {
             return Ok(false);
         }
-        self.append_locked(item)?;
+        self.append_locked(item, check)?;
         Ok(true)
     }
 
