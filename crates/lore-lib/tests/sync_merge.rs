@@ -32,6 +32,10 @@ fn two_clones(dir: &Path) -> (Lore, Lore) {
 }
 
 fn sync_now(lore: &Lore) -> lore::sync::SyncReport {
+    try_sync(lore).unwrap()
+}
+
+fn try_sync(lore: &Lore) -> lore::Result<lore::sync::SyncReport> {
     sync(
         lore.store(),
         &SyncOptions {
@@ -42,7 +46,6 @@ fn sync_now(lore: &Lore) -> lore::sync::SyncReport {
             now: jiff::Timestamp::now(),
         },
     )
-    .unwrap()
 }
 
 fn shared(a: &mut Lore, b: &mut Lore, body: &str) -> String {
@@ -205,17 +208,7 @@ fn a_damaged_tombstone_from_the_remote_stops_the_merge_and_names_its_path() {
     )
     .unwrap();
     let before = b.store().tip().unwrap();
-    let err = sync(
-        b.store(),
-        &SyncOptions {
-            remote: None,
-            direction: Direction::Both,
-            dry_run: false,
-            timeout: Duration::from_secs(60),
-            now: jiff::Timestamp::now(),
-        },
-    )
-    .unwrap_err();
+    let err = try_sync(&b).unwrap_err();
     assert!(err.to_string().contains(&tombstone), "{err}");
     assert_eq!(b.store().tip().unwrap(), before);
     assert!(b.get(&id).unwrap().tags.contains(&"edited".to_string()));
