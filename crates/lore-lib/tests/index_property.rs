@@ -86,7 +86,8 @@ fn apply(lore: &mut Lore, op: &Op, step: usize) {
                 };
                 // Superseding a superseded memory is refused; that is fine here, nothing else.
                 if let Err(e) = lore.supersede(&id, &m, &ctx) {
-                    let superseded = lore.get(&id).map(|m| m.status == Status::Superseded);
+                    // (A later update may have changed its status; its successor stays.)
+                    let superseded = lore.get(&id).map(|m| m.superseded_by.is_some());
                     assert!(matches!(superseded, Ok(true)), "supersede failed: {e}");
                 }
             }
