@@ -4,119 +4,12 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 
-use common::{lore_command, stdout_of};
+use common::lore_command;
+use common::net::Net;
 use lore_testutils::make_hermetic;
 use serde_json::Value;
-
-/// A central bare repository and clones of it, all in one temp dir, with one hermetic home.
-struct Net {
-    dir: tempfile::TempDir,
-}
-
-impl Net {
-    fn new() -> Net {
-        let net = Net {
-            dir: tempfile::tempdir().unwrap(),
-        };
-        std::fs::create_dir_all(net.home()).unwrap();
-        net.git(
-            net.dir.path(),
-            &["init", "-q", "--bare", "-b", "main", "central.git"],
-        );
-        net
-    }
-
-    fn home(&self) -> PathBuf {
-        self.dir.path().join("home")
-    }
-
-    fn central(&self) -> PathBuf {
-        self.dir.path().join("central.git")
-    }
-
-    /// A clone of `url` (default: the central repository) named `name`.
-    fn clone_from(&self, url: &str, name: &str) -> PathBuf {
-        self.git(self.dir.path(), &["clone", "-q", url, name]);
-        let path = self.dir.path().join(name);
-        self.git(&path, &["config", "user.name", name]);
-        self.git(
-            &path,
-            &["config", "user.email", &format!("{name}@example.com")],
-        );
-        path
-    }
-
-    fn clone(&self, name: &str) -> PathBuf {
-        let url = self.central().display().to_string();
-        self.clone_from(&url, name)
-    }
-
-    fn git(&self, dir: &Path, args: &[&str]) -> String {
-        lore_testutils::git_in(dir, &self.home(), args)
-    }
-
-    fn lore(&self, dir: &Path, args: &[&str]) -> Output {
-        lore_command(dir, &self.home(), args)
-            .stdin(Stdio::null())
-            .output()
-            .unwrap()
-    }
-
-    fn ok(&self, dir: &Path, args: &[&str]) -> String {
-        let out = self.lore(dir, args);
-        // With --json the error is on stdout: show it.
-        let what = format!(
-            "lore {args:?} ({})",
-            String::from_utf8_lossy(&out.stdout).trim()
-        );
-        stdout_of(out, &what)
-    }
-
-    fn json(&self, dir: &Path, args: &[&str]) -> Value {
-        let mut all = vec!["--json"];
-        all.extend_from_slice(args);
-        serde_json::from_str(&self.ok(dir, &all)).unwrap()
-    }
-
-    fn remember(&self, dir: &Path, summary: &str, extra: &[&str]) -> String {
-        let mut args = vec!["remember", summary];
-        args.extend_from_slice(extra);
-        self.json(dir, &args)["memory"]["id"]
-            .as_str()
-            .unwrap()
-            .to_string()
-    }
-
-    fn sync(&self, dir: &Path) -> Value {
-        self.json(dir, &["sync"])
-    }
-
-    /// Every memory id in a clone, sorted.
-    fn ids(&self, dir: &Path) -> Vec<String> {
-        let list = self.json(dir, &["list", "--limit", "100000"]);
-        let mut ids: Vec<String> = list["memories"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|m| m["id"].as_str().unwrap().to_string())
-            .collect();
-        ids.sort();
-        ids
-    }
-
-    fn tip(&self, dir: &Path) -> String {
-        self.git(dir, &["rev-parse", "refs/lore/memory"])
-    }
-
-    fn conflicts(&self, dir: &Path) -> Vec<Value> {
-        self.json(dir, &["conflicts"])["conflicts"]
-            .as_array()
-            .unwrap()
-            .clone()
-    }
-}
 
 #[test]
 fn four_clones_of_three_writers_each_converge_on_every_memory() {

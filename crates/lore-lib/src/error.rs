@@ -72,6 +72,17 @@ pub enum Error {
         /// The memory's id.
         id: String,
     },
+    /// A write would bring back a memory purged from lore's history.
+    #[error(
+        "memory {id} is refused: it is (or repeats the text of) memory {purged_id}, which was purged \
+         from lore's history; write it without the purged text"
+    )]
+    Purged {
+        /// The memory being written.
+        id: String,
+        /// The purged memory it matches.
+        purged_id: String,
+    },
     /// A compare-and-swap ref update kept losing (only under extreme contention).
     #[error("could not update {refname} after {attempts} attempts: other writers kept winning")]
     Contention {
@@ -194,6 +205,7 @@ impl Error {
             | Error::NotARepository(_)
             | Error::Embedder { .. }
             | Error::SecretBlocked(_)
+            | Error::Purged { .. }
             | Error::ThoughtCycle(_)
             | Error::ForeignBundle(_) => ErrorClass::InvalidInput,
             Error::NotFound(_)
@@ -234,6 +246,7 @@ impl Error {
             Error::Embedder { .. } => "embedder",
             Error::Duplicate { .. } => "duplicate",
             Error::SecretBlocked(_) => "secret_blocked",
+            Error::Purged { .. } => "purged",
             Error::ContextNotFound(_) => "context_not_found",
             Error::MemoryRefLost(_) => "memory_ref_lost",
             Error::NoContextWorkspace(_) => "no_context_workspace",

@@ -355,7 +355,7 @@ fn purge_makes_every_version_unreachable() {
         .collect();
     assert_eq!(blobs.len(), 2);
 
-    let (_, report, removed) = lore.purge(&id).unwrap();
+    let (_, report, removed) = lore.purge(&id, &WriteContext::default()).unwrap();
     assert_eq!(removed, 2);
     assert!(report.commits_rewritten >= 3);
     let reachable = repo.git(&["rev-list", "--objects", "--all"]);

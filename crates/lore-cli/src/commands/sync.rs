@@ -132,6 +132,23 @@ pub fn run(ui: &mut Ui, session: &mut Session, args: &SyncArgs) -> CmdResult {
         if r.rounds > 1 {
             s.push_str(&format!("(the remote moved meanwhile: took {} rounds)\n", r.rounds));
         }
+        if !r.purged.is_empty() {
+            let verb = if r.dry_run { "would remove" } else { "removed" };
+            s.push_str(&format!(
+                "The remote's purge records {verb} {} from this clone's history: {}\n",
+                common::count(r.purged.len(), "memory", "memories"),
+                r.purged.join(", ")
+            ));
+        }
+        if r.replaced_remote_history {
+            let verb = if r.dry_run { "would replace" } else { "replaced" };
+            s.push_str(&format!(
+                "The remote's memory history held purged memories: {verb} it with the purged one (with a lease)\n"
+            ));
+        }
+        for step in &out.next_steps {
+            s.push_str(&format!("Next: {step}\n"));
+        }
     });
     Ok(())
 }

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod mcp_stdio;
+pub mod net;
 pub mod table;
 
 use std::io::Write;

@@ -312,6 +312,7 @@ impl Index {
                     PathKind::StoreFile
                     | PathKind::Tombstone
                     | PathKind::Conflict
+                    | PathKind::Purge
                     | PathKind::Other => {}
                 }
             }

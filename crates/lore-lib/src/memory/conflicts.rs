@@ -42,7 +42,8 @@ pub struct ConflictVersion {
     /// When this version was written (or forgotten).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub date: Option<String>,
-    /// The commit it came from (none for the live version).
+    /// The commit that wrote this version (none for the base, and for a version in force
+    /// recorded before lore kept it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub commit: Option<String>,
     /// This version forgot the memory.
@@ -163,7 +164,13 @@ impl Lore {
                     .and_then(|t| record::parse(t, &record.path).ok()),
                 None => None,
             };
-            out.push(view(&record, live.as_ref()));
+            let author_of = |commit: &str| -> Option<String> {
+                let oid = git2::Oid::from_str(commit).ok()?;
+                let c = self.store.repo().find_commit(oid).ok()?;
+                let a = c.author();
+                Some(format!("{} <{}>", a.name().ok()?, a.email().ok()?))
+            };
+            out.push(view(&record, live.as_ref(), &author_of));
         }
         Ok(out)
     }
@@ -437,13 +444,32 @@ fn pick_side<'a>(record: &'a ConflictRecord, id: Option<&str>) -> Result<&'a Con
     }
 }
 
-fn view(record: &ConflictRecord, live: Option<&Memory>) -> Conflict {
+/// A record as the user reads it. Each version is credited to the author of the commit that
+/// wrote it (the memory's own `author` names who first wrote the memory, not who made this
+/// version); a record written before lore kept that commit falls back to the memory's field.
+fn view(
+    record: &ConflictRecord,
+    live: Option<&Memory>,
+    author_of: &dyn Fn(&str) -> Option<String>,
+) -> Conflict {
+    let credited = |mut v: ConflictVersion, commit: Option<&String>| {
+        if let Some(author) = commit.and_then(|c| author_of(c)) {
+            v.author = Some(author);
+        }
+        v
+    };
     let others = record
         .sides
         .iter()
         .map(|s| match (&s.forgotten, s.memory()) {
-            (Some(t), _) => ConflictVersion::forgotten(t, s.commit.clone()),
-            (None, Some(m)) => ConflictVersion::of(&m, Some(s.commit.clone())),
+            (Some(t), _) => credited(
+                ConflictVersion::forgotten(t, s.commit.clone()),
+                Some(&s.commit),
+            ),
+            (None, Some(m)) => credited(
+                ConflictVersion::of(&m, Some(s.commit.clone())),
+                Some(&s.commit),
+            ),
             (None, None) => ConflictVersion {
                 id: s.id.clone(),
                 summary: None,
@@ -467,7 +493,12 @@ fn view(record: &ConflictRecord, live: Option<&Memory>) -> Conflict {
         kind: record.kind,
         description: record.kind.describe().to_string(),
         detected: record.detected.to_string(),
-        live: live.map(|m| ConflictVersion::of(m, None)),
+        live: live.map(|m| {
+            credited(
+                ConflictVersion::of(m, record.live_commit.clone()),
+                record.live_commit.as_ref(),
+            )
+        }),
         others,
         base,
     }

@@ -3,8 +3,6 @@
 //! tombstone, so the deletion travels through merges) and purge (every version removed from
 //! lore's history).
 
-use std::collections::HashSet;
-
 use serde::Serialize;
 
 use super::Lore;
@@ -14,7 +12,8 @@ use crate::error::{Error, Result};
 use crate::merge::records::Tombstone;
 use crate::model::{Citation, Memory, MemoryId, Status, check_summary, normalize_tags};
 use crate::record;
-use crate::store::layout::{path_of, tombstone_path};
+use crate::store::layout::{id_path, path_of, purge_path, tombstone_path};
+use crate::store::purged::{PurgeRecord, text_digest};
 use crate::store::{Edit, Message, Snapshot, WriteContext, purge::PurgeReport};
 
 /// Changes to apply to an existing memory.
@@ -252,33 +251,76 @@ impl Lore {
         })
     }
 
-    /// Removes every version of a memory from lore's history (for a leaked secret), then
-    /// rebuilds the index so no copy of its text remains there either. Returns the memory, what
-    /// was rewritten, and how many distinct versions (blobs) were removed.
-    pub fn purge(&mut self, query: &str) -> Result<(Memory, PurgeReport, usize)> {
+    /// Removes every version of a memory from lore's history (for a leaked secret) and leaves
+    /// a purge record in its place (its id, paths and digests, never its text), so the purge
+    /// travels with `lore sync` and no write or merge brings the memory back; then rebuilds the
+    /// index so no copy of its text remains there either. Returns the memory, what was
+    /// rewritten, and how many distinct versions (blobs) were removed.
+    pub fn purge(
+        &mut self,
+        query: &str,
+        ctx: &WriteContext,
+    ) -> Result<(Memory, PurgeReport, usize)> {
         let (path, found) = self.resolve_or_forgotten(query)?;
-        let mut blobs = HashSet::new();
-        let mut paths: Vec<String> = Vec::new();
-        let mut scrub: Vec<String> = Vec::new();
+        let mut record = PurgeRecord {
+            id: found.id.clone(),
+            paths: vec![path_of(&found), id_path(&found.namespace, &found.id)],
+            blobs: Vec::new(),
+            texts: vec![text_digest(&found)],
+            purged: ctx.now(),
+            author: self.author(ctx),
+        };
         for (v, m) in self.tracked_versions(&path, &found)? {
             if let (Some(blob), Some(m)) = (v.blob, m) {
-                blobs.insert(blob);
-                if !paths.contains(&v.path) {
-                    paths.push(v.path.clone());
+                let blob = blob.to_string();
+                if !record.blobs.contains(&blob) {
+                    record.blobs.push(blob);
                 }
-                if !scrub.contains(&m.summary) {
-                    scrub.push(m.summary.clone());
+                let digest = text_digest(&m);
+                if !record.texts.contains(&digest) {
+                    record.texts.push(digest);
+                }
+                if !record.paths.contains(&v.path) {
+                    record.paths.push(v.path.clone());
                 }
             }
         }
-        let report = self.store.purge(&paths, &blobs, &scrub)?;
+        record.paths.dedup();
+        let versions = record.blobs.len();
+        let mut report =
+            crate::merge::purged::purge_here(&self.store, std::slice::from_ref(&record))?;
+        let message = Message {
+            subject: format!("purge {}", found.id),
+            body: None,
+            trailers: vec![
+                ("Lore-Action".into(), "purge".into()),
+                ("Lore-Purged".into(), found.id.to_string()),
+            ],
+        };
+        let content = record.render()?;
+        let record_path = purge_path(&found.id);
+        self.store.transact(|_| {
+            let edits = vec![Edit::Upsert {
+                path: record_path.clone(),
+                content: content.clone(),
+            }];
+            Ok((edits, message.clone(), ()))
+        })?;
+        report.refs_rewritten.dedup();
+        self.reset_index()?;
+        Ok((found, report, versions))
+    }
+
+    /// Empties and rebuilds the index (after a purge here or one a sync brought), so no copy
+    /// of purged text stays in it.
+    pub fn reset_index(&mut self) -> Result<()> {
         let index = match self.index.take() {
             Some(i) => i.reset()?,
             None => self.fresh_index()?.0.reset()?,
         };
         self.index = Some(index);
         self.index()?;
-        Ok((found, report, blobs.len()))
+        Ok(())
     }
 }
 

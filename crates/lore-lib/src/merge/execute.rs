@@ -1,13 +1,13 @@
 //! Carrying out a merge's plan: the edits that turn our tree into the merge of both sides
 //! (memories, plain files by path, conflict records), and what they amount to.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::plan::{Decision, Plan, Sides};
 use super::records::ConflictRecord;
 use super::{MergeCounts, TreeMerge};
 use crate::error::Result;
-use crate::model::MemoryId;
+use crate::model::{Memory, MemoryId};
 use crate::record;
 use crate::store::layout;
 use crate::store::{Edit, Snapshot, Store};
@@ -26,7 +26,12 @@ pub(super) fn execute(
     };
     memory_edits(&plan.decisions, &mut out)?;
     file_edits(store, sides, &plan.tombstones_kept_out, &mut out)?;
-    conflict_record_edits(ours_snap, sides, plan.contradictions, &mut out)?;
+    let in_force: HashMap<String, &Memory> = plan
+        .decisions
+        .iter()
+        .filter_map(|d| d.result.as_ref().map(|m| (layout::path_of(m), m)))
+        .collect();
+    conflict_record_edits(ours_snap, sides, plan.contradictions, &in_force, &mut out)?;
     Ok(out)
 }
 
@@ -107,6 +112,7 @@ fn conflict_record_edits(
     ours_snap: &Snapshot<'_>,
     sides: &Sides<'_>,
     contradictions: BTreeMap<String, ConflictRecord>,
+    in_force: &HashMap<String, &Memory>,
     out: &mut TreeMerge,
 ) -> Result<()> {
     let mut records: BTreeMap<String, Option<ConflictRecord>> = BTreeMap::new();
@@ -135,7 +141,11 @@ fn conflict_record_edits(
         let merged = match existing {
             Some(mut e) => {
                 let before = e.sides.len();
+                // The new contradiction names the version in force now.
+                let (live, live_commit) = (record.live.clone(), record.live_commit.clone());
                 e.absorb(record);
+                e.live = live;
+                e.live_commit = live_commit;
                 if e.sides.len() > before {
                     out.counts.conflicts += 1;
                 }
@@ -149,6 +159,23 @@ fn conflict_record_edits(
         records.insert(path, Some(merged));
     }
     for (path, record) in records {
+        let record = match record {
+            Some(mut r) => {
+                // A version once kept aside that is in force now is no longer an "other".
+                let live_now = match in_force.get(&r.path) {
+                    Some(m) => Some((*m).clone()),
+                    None => ours_snap
+                        .read(&r.path)?
+                        .and_then(|b| String::from_utf8(b).ok())
+                        .and_then(|t| record::parse(&t, &r.path).ok()),
+                };
+                if let Some(live) = live_now {
+                    r.sides.retain(|s| s.memory().as_ref() != Some(&live));
+                }
+                (!r.sides.is_empty()).then_some(r)
+            }
+            None => None,
+        };
         out.edits.push(match record {
             Some(r) => Edit::Upsert {
                 path,

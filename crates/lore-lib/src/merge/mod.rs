@@ -19,6 +19,7 @@
 mod execute;
 mod fields;
 mod plan;
+pub(crate) mod purged;
 pub mod records;
 mod side;
 
@@ -28,7 +29,6 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::error::Result;
-use crate::model::MemoryId;
 use crate::store::layout::{self, PathKind};
 use crate::store::{Edit, Snapshot, Store};
 use plan::Sides;
@@ -89,13 +89,23 @@ pub(crate) fn merge_trees(
         theirs_commit: theirs.to_string(),
         now,
     };
-    let mut holder_at = |path: &str| -> Result<Option<MemoryId>> {
+    let mut holder_at = |path: &str| -> Result<Option<side::Located>> {
         Ok(match ours_snap.blob_id(path)? {
-            Some(blob) => located(store, path, blob)?.map(|l| l.memory.id),
+            Some(blob) => located(store, path, blob)?,
             None => None,
         })
     };
-    let plan = plan::plan(&sides, &mut holder_at)?;
+    let mut writer = |which: plan::Which, path: &str, blob: Oid| -> Result<String> {
+        let tip = match which {
+            plan::Which::Ours => ours_tip,
+            plan::Which::Theirs => Some(theirs),
+        };
+        Ok(match tip {
+            Some(tip) => side::writer_commit(store, base, tip, path, blob)?.to_string(),
+            None => String::new(),
+        })
+    };
+    let plan = plan::plan(&sides, &mut holder_at, &mut writer)?;
     execute::execute(store, ours_snap, &sides, plan)
 }
 

@@ -3,10 +3,11 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
+use git2::Oid;
 use jiff::Timestamp;
 
 use super::fields::{self, FieldMerge};
-use super::records::{ConflictKind, ConflictRecord, ConflictSide};
+use super::records::{ConflictKind, ConflictRecord, ConflictSide, Tombstone};
 use super::side::{Located, Side};
 use crate::error::Result;
 use crate::model::{Memory, MemoryId};
@@ -39,23 +40,45 @@ pub(super) struct Sides<'a> {
     pub now: Timestamp,
 }
 
+/// Which side of a merge.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Which {
+    Ours,
+    Theirs,
+}
+
+/// Finds the commit of one side that wrote a file (path and blob): what a conflict record
+/// credits a version to.
+pub(super) type WriterOf<'a> = dyn FnMut(Which, &str, Oid) -> Result<String> + 'a;
+
+/// The in-force rule for two versions that contradict: the one updated last stays in force,
+/// ties broken by the greater blob id, so every clone picks the same one whichever merges
+/// first.
+fn theirs_in_force(ours: &Located, theirs: &Located) -> bool {
+    (theirs.memory.updated, theirs.blob.to_string()) > (ours.memory.updated, ours.blob.to_string())
+}
+
 /// What one memory comes to.
 enum Verdict {
     /// Nothing to do: unchanged, or absent from the live tree on both sides.
     Unchanged,
     /// The merged state.
     Take(Option<Memory>),
-    /// The versions contradict each other: the record, and whether a forget lost.
-    Contradiction(ConflictRecord, bool),
-    /// An edit won over a forget on the other side: the edit stays live, with the record.
-    EditOverForget(Option<Memory>, ConflictRecord),
+    /// The versions contradict each other: the record, whether a forget lost, and the
+    /// version in force when it is not ours (none: ours stays as it is).
+    Contradiction {
+        record: ConflictRecord,
+        forget_lost: bool,
+        take: Option<Memory>,
+    },
 }
 
 /// Plans the merge of `theirs` into `ours`. `holder_at` names the memory our tree holds at a
 /// path (for key paths neither side's changes mention).
 pub(super) fn plan(
     sides: &Sides<'_>,
-    holder_at: &mut dyn FnMut(&str) -> Result<Option<MemoryId>>,
+    holder_at: &mut dyn FnMut(&str) -> Result<Option<Located>>,
+    writer: &mut WriterOf<'_>,
 ) -> Result<Plan> {
     let mut out = Plan {
         decisions: Vec::new(),
@@ -74,20 +97,22 @@ pub(super) fn plan(
             Some(state) => state.clone(),
             None => base.cloned(),
         };
-        let result = match decide(sides, id, base, ours.as_ref()) {
+        let result = match decide(sides, id, base, ours.as_ref(), writer)? {
             Verdict::Unchanged => continue,
             Verdict::Take(result) => result,
-            Verdict::Contradiction(record, forget_lost) => {
+            Verdict::Contradiction {
+                record,
+                forget_lost,
+                take,
+            } => {
                 if forget_lost {
                     out.tombstones_kept_out.insert(id.clone());
                 }
                 absorb(&mut out.contradictions, record);
-                continue;
-            }
-            Verdict::EditOverForget(result, record) => {
-                out.tombstones_kept_out.insert(id.clone());
-                absorb(&mut out.contradictions, record);
-                result
+                match take {
+                    Some(m) => Some(m),
+                    None => continue,
+                }
             }
         };
         out.decisions.push(Decision {
@@ -96,7 +121,7 @@ pub(super) fn plan(
             result,
         });
     }
-    settle_key_paths(sides, &mut out, holder_at)?;
+    settle_key_paths(sides, &mut out, holder_at, writer)?;
     Ok(out)
 }
 
@@ -106,82 +131,113 @@ fn decide(
     id: &MemoryId,
     base: Option<&Located>,
     ours: Option<&Located>,
-) -> Verdict {
+    writer: &mut WriterOf<'_>,
+) -> Result<Verdict> {
     let theirs = sides.theirs.touched[id].as_ref();
-    let record = |path: &str, kind, commit: &str, text: Option<String>, forgotten| ConflictRecord {
+    let record = |path: &str, kind, live_commit: String, side: ConflictSide| ConflictRecord {
         path: path.to_string(),
         kind,
         live: Some(id.clone()),
+        live_commit: Some(live_commit),
         detected: sides.now,
         base: base.map(|l| l.text.clone()),
-        sides: vec![ConflictSide {
-            id: id.clone(),
-            commit: commit.to_string(),
-            text,
-            forgotten,
-        }],
+        sides: vec![side],
     };
+    let forgetting =
+        |which: Which, tomb: &Tombstone, writer: &mut WriterOf<'_>| -> Result<ConflictSide> {
+            let (side, tip) = match which {
+                Which::Ours => (sides.ours, &sides.ours_commit),
+                Which::Theirs => (sides.theirs, &sides.theirs_commit),
+            };
+            let commit = match side.tombstone_blobs.get(id) {
+                Some(blob) => writer(which, &layout::tombstone_path(id), *blob)?,
+                None => tip.clone(),
+            };
+            Ok(ConflictSide {
+                id: id.clone(),
+                commit,
+                text: None,
+                forgotten: Some(tomb.clone()),
+            })
+        };
     if !sides.ours.touched.contains_key(id) {
-        return match theirs {
+        return Ok(match theirs {
             None if !sides.theirs.removed_on_purpose(id) => Verdict::Unchanged,
             _ => Verdict::Take(theirs.map(|l| l.memory.clone())),
-        };
+        });
     }
-    match (ours, theirs) {
+    Ok(match (ours, theirs) {
         (None, None) => Verdict::Unchanged,
         (Some(o), Some(t)) if o.blob == t.blob && o.path == t.path => Verdict::Unchanged,
         (Some(o), None) => match sides.theirs.tombstones.get(id) {
             // Absent without a tombstone, or parked there: ours stays.
             None => Verdict::Unchanged,
-            Some(tomb) => Verdict::Contradiction(
-                record(
+            // An edit stays in force against a forget, whichever side made it.
+            Some(tomb) => Verdict::Contradiction {
+                record: record(
                     &o.path,
                     ConflictKind::EditForget,
-                    &sides.theirs_commit,
-                    None,
-                    Some(tomb.clone()),
+                    writer(Which::Ours, &o.path, o.blob)?,
+                    forgetting(Which::Theirs, tomb, writer)?,
                 ),
-                true,
-            ),
+                forget_lost: true,
+                take: None,
+            },
         },
         (None, Some(_)) if sides.ours.parked.contains(id) => Verdict::Unchanged,
         (None, Some(t)) => match sides.ours.tombstones.get(id) {
             None => Verdict::Take(Some(t.memory.clone())),
-            Some(tomb) => Verdict::EditOverForget(
-                Some(t.memory.clone()),
-                record(
+            Some(tomb) => Verdict::Contradiction {
+                record: record(
                     &t.path,
                     ConflictKind::EditForget,
-                    &sides.ours_commit,
-                    None,
-                    Some(tomb.clone()),
+                    writer(Which::Theirs, &t.path, t.blob)?,
+                    forgetting(Which::Ours, tomb, writer)?,
                 ),
-            ),
+                forget_lost: true,
+                take: Some(t.memory.clone()),
+            },
         },
         (Some(o), Some(t)) => {
             match fields::merge_memory(base.map(|l| &l.memory), &o.memory, &t.memory) {
                 FieldMerge::Merged(m) => Verdict::Take(Some(*m)),
-                FieldMerge::Contradiction => Verdict::Contradiction(
-                    record(
-                        &o.path,
-                        ConflictKind::BothChanged,
-                        &sides.theirs_commit,
-                        Some(t.text.clone()),
-                        None,
-                    ),
-                    false,
-                ),
+                FieldMerge::Contradiction => {
+                    let (live, live_which, other, other_which) = if theirs_in_force(o, t) {
+                        (t, Which::Theirs, o, Which::Ours)
+                    } else {
+                        (o, Which::Ours, t, Which::Theirs)
+                    };
+                    let side = ConflictSide {
+                        id: id.clone(),
+                        commit: writer(other_which, &other.path, other.blob)?,
+                        text: Some(other.text.clone()),
+                        forgotten: None,
+                    };
+                    Verdict::Contradiction {
+                        record: record(
+                            &o.path,
+                            ConflictKind::BothChanged,
+                            writer(live_which, &live.path, live.blob)?,
+                            side,
+                        ),
+                        forget_lost: false,
+                        take: (live_which == Which::Theirs).then(|| live.memory.clone()),
+                    }
+                }
             }
         }
-    }
+    })
 }
 
-/// Two different memories claiming one key path: the one our tree keeps there stays, the
-/// other is parked in a conflict record (out of the live tree).
+/// Two different memories claiming one key path: the in-force rule ([`theirs_in_force`])
+/// decides which holds the path when ours is a memory this merge does not otherwise touch;
+/// ours stays when it is one of the merge's own decisions. The other is parked in a conflict
+/// record (out of the live tree).
 fn settle_key_paths(
     sides: &Sides<'_>,
     plan: &mut Plan,
-    holder_at: &mut dyn FnMut(&str) -> Result<Option<MemoryId>>,
+    holder_at: &mut dyn FnMut(&str) -> Result<Option<Located>>,
+    writer: &mut WriterOf<'_>,
 ) -> Result<()> {
     let stays_at_its_path = |d: &Decision| {
         let o = d.ours.as_ref()?;
@@ -206,33 +262,68 @@ fn settle_key_paths(
     for d in plan.decisions.iter_mut() {
         let Some(m) = &d.result else { continue };
         let path = layout::path_of(m);
-        let holder = match claimed.get(&path) {
-            Some(holder) => Some(holder.clone()),
-            None if removed.contains(&path) => None,
-            None => holder_at(&path)?,
+        let (holder, located) = match claimed.get(&path) {
+            Some(holder) => (Some(holder.clone()), None),
+            None if removed.contains(&path) => (None, None),
+            None => {
+                let l = holder_at(&path)?;
+                (l.as_ref().map(|l| l.memory.id.clone()), l)
+            }
         };
-        match holder {
-            Some(holder) if holder != d.id => {
+        let Some(holder) = holder.filter(|h| *h != d.id) else {
+            claimed.insert(path, d.id.clone());
+            continue;
+        };
+        let candidate = sides
+            .theirs
+            .touched
+            .get(&d.id)
+            .and_then(Option::as_ref)
+            .filter(|l| l.memory == *m);
+        let text = record::render(m)?;
+        let record = match (located, candidate) {
+            (Some(held), Some(cand)) if theirs_in_force(&held, cand) => ConflictRecord {
+                path: path.clone(),
+                kind: ConflictKind::BothAdded,
+                live: Some(d.id.clone()),
+                live_commit: Some(writer(Which::Theirs, &cand.path, cand.blob)?),
+                detected: sides.now,
+                base: None,
+                sides: vec![ConflictSide {
+                    id: held.memory.id.clone(),
+                    commit: writer(Which::Ours, &held.path, held.blob)?,
+                    text: Some(held.text.clone()),
+                    forgotten: None,
+                }],
+            },
+            (held, cand) => {
                 let record = ConflictRecord {
                     path: path.clone(),
                     kind: ConflictKind::BothAdded,
                     live: Some(holder),
+                    live_commit: match &held {
+                        Some(h) => Some(writer(Which::Ours, &h.path, h.blob)?),
+                        None => None,
+                    },
                     detected: sides.now,
                     base: None,
                     sides: vec![ConflictSide {
                         id: d.id.clone(),
-                        commit: sides.theirs_commit.clone(),
-                        text: Some(record::render(m)?),
+                        commit: match cand {
+                            Some(c) => writer(Which::Theirs, &c.path, c.blob)?,
+                            None => sides.theirs_commit.clone(),
+                        },
+                        text: Some(text),
                         forgotten: None,
                     }],
                 };
                 absorb(&mut plan.contradictions, record);
                 d.result = None;
+                continue;
             }
-            _ => {
-                claimed.insert(path, d.id.clone());
-            }
-        }
+        };
+        absorb(&mut plan.contradictions, record);
+        claimed.insert(path, d.id.clone());
     }
     Ok(())
 }

@@ -61,7 +61,7 @@ impl ConflictKind {
 pub struct ConflictSide {
     /// The memory's id (the same as the live one when both sides changed one memory).
     pub id: MemoryId,
-    /// The commit this version came from.
+    /// The commit that wrote this version (or the tombstone).
     pub commit: String,
     /// The memory file as that side had it; none when that side forgot the memory.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -91,6 +91,9 @@ pub struct ConflictRecord {
     /// The id of the version in force (none when the live side forgot it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub live: Option<MemoryId>,
+    /// The commit that wrote the version in force.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub live_commit: Option<String>,
     /// When the merge found it.
     pub detected: Timestamp,
     /// The memory file at the merge base, if it existed there.

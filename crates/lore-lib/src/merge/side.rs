@@ -31,6 +31,8 @@ pub(super) struct Side {
     pub base: HashMap<MemoryId, Located>,
     /// Tombstones this side added.
     pub tombstones: HashMap<MemoryId, Tombstone>,
+    /// The blob of each tombstone this side added (to find the commit that wrote it).
+    pub tombstone_blobs: HashMap<MemoryId, Oid>,
     /// Ids this side's changed conflict records keep out of its live tree.
     pub parked: HashSet<MemoryId>,
     /// Conflict records changed (none: removed, i.e. resolved), read.
@@ -51,6 +53,7 @@ impl Side {
                 PathKind::Tombstone => {
                     if let Some(blob) = change.new {
                         let t = Tombstone::parse(&store.read_blob(blob)?, &change.path)?;
+                        side.tombstone_blobs.insert(t.id.clone(), blob);
                         side.tombstones.insert(t.id.clone(), t);
                     }
                     side.files.insert(change.path, change.new);
@@ -117,4 +120,39 @@ pub(super) fn located(store: &Store, path: &str, blob: Oid) -> Result<Option<Loc
         text,
         memory,
     }))
+}
+
+/// The commit between `base` and `tip` that wrote `blob` at `path` (the newest whose parents
+/// did not hold it there); `tip` itself when none is found (a history rewritten meanwhile).
+pub(super) fn writer_commit(
+    store: &Store,
+    base: Option<Oid>,
+    tip: Oid,
+    path: &str,
+    blob: Oid,
+) -> Result<Oid> {
+    let repo = store.repo();
+    let mut walk = repo.revwalk()?;
+    walk.set_sorting(git2::Sort::TOPOLOGICAL)?;
+    walk.push(tip)?;
+    if let Some(base) = base {
+        walk.hide(base)?;
+    }
+    let holds = |commit: &git2::Commit<'_>| -> Result<bool> {
+        Ok(crate::store::blob_at(&commit.tree()?, path)? == Some(blob))
+    };
+    for oid in walk {
+        let commit = repo.find_commit(oid?)?;
+        if !holds(&commit)? {
+            continue;
+        }
+        let mut parents_hold = false;
+        for parent in commit.parents() {
+            parents_hold |= holds(&parent)?;
+        }
+        if !parents_hold {
+            return Ok(commit.id());
+        }
+    }
+    Ok(tip)
 }

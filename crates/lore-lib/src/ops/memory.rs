@@ -504,7 +504,7 @@ impl Operation for Forget {
 
     fn run(self, env: &mut Env<'_>) -> Result<Forgotten> {
         if self.purge {
-            let (memory, report, versions) = env.lore.purge(&self.memory)?;
+            let (memory, report, versions) = env.lore.purge(&self.memory, &env.write.clone())?;
             return Ok(Forgotten {
                 path: crate::store::layout::path_of(&memory),
                 memory,
@@ -516,8 +516,8 @@ impl Operation for Forget {
                 next_steps: vec![
                     "run `git gc --prune=now` to drop the unreachable objects from this clone"
                         .into(),
-                    "force-push the rewritten refs/lore/* to every remote that has them, and \
-                     purge every other clone"
+                    "run `lore sync` with each remote: it pushes the rewritten history (with a \
+                     lease) and every clone that syncs removes the memory too"
                         .into(),
                     "rotate the secret: others may have fetched it".into(),
                 ],

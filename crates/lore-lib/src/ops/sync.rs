@@ -45,6 +45,9 @@ pub struct Synced {
     pub report: SyncReport,
     /// Memories in the store afterwards (the index caught up with the new tip).
     pub stored: usize,
+    /// What to do next (after purges: the gc that drops the old objects).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub next_steps: Vec<String>,
 }
 
 impl Operation for Sync {
@@ -80,10 +83,28 @@ impl Operation for Sync {
         env.progress.phase("syncing", None);
         let report = crate::sync::sync(env.lore.store(), &options)?;
         env.progress.phase("indexing", None);
+        if !report.purged.is_empty() && !report.dry_run {
+            // The index may hold the purged texts: it is rebuilt, not caught up.
+            env.lore.reset_index()?;
+        }
         let memories = env.lore.index()?.doc_count()?.max(0) as usize;
+        let mut next_steps = Vec::new();
+        if !report.dry_run && (!report.purged.is_empty() || report.replaced_remote_history) {
+            next_steps.push(
+                "run `git gc --prune=now` here to drop the purged objects from this clone".into(),
+            );
+        }
+        if report.replaced_remote_history {
+            next_steps.push(format!(
+                "the remote {} no longer references the purged history; run `git gc --prune=now` \
+                 on the server (or ask its host) to drop the objects there",
+                report.remote
+            ));
+        }
         Ok(Synced {
             report,
             stored: memories,
+            next_steps,
         })
     }
 }

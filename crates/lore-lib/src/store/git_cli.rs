@@ -19,6 +19,20 @@ pub(crate) struct GitCli {
     timeout: Duration,
 }
 
+/// One ref a push updates.
+#[derive(Clone, Debug)]
+pub(crate) struct PushUpdate {
+    /// The local ref (`refs/lore/memory`).
+    pub local_ref: String,
+    /// The commit pushed.
+    pub commit: Oid,
+    /// The value the remote must still have (as last fetched; none: it must not exist).
+    pub lease: Option<Oid>,
+    /// Whether the commit may replace the remote's history rather than extend it (after a
+    /// purge).
+    pub replace: bool,
+}
+
 /// How a push ended.
 pub(crate) enum PushOutcome {
     /// Every ref was updated.
@@ -63,14 +77,13 @@ impl GitCli {
         }
     }
 
-    /// Pushes `updates` (local ref, the commit to push, the value the remote must still have)
-    /// in one atomic push with an explicit lease per ref; each local `refs/lore/X` goes to
-    /// `<remote_prefix>X`.
+    /// Pushes `updates` in one atomic push with an explicit lease per ref; each local
+    /// `refs/lore/X` goes to `<remote_prefix>X`.
     pub(crate) fn push(
         &self,
         remote: &str,
         remote_prefix: &str,
-        updates: &[(String, Oid, Option<Oid>)],
+        updates: &[PushUpdate],
     ) -> Result<PushOutcome> {
         let remote_name = |local: &str| {
             format!(
@@ -86,16 +99,18 @@ impl GitCli {
             "--porcelain".into(),
             "--no-verify".into(),
         ];
-        for (refname, _, expected) in updates {
-            let expect = expected.map(|o| o.to_string()).unwrap_or_default();
+        for u in updates {
+            let expect = u.lease.map(|o| o.to_string()).unwrap_or_default();
             args.push(format!(
                 "--force-with-lease={}:{expect}",
-                remote_name(refname)
+                remote_name(&u.local_ref)
             ));
         }
         args.push(remote.into());
-        for (refname, commit, _) in updates {
-            args.push(format!("{commit}:{}", remote_name(refname)));
+        for u in updates {
+            // Only a purge replaces the remote's history; the lease still guards it.
+            let plus = if u.replace { "+" } else { "" };
+            args.push(format!("{plus}{}:{}", u.commit, remote_name(&u.local_ref)));
         }
         let arg_refs: Vec<&str> = args.iter().map(String::as_str).collect();
         let out = self.run(&arg_refs, remote)?;

@@ -69,7 +69,7 @@ impl Store {
     }
 }
 
-pub(super) fn blob_at(tree: &Tree<'_>, path: &str) -> Result<Option<Oid>> {
+pub(crate) fn blob_at(tree: &Tree<'_>, path: &str) -> Result<Option<Oid>> {
     match tree.get_path(Path::new(path)) {
         Ok(entry) if entry.kind() == Some(ObjectType::Blob) => Ok(Some(entry.id())),
         Ok(_) => Ok(None),

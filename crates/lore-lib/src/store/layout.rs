@@ -8,6 +8,7 @@
 //!   <namespace>/<c0>/<c1>/<id>.md     an unkeyed memory, fanned out by its id's first two chars
 //!   .tombstones/<c0>/<c1>/<id>.yaml   a forgotten memory: deletion is explicit, never by absence
 //!   .conflicts/<memory path>.yaml     a contradiction found by a merge: the versions not in force
+//!   .purged/<c0>/<c1>/<id>.yaml       a purged memory: its id and digests, never its text
 //! ```
 
 use crate::model::{Key, Memory, MemoryId, Namespace};
@@ -26,6 +27,8 @@ pub const MEMORY_EXT: &str = ".md";
 pub const TOMBSTONE_DIR: &str = ".tombstones";
 /// The directory of open contradictions (one file per contested memory path).
 pub const CONFLICT_DIR: &str = ".conflicts";
+/// The directory of purge records (one per purged memory).
+pub const PURGE_DIR: &str = ".purged";
 /// The extension of tombstones and conflict records.
 pub const YAML_EXT: &str = ".yaml";
 
@@ -33,6 +36,12 @@ pub const YAML_EXT: &str = ".yaml";
 pub fn tombstone_path(id: &MemoryId) -> String {
     let s = id.as_str();
     format!("{TOMBSTONE_DIR}/{}/{}/{s}{YAML_EXT}", &s[..1], &s[1..2])
+}
+
+/// The purge record path of a purged memory.
+pub fn purge_path(id: &MemoryId) -> String {
+    let s = id.as_str();
+    format!("{PURGE_DIR}/{}/{}/{s}{YAML_EXT}", &s[..1], &s[1..2])
 }
 
 /// The conflict record path of a contested memory path (`decisions/db.md` →
@@ -93,6 +102,8 @@ pub enum PathKind {
     Tombstone,
     /// The record of an open contradiction.
     Conflict,
+    /// The record of a purged memory.
+    Purge,
     /// Anything else (ignored by lore).
     Other,
 }
@@ -102,16 +113,16 @@ pub fn classify(path: &str) -> PathKind {
     if path == STORE_FILE {
         return PathKind::StoreFile;
     }
-    if let Some(rest) = path
-        .strip_prefix(TOMBSTONE_DIR)
-        .and_then(|r| r.strip_prefix('/'))
-    {
-        return match rest.split('/').collect::<Vec<_>>().as_slice() {
-            [a, b, file] if a.len() == 1 && b.len() == 1 && file.ends_with(YAML_EXT) => {
-                PathKind::Tombstone
-            }
-            _ => PathKind::Other,
-        };
+    for (dir, kind) in [
+        (TOMBSTONE_DIR, PathKind::Tombstone),
+        (PURGE_DIR, PathKind::Purge),
+    ] {
+        if let Some(rest) = path.strip_prefix(dir).and_then(|r| r.strip_prefix('/')) {
+            return match rest.split('/').collect::<Vec<_>>().as_slice() {
+                [a, b, file] if a.len() == 1 && b.len() == 1 && file.ends_with(YAML_EXT) => kind,
+                _ => PathKind::Other,
+            };
+        }
     }
     if contested_path(path).is_some() {
         return PathKind::Conflict;
@@ -159,6 +170,8 @@ mod tests {
         assert_eq!(classify("decisions/ab/x.md"), PathKind::Other);
         assert_eq!(tombstone_path(&id), ".tombstones/a/b/ab3def456789.yaml");
         assert_eq!(classify(&tombstone_path(&id)), PathKind::Tombstone);
+        assert_eq!(purge_path(&id), ".purged/a/b/ab3def456789.yaml");
+        assert_eq!(classify(&purge_path(&id)), PathKind::Purge);
         let contested = conflict_path("decisions/db-engine.md");
         assert_eq!(contested, ".conflicts/decisions/db-engine.yaml");
         assert_eq!(classify(&contested), PathKind::Conflict);

@@ -14,6 +14,7 @@ pub mod layout;
 pub mod locks;
 mod open;
 pub mod purge;
+pub mod purged;
 pub mod remotes;
 mod write_context;
 
@@ -26,7 +27,8 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 pub use git_env::GitEnv;
 pub use history::FileVersion;
-use history::{blob_at, diff_trees};
+pub(crate) use history::blob_at;
+use history::diff_trees;
 pub use layout::{LORE_REF_PREFIX, MEMORY_REF};
 pub use write_context::WriteContext;
 
@@ -399,6 +401,7 @@ impl Store {
             let writes_store_file = edits
                 .iter()
                 .any(|e| matches!(e, Edit::Upsert { path, .. } if path == layout::STORE_FILE));
+            purged::refused_by_purge(snap, &edits)?;
             if !edits.is_empty()
                 && !writes_store_file
                 && snap.blob_id(layout::STORE_FILE)?.is_none()

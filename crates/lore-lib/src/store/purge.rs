@@ -1,15 +1,15 @@
-//! Purge: rewrite lore's refs so that given blobs (a leaked secret's versions) are unreachable.
-//!
-//! Every commit reachable from `refs/lore/*` is rewritten bottom-up; commits whose trees held one
-//! of the blobs at one of the paths lose that file, and the texts given as `scrub` are removed from
-//! every commit message. Refs move by compare-and-swap, and lore's reflogs are deleted, so after
-//! `git gc --prune=now` the objects are gone from this clone.
+//! History rewriting for purges: every commit of some refs is rewritten bottom-up by a rule
+//! that says, per commit, which files to change and what message to keep. Commits the rule
+//! leaves alone (and whose parents did not change) keep their ids, so rewriting clean history
+//! is a no-op and two clones applying one rule to the same commits get the same new commits.
+//! Moving the refs is by compare-and-swap, and their reflogs are deleted, so after
+//! `git gc --prune=now` the old objects are gone from this clone.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
-use git2::{Oid, Sort};
+use git2::{FileMode, Oid, Sort};
 
-use super::{Store, blob_at, is_race};
+use super::{Edit, Store, is_race};
 use crate::error::{Error, Result};
 
 /// What a purge did.
@@ -21,63 +21,69 @@ pub struct PurgeReport {
     pub refs_rewritten: Vec<String>,
 }
 
+/// A rule for rewriting one commit: the edits to its tree and the message to give it (none:
+/// keep the message).
+pub(crate) type CommitRule<'a> =
+    dyn FnMut(&git2::Tree<'_>, &str) -> Result<(Vec<Edit>, Option<String>)> + 'a;
+
 impl Store {
-    /// Removes `blobs` at `paths` from every commit of lore's refs and replaces each text of
-    /// `scrub` in commit messages by `[purged]`.
-    pub fn purge(
+    /// Rewrites every commit reachable from `tips` by `rule`, returning each rewritten
+    /// commit's replacement (commits left as they were are not in the map).
+    pub(crate) fn rewrite_commits(
         &self,
-        paths: &[String],
-        blobs: &HashSet<Oid>,
-        scrub: &[String],
-    ) -> Result<PurgeReport> {
+        tips: &[Oid],
+        rule: &mut CommitRule<'_>,
+    ) -> Result<HashMap<Oid, Oid>> {
         let repo = self.repo();
-        let mut refs: Vec<(String, Oid)> = Vec::new();
-        for r in repo.references_glob(&format!("{}*", super::LORE_REF_PREFIX))? {
-            let r = r?;
-            if let (Ok(name), Some(target)) = (r.name(), r.target()) {
-                refs.push((name.to_string(), target));
-            }
+        let mut mapped: HashMap<Oid, Oid> = HashMap::new();
+        if tips.is_empty() {
+            return Ok(mapped);
         }
         let mut walk = repo.revwalk()?;
         walk.set_sorting(Sort::TOPOLOGICAL | Sort::REVERSE)?;
-        for (_, target) in &refs {
-            walk.push(*target)?;
+        for tip in tips {
+            walk.push(*tip)?;
         }
-        let mut mapped: HashMap<Oid, Oid> = HashMap::new();
-        let mut report = PurgeReport::default();
         for oid in walk {
             let oid = oid?;
             let commit = repo.find_commit(oid)?;
-            let parents: Vec<Oid> = commit
-                .parent_ids()
-                .map(|p| *mapped.get(&p).unwrap_or(&p))
+            let old_parents: Vec<Oid> = commit.parent_ids().collect();
+            let parents: Vec<Oid> = old_parents
+                .iter()
+                .map(|p| *mapped.get(p).unwrap_or(p))
                 .collect();
             let tree = commit.tree()?;
-            let mut builder = git2::build::TreeUpdateBuilder::new();
-            let mut removed = false;
-            for path in paths {
-                if let Some(b) = blob_at(&tree, path)?
-                    && blobs.contains(&b)
-                {
-                    builder.remove(path.as_str());
-                    removed = true;
-                }
-            }
             let raw_message = String::from_utf8_lossy(commit.message_bytes()).into_owned();
-            let mut message = raw_message.clone();
-            for text in scrub.iter().filter(|t| !t.is_empty()) {
-                message = message.replace(text.as_str(), "[purged]");
-            }
-            let parents_changed = parents
-                .iter()
-                .ne(commit.parent_ids().collect::<Vec<_>>().iter());
-            if !removed && !parents_changed && message == raw_message {
+            let (mut edits, message) = rule(&tree, &raw_message)?;
+            // One edit per path (the last): libgit2 refuses an update naming a path twice.
+            let mut seen = std::collections::HashSet::new();
+            edits.reverse();
+            edits.retain(|e| {
+                let (Edit::Upsert { path, .. } | Edit::Remove { path }) = e;
+                seen.insert(path.clone())
+            });
+            edits.reverse();
+            let message = message.filter(|m| *m != raw_message);
+            if edits.is_empty() && message.is_none() && parents == old_parents {
                 continue;
             }
-            let new_tree = if removed {
-                repo.find_tree(builder.create_updated(repo, &tree)?)?
-            } else {
+            let new_tree = if edits.is_empty() {
                 tree
+            } else {
+                let mut builder = git2::build::TreeUpdateBuilder::new();
+                for edit in &edits {
+                    match edit {
+                        Edit::Upsert { path, content } => {
+                            // Only what the rule kept of texts this commit already held.
+                            let blob = repo.blob(content)?;
+                            builder.upsert(path.as_str(), blob, FileMode::Blob);
+                        }
+                        Edit::Remove { path } => {
+                            builder.remove(path.as_str());
+                        }
+                    }
+                }
+                repo.find_tree(builder.create_updated(repo, &tree)?)?
             };
             let parent_commits = parents
                 .iter()
@@ -88,14 +94,31 @@ impl Store {
                 None,
                 &commit.author(),
                 &commit.committer(),
-                &message,
+                message.as_deref().unwrap_or(&raw_message),
                 &new_tree,
                 &parent_refs,
             )?;
             mapped.insert(oid, new);
-            report.commits_rewritten += 1;
         }
-        for (name, target) in &refs {
+        Ok(mapped)
+    }
+
+    /// Rewrites `refs` (name and current tip) by `rule` and moves each that changed by
+    /// compare-and-swap; every one's reflog is deleted (it would keep the old commits
+    /// reachable).
+    pub(crate) fn rewrite_refs(
+        &self,
+        refs: &[(String, Oid)],
+        rule: &mut CommitRule<'_>,
+    ) -> Result<PurgeReport> {
+        let tips: Vec<Oid> = refs.iter().map(|(_, t)| *t).collect();
+        let mapped = self.rewrite_commits(&tips, rule)?;
+        let mut report = PurgeReport {
+            commits_rewritten: mapped.len(),
+            refs_rewritten: Vec::new(),
+        };
+        let repo = self.repo();
+        for (name, target) in refs {
             if let Some(new) = mapped.get(target) {
                 self.compare_and_swap(name, Some(*target), *new, "purge")
                     .map_err(|e| {
@@ -109,11 +132,16 @@ impl Store {
                     })?;
                 report.refs_rewritten.push(name.clone());
             }
-            // Reflogs would keep the old commits reachable.
             if repo.reflog(name).is_ok_and(|log| !log.is_empty()) {
                 repo.reflog_delete(name)?;
             }
         }
         Ok(report)
+    }
+
+    /// Whether the object database still holds an object (a purged blob before
+    /// `git gc --prune=now`).
+    pub fn holds_object(&self, oid: Oid) -> bool {
+        self.repo().odb().is_ok_and(|odb| odb.exists(oid))
     }
 }

@@ -9,6 +9,7 @@
 //! the round again, a bounded number of times. A ref that could not be merged is parked and not
 //! pushed, so nothing of the remote's is ever overwritten.
 
+mod purges;
 pub mod setup;
 
 use std::time::Duration;
@@ -22,7 +23,7 @@ use crate::error::{Error, Result};
 use crate::merge::{self, MergeCounts};
 use crate::model::MemoryId;
 use crate::record;
-use crate::store::git_cli::{GitCli, PushOutcome};
+use crate::store::git_cli::{GitCli, PushOutcome, PushUpdate};
 use crate::store::layout::{self, PathKind};
 use crate::store::ref_target;
 pub use crate::store::remotes::{
@@ -128,6 +129,12 @@ pub struct SyncReport {
     pub open_conflicts: usize,
     /// Fetch–merge–push rounds it took (more than one: the remote moved meanwhile).
     pub rounds: u32,
+    /// Memories the remote's purge records removed from this clone (in a dry run: would
+    /// remove).
+    pub purged: Vec<String>,
+    /// Whether the remote's memory history held purged memories and was replaced by the
+    /// rewritten one (pushed with a lease on the value fetched).
+    pub replaced_remote_history: bool,
 }
 
 /// Finds the remote to sync with: the one named, else the current branch's upstream remote,
@@ -180,17 +187,31 @@ pub fn sync(store: &Store, options: &SyncOptions) -> Result<SyncReport> {
     let started = std::time::Instant::now();
     let mut rounds = 0;
     let mut memories = MergeCounts::default();
+    let mut purged: Vec<String> = Vec::new();
+    let mut replaced_remote_history = false;
     loop {
         rounds += 1;
         if options.direction != Direction::PushOnly {
             git.fetch(&remote, on_remote, &prefix)?;
         }
         let mut refs = Vec::new();
-        // (ref, the local commit pushed, the remote value the lease expects)
-        let mut pushes: Vec<(String, Oid, Option<Oid>)> = Vec::new();
+        let mut pushes: Vec<PushUpdate> = Vec::new();
         for name in lore_ref_names(repo, &prefix)? {
+            let tracking = tracked_name(&prefix, &name);
+            let fetched = ref_target(repo, &tracking)?;
+            let mut tracked = fetched;
+            let mut replaces_remote = false;
+            if name == MEMORY_REF {
+                let settled = purges::settle(store, &tracking, fetched, options.dry_run)?;
+                tracked = settled.tracked;
+                replaces_remote = settled.replaces_remote;
+                for id in settled.purged_here {
+                    if !purged.contains(&id.to_string()) {
+                        purged.push(id.to_string());
+                    }
+                }
+            }
             let local = ref_target(repo, &name)?;
-            let tracked = ref_target(repo, &tracked_name(&prefix, &name))?;
             let (action, counts) = if options.direction == Direction::PushOnly {
                 (relation(repo, local, tracked)?, MergeCounts::default())
             } else {
@@ -211,7 +232,12 @@ pub fn sync(store: &Store, options: &SyncOptions) -> Result<SyncReport> {
                 && action != RefAction::Parked
                 && let Some(local) = local_now
             {
-                pushes.push((name.clone(), local, tracked));
+                pushes.push(PushUpdate {
+                    local_ref: name.clone(),
+                    commit: local,
+                    lease: fetched,
+                    replace: replaces_remote,
+                });
             }
             refs.push(RefOutcome {
                 name,
@@ -222,7 +248,7 @@ pub fn sync(store: &Store, options: &SyncOptions) -> Result<SyncReport> {
         if options.dry_run || pushes.is_empty() {
             // A plan says which refs would be pushed.
             for r in refs.iter_mut() {
-                r.pushed = pushes.iter().any(|(n, ..)| *n == r.name);
+                r.pushed = pushes.iter().any(|p| p.local_ref == r.name);
             }
             let open_conflicts = count_conflicts(store)?;
             return Ok(SyncReport {
@@ -233,22 +259,25 @@ pub fn sync(store: &Store, options: &SyncOptions) -> Result<SyncReport> {
                 pushed: pushes.len(),
                 open_conflicts,
                 rounds,
+                purged,
+                replaced_remote_history: options.dry_run && pushes.iter().any(|p| p.replace),
             });
         }
         match git.push(&remote, on_remote, &pushes)? {
             PushOutcome::Pushed => {
                 // The remote now has exactly the commits pushed (a local write since then is
                 // pushed by the next sync).
-                for (name, local, _) in &pushes {
+                for p in &pushes {
                     repo.reference(
-                        &tracked_name(&prefix, name),
-                        *local,
+                        &tracked_name(&prefix, &p.local_ref),
+                        p.commit,
                         true,
                         "lore sync: pushed",
                     )?;
+                    replaced_remote_history |= p.replace;
                 }
                 for r in refs.iter_mut() {
-                    r.pushed = pushes.iter().any(|(n, ..)| *n == r.name);
+                    r.pushed = pushes.iter().any(|p| p.local_ref == r.name);
                 }
                 let open_conflicts = count_conflicts(store)?;
                 return Ok(SyncReport {
@@ -259,6 +288,8 @@ pub fn sync(store: &Store, options: &SyncOptions) -> Result<SyncReport> {
                     refs,
                     open_conflicts,
                     rounds,
+                    purged,
+                    replaced_remote_history,
                 });
             }
             PushOutcome::Rejected(why) => {
