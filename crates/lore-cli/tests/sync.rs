@@ -410,10 +410,24 @@ fn after_setup_a_plain_git_fetch_brings_lore_refs_and_the_index_notices() {
     );
     net.remember(&b, "arrives by plain fetch", &[]);
     net.sync(&b);
+    // Empty here, with a remote: the listing says how memory arrives.
+    let empty = net.ok(&a, &["list"]);
+    assert!(
+        empty.contains("Hint:") && empty.contains("run `lore sync`"),
+        "{empty}"
+    );
     net.ids(&a); // an index exists before the ref moves
     net.git(&a, &["fetch", "-q", "origin"]);
     let tracked = net.git(&a, &["rev-parse", "refs/lore-remotes/origin/memory"]);
     assert_eq!(tracked, net.tip(&b));
+    // Fetched by plain git, not merged: the hint names the remote and the command.
+    let fetched = net.json(&a, &["list"]);
+    assert!(
+        fetched["hint"]
+            .as_str()
+            .is_some_and(|h| h.contains("origin has memory") && h.contains("lore sync origin")),
+        "{fetched}"
+    );
     // A ref moved by plain git is noticed on the next open.
     net.git(&a, &["update-ref", "refs/lore/memory", &tracked]);
     assert_eq!(net.ids(&a).len(), 1);

@@ -55,6 +55,14 @@ fn a_purge_reaches_every_clone_and_the_remote_and_the_memory_never_comes_back() 
 
     let purged = net.json(&a, &["forget", "--purge", &secret]);
     assert_eq!(purged["purged"], true, "{purged}");
+    // Until the remote has the purge and gc ran, status says where the text may still be.
+    let status = net.json(&a, &["status"]);
+    assert_eq!(status["purges"]["records"], 1, "{status}");
+    assert!(
+        status["purges"]["objects_here"].as_u64() > Some(0),
+        "{status}"
+    );
+    assert_eq!(status["purges"]["remotes_behind"][0], "origin", "{status}");
     kept.push(net.remember(&c, "Staging resets every night", &[]));
 
     // Any order: c first (it has not heard), then a (pushes the purge over the remote's
@@ -95,6 +103,13 @@ fn a_purge_reaches_every_clone_and_the_remote_and_the_memory_never_comes_back() 
         );
     }
     assert_clean(&net, &net.central(), "the remote");
+    let status = net.json(&a, &["status"]);
+    assert_eq!(status["purges"]["objects_here"], 0, "{status}");
+    assert_eq!(
+        status["purges"]["remotes_behind"],
+        serde_json::json!([]),
+        "{status}"
+    );
 
     // Writing the purged text again is refused, under any id.
     let again = net.lore(

@@ -52,6 +52,9 @@ pub fn run(ui: &mut Ui, session: &mut Session, args: &ListArgs) -> CmdResult {
     ui.emit(&out, |s| {
         if out.memories.is_empty() {
             s.push_str("No memories match.\n");
+            if let Some(hint) = &out.hint {
+                s.push_str(&format!("Hint: {hint}\n"));
+            }
         }
         for m in &out.memories {
             common::memory_line(s, m);

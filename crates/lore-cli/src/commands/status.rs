@@ -84,6 +84,21 @@ pub fn run(ui: &mut Ui, session: &mut Session, _args: &StatusArgs) -> CmdResult 
                 lock.path, lock.age_ms
             ));
         }
+        let p = &st.purges;
+        if p.records > 0 {
+            s.push_str(&format!("purged:   {} memories\n", p.records));
+            if p.objects_here > 0 {
+                s.push_str(&format!(
+                    "          {} purged versions still in this clone's objects: run `git gc --prune=now`\n",
+                    p.objects_here
+                ));
+            }
+            for r in &p.remotes_behind {
+                s.push_str(&format!(
+                    "          {r} may still hold purged memories: run `lore sync {r}`\n"
+                ));
+            }
+        }
         if !st.invalid.is_empty() {
             s.push_str(&format!("unreadable memory files: {}\n", st.invalid.len()));
             for f in &st.invalid {

@@ -42,6 +42,27 @@ pub struct StoreStatus {
     /// Locks of lore's refs left by a process that died (the next write removes them).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stale_locks: Vec<crate::store::locks::StaleLock>,
+    /// Purged memories, and where their text may still be.
+    #[serde(default, skip_serializing_if = "PurgeStanding::is_empty")]
+    pub purges: PurgeStanding,
+}
+
+/// Where purged text may still be: this clone's object database (until
+/// `git gc --prune=now`), and remotes whose last fetched memory lacks a purge this clone has.
+#[derive(Clone, Debug, Default, Serialize, schemars::JsonSchema)]
+pub struct PurgeStanding {
+    /// Purge records in the memory tree.
+    pub records: usize,
+    /// Purged versions whose objects this clone still holds (unreachable).
+    pub objects_here: usize,
+    /// Remotes whose last fetched memory has not received every purge (`lore sync` them).
+    pub remotes_behind: Vec<String>,
+}
+
+impl PurgeStanding {
+    fn is_empty(&self) -> bool {
+        self.records == 0
+    }
 }
 
 /// The schema of [`StoreKind`] as it serializes (`repository` or `personal`).
@@ -159,6 +180,37 @@ impl Lore {
             remotes: crate::store::remotes::standing(&self.store)?,
             open_conflicts: self.contradictions()?.len(),
             stale_locks: self.store.stale_locks(),
+            purges: self.purge_standing()?,
         })
+    }
+
+    fn purge_standing(&self) -> Result<PurgeStanding> {
+        let records =
+            crate::store::purged::purge_records(&self.store.snapshot(self.store.tip()?)?)?;
+        let mut out = PurgeStanding {
+            records: records.len(),
+            ..PurgeStanding::default()
+        };
+        if records.is_empty() {
+            return Ok(out);
+        }
+        out.objects_here = records
+            .iter()
+            .flat_map(|r| &r.blobs)
+            .filter_map(|b| git2::Oid::from_str(b).ok())
+            .filter(|b| self.store.holds_object(*b))
+            .count();
+        let repo = self.store.repo();
+        for remote in repo.remotes()?.iter().flatten().flatten() {
+            let fetched = format!("{}memory", crate::store::remotes::tracking_prefix(remote));
+            let Some(tip) = crate::store::ref_target(repo, &fetched)? else {
+                continue;
+            };
+            let there = crate::store::purged::purge_records(&self.store.snapshot(Some(tip))?)?;
+            if records.iter().any(|r| !there.iter().any(|t| t.id == r.id)) {
+                out.remotes_behind.push(remote.to_string());
+            }
+        }
+        Ok(out)
     }
 }

@@ -287,6 +287,10 @@ pub struct List {
 pub struct Listed {
     /// The memories, in the order asked for.
     pub memories: Vec<Memory>,
+    /// When nothing is listed and a remote's memory is not merged here (or none is here yet):
+    /// what to run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
 }
 
 impl Operation for List {
@@ -311,9 +315,13 @@ impl Operation for List {
         )?;
         let limit = self.limit.unwrap_or(100);
         filter.limit = (limit > 0).then_some(limit);
-        Ok(Listed {
-            memories: env.lore.list(&filter)?,
-        })
+        let memories = env.lore.list(&filter)?;
+        let hint = if memories.is_empty() {
+            crate::store::remotes::unmerged_memory_hint(env.lore.store())?
+        } else {
+            None
+        };
+        Ok(Listed { memories, hint })
     }
 }
 

@@ -110,3 +110,39 @@ pub(crate) fn lore_ref_names(repo: &Repository, prefix: &str) -> Result<Vec<Stri
 pub(crate) fn tracked_name(prefix: &str, name: &str) -> String {
     format!("{prefix}{}", &name[LORE_REF_PREFIX.len()..])
 }
+
+/// What to tell someone whose memory here is empty or behind: a remote's memory was fetched
+/// (by `lore sync --setup` and a plain `git fetch`/`git pull`) but not merged, or this clone
+/// has no memory yet while it has remotes that may hold some. None when neither holds. No
+/// network.
+pub fn unmerged_memory_hint(store: &Store) -> Result<Option<String>> {
+    let repo = store.repo();
+    let local = ref_target(repo, super::MEMORY_REF)?;
+    let remotes = repo.remotes()?;
+    let names: Vec<&str> = remotes.iter().flatten().flatten().collect();
+    if names.is_empty() {
+        return Ok(None);
+    }
+    for remote in &names {
+        let fetched = tracked_name(&tracking_prefix(remote), super::MEMORY_REF);
+        let Some(theirs) = ref_target(repo, &fetched)? else {
+            continue;
+        };
+        let merged = match local {
+            Some(l) => l == theirs || repo.graph_descendant_of(l, theirs)?,
+            None => false,
+        };
+        if !merged {
+            return Ok(Some(format!(
+                "{remote} has memory this clone has not merged yet (fetched by git): run `lore sync {remote}`"
+            )));
+        }
+    }
+    Ok(local.is_none().then(|| {
+        format!(
+            "no memory in this clone yet; a plain `git clone`/`git pull` does not bring lore's refs: \
+             run `lore sync` to fetch and merge what {} holds",
+            names[0]
+        )
+    }))
+}
