@@ -1,7 +1,8 @@
-//! Property: for random interleavings of writes (keyed and unkeyed), updates, forgets and syncs
-//! across three clones of one bare remote, after a final round of syncs every clone has the
-//! same lore refs, and every acknowledged write is live, tombstoned, or kept in an open
-//! conflict record — never lost.
+//! Property: for random interleavings of writes (keyed and unkeyed), updates, forgets, purges
+//! and syncs across three clones of one bare remote, after a final round of syncs every clone
+//! has the same lore refs, every acknowledged write is live, tombstoned, purged or kept in an
+//! open conflict record — never lost — and after `git gc --prune=now` no object in any clone or
+//! the remote holds a purged memory's text.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -17,6 +18,7 @@ enum Op {
     Write { clone: usize, key: Option<u8> },
     Update { clone: usize, pick: usize },
     Forget { clone: usize, pick: usize },
+    Purge { clone: usize, pick: usize },
     Sync { clone: usize },
 }
 
@@ -27,6 +29,7 @@ fn op() -> impl Strategy<Value = Op> {
             .prop_map(|(clone, key)| Op::Write { clone, key }),
         1 => (clone.clone(), any::<usize>()).prop_map(|(clone, pick)| Op::Update { clone, pick }),
         1 => (clone.clone(), any::<usize>()).prop_map(|(clone, pick)| Op::Forget { clone, pick }),
+        1 => (clone.clone(), any::<usize>()).prop_map(|(clone, pick)| Op::Purge { clone, pick }),
         3 => clone.prop_map(|clone| Op::Sync { clone }),
     ]
 }
@@ -70,6 +73,9 @@ fn run(ops: &[Op]) {
         .collect();
     let ctx = WriteContext::default();
     let mut acknowledged: Vec<MemoryId> = Vec::new();
+    let mut purged: Vec<MemoryId> = Vec::new();
+    // Every text each memory was given (unique per write: a counter in marks), by id.
+    let mut texts: std::collections::HashMap<MemoryId, Vec<String>> = Default::default();
     let mut counter = 0;
     for op in ops {
         match op {
@@ -78,32 +84,47 @@ fn run(ops: &[Op]) {
                 let new = NewMemory {
                     namespace: "decisions".into(),
                     key: key.map(|k| format!("topic-{k}")),
-                    summary: format!("clone {clone} wrote fact number {counter}"),
+                    summary: format!("clone {clone} wrote fact <{counter}>"),
                     ..NewMemory::default()
                 };
                 // A key taken on this clone is refused: not acknowledged, nothing to keep. Any
                 // other failure fails the property.
                 match lores[*clone].remember(&new, &ctx) {
-                    Ok(w) => acknowledged.push(w.memory.id),
+                    Ok(w) => {
+                        texts
+                            .entry(w.memory.id.clone())
+                            .or_default()
+                            .push(new.summary.clone());
+                        acknowledged.push(w.memory.id);
+                    }
                     Err(lore::Error::KeyExists { .. }) => {}
                     Err(e) => panic!("remember on clone {clone} failed: {e}"),
                 }
             }
-            Op::Update { clone, pick } | Op::Forget { clone, pick } => {
+            Op::Update { clone, pick } | Op::Forget { clone, pick } | Op::Purge { clone, pick } => {
                 let live = lores[*clone].list(&Default::default()).unwrap();
                 if live.is_empty() {
                     continue;
                 }
                 let id = live[pick % live.len()].id.to_string();
-                if matches!(op, Op::Update { .. }) {
-                    counter += 1;
-                    let patch = Patch {
-                        body: Some(format!("edited {counter} on clone {clone}")),
-                        ..Patch::default()
-                    };
-                    lores[*clone].update(&id, &patch, &ctx).unwrap();
-                } else {
-                    lores[*clone].forget(&id, &ctx).unwrap();
+                match op {
+                    Op::Update { .. } => {
+                        counter += 1;
+                        let body = format!("edited <{counter}> on clone {clone}");
+                        let patch = Patch {
+                            body: Some(body.clone()),
+                            ..Patch::default()
+                        };
+                        let w = lores[*clone].update(&id, &patch, &ctx).unwrap();
+                        texts.entry(w.memory.id).or_default().push(body);
+                    }
+                    Op::Forget { .. } => {
+                        lores[*clone].forget(&id, &ctx).unwrap();
+                    }
+                    _ => {
+                        let (m, _, _) = lores[*clone].purge(&id, &ctx).unwrap();
+                        purged.push(m.id);
+                    }
                 }
             }
             Op::Sync { clone } => {
@@ -136,12 +157,48 @@ fn run(ops: &[Op]) {
             .collect();
         for id in &acknowledged {
             let tombstoned = snap.blob_id(&layout::tombstone_path(id)).unwrap().is_some();
+            let purge_recorded = snap.blob_id(&layout::purge_path(id)).unwrap().is_some();
+            assert_eq!(purge_recorded, purged.contains(id), "{id} (ops: {ops:?})");
             assert!(
-                live.contains(id) || tombstoned || parked.contains(id),
+                live.contains(id) || tombstoned || parked.contains(id) || purge_recorded,
                 "memory {id} was lost (ops: {ops:?})"
+            );
+            if purge_recorded {
+                assert!(
+                    !live.contains(id) && !parked.contains(id),
+                    "{id} came back (ops: {ops:?})"
+                );
+            }
+        }
+    }
+    // Every text a purged memory ever had (its summary, its edits) is in no object anywhere.
+    let purged_texts: Vec<&String> = purged
+        .iter()
+        .flat_map(|id| texts.get(id).into_iter().flatten())
+        .collect();
+    assert_eq!(purged_texts.is_empty(), purged.is_empty());
+    for repo in clones.iter().chain([&dir.path().join("central.git")]) {
+        git(repo, &home, &["gc", "-q", "--prune=now"]);
+        let objects = all_objects(repo, &home);
+        for text in &purged_texts {
+            assert!(
+                !objects.contains(text.as_str()),
+                "{text:?} survives in {} (ops: {ops:?})",
+                repo.display()
             );
         }
     }
+}
+
+fn all_objects(repo: &Path, home: &Path) -> String {
+    let out = std::process::Command::new("git")
+        .args(["cat-file", "--batch-all-objects", "--batch"])
+        .current_dir(repo)
+        .env("HOME", home)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// The cases are drawn from a fixed seed, so a run in CI is reproducible. How many cases: 32, or `PROPTEST_CASES` when set (to run many more).
