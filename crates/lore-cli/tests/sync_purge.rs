@@ -49,6 +49,9 @@ fn a_purge_reaches_every_clone_and_the_remote_and_the_memory_never_comes_back() 
     net.sync(&b);
     net.sync(&c);
     assert!(net.ids(&c).contains(&secret), "the secret reached c");
+    // An export made before the purge holds the memory (and a copy with its text renamed).
+    let exported = net.dir.path().join("before-purge.jsonl");
+    net.ok(&b, &["export", "jsonl", exported.to_str().unwrap()]);
     // b edits the memory before it hears of the purge: the edit must not bring it back.
     net.ok(&b, &["update", &secret, "--tag", "ops"]);
     kept.push(net.remember(&b, "Releases are cut on Thursdays", &[]));
@@ -110,6 +113,24 @@ fn a_purge_reaches_every_clone_and_the_remote_and_the_memory_never_comes_back() 
         serde_json::json!([]),
         "{status}"
     );
+
+    // Importing the old export does not bring it back (by id), nor does the same text under a
+    // new id; the other records import.
+    let text = std::fs::read_to_string(&exported).unwrap();
+    let renamed: String = text
+        .lines()
+        .filter(|l| l.contains(secret.as_str()))
+        .map(|l| l.replace(secret.as_str(), "zzzzzzzzzzzz") + "\n")
+        .collect();
+    std::fs::write(&exported, format!("{text}{renamed}")).unwrap();
+    let imported = net.json(&c, &["import", "jsonl", exported.to_str().unwrap()]);
+    let warnings = imported["warnings"].to_string();
+    assert!(
+        warnings.contains("2 record(s) are memories purged"),
+        "{imported}"
+    );
+    assert!(!net.ids(&c).contains(&secret));
+    assert!(!net.ids(&c).contains(&"zzzzzzzzzzzz".to_string()));
 
     // Writing the purged text again is refused, under any id.
     let again = net.lore(

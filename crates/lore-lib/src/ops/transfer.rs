@@ -145,6 +145,19 @@ impl Operation for Import {
                 "{already} record(s) without an id were imported before (same content): skipped"
             ));
         }
+        // A purged memory does not come back by import, under its id or another.
+        let store = env.lore.store();
+        let records = crate::store::purged::purge_records(&store.snapshot(store.tip()?)?)?;
+        let before = converted.memories.len();
+        converted
+            .memories
+            .retain(|m| crate::store::purged::purged_match(&records, m).is_none());
+        let refused = before - converted.memories.len();
+        if refused > 0 {
+            converted.warnings.push(format!(
+                "{refused} record(s) are memories purged from this store (by id or the same text): skipped"
+            ));
+        }
         let mut report = if self.dry_run || converted.memories.is_empty() {
             BatchReport::default()
         } else {

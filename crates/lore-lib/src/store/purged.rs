@@ -72,6 +72,17 @@ pub fn text_digest(memory: &Memory) -> String {
         .unwrap_or_default()
 }
 
+/// The purge record that refuses a memory (its id, or its text as a purged version had it).
+pub fn purged_match<'a>(records: &'a [PurgeRecord], memory: &Memory) -> Option<&'a PurgeRecord> {
+    if records.is_empty() {
+        return None;
+    }
+    let digest = text_digest(memory);
+    records
+        .iter()
+        .find(|r| r.id == memory.id || r.texts.contains(&digest))
+}
+
 /// Every purge record of a memory tree, sorted by id.
 pub fn purge_records(snap: &Snapshot<'_>) -> Result<Vec<PurgeRecord>> {
     let mut out = Vec::new();
@@ -118,11 +129,7 @@ pub(crate) fn refused_by_purge(snap: &Snapshot<'_>, edits: &[Edit]) -> Result<()
         else {
             continue;
         };
-        let digest = text_digest(&memory);
-        if let Some(r) = records
-            .iter()
-            .find(|r| r.id == memory.id || r.texts.contains(&digest))
-        {
+        if let Some(r) = purged_match(records, &memory) {
             return Err(Error::Purged {
                 id: memory.id.to_string(),
                 purged_id: r.id.to_string(),
