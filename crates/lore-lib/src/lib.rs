@@ -8,6 +8,9 @@
 //! ends decide where the store is and how results are shown.
 
 #![warn(missing_docs)]
+// What the first paragraph promises, checked: no printing here (env and `$HOME` are refused by
+// `clippy.toml` beside this crate).
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod agent_text;
 pub mod capture;

@@ -3,6 +3,10 @@
 //! once, and a library that reads nothing of the user's own (a hostile `~/.gitconfig` in `HOME`
 //! changes nothing).
 
+// A test process reads its own settings (worker roles, case counts) from the environment;
+// the library it tests does not.
+#![allow(clippy::disallowed_methods)]
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

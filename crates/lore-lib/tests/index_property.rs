@@ -1,5 +1,9 @@
 //! Property: the index after any sequence of incremental catch-ups equals a fresh rebuild.
 
+// A test process reads its own settings (worker roles, case counts) from the environment;
+// the library it tests does not.
+#![allow(clippy::disallowed_methods)]
+
 use lore::index::Index;
 use lore::store::{Edit, Message};
 use lore::{ListFilter, Lore, NewMemory, Patch, Status, Store, WriteContext};

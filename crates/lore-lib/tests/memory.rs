@@ -2,6 +2,10 @@
 //! writes, the latter across two processes), the duplicate rules, supersede and its history,
 //! citations, and the schemas of what operations return.
 
+// A test process reads its own settings (worker roles, case counts) from the environment;
+// the library it tests does not.
+#![allow(clippy::disallowed_methods)]
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};

@@ -1,5 +1,9 @@
 //! The transformer tier against an independent reference, and the static tier's tokenizer
 //! against the reference tokenizer (needs `--features minilm` and `LORE_MINILM_DIR`).
+
+// A test process reads its own settings (worker roles, case counts) from the environment;
+// the library it tests does not.
+#![allow(clippy::disallowed_methods)]
 #![cfg(feature = "minilm")]
 
 use std::path::PathBuf;

@@ -4,6 +4,10 @@
 //! open conflict record — never lost — and after `git gc --prune=now` no object in any clone or
 //! the remote holds a purged memory's text.
 
+// A test process reads its own settings (worker roles, case counts) from the environment;
+// the library it tests does not.
+#![allow(clippy::disallowed_methods)]
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
