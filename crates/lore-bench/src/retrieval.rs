@@ -25,17 +25,56 @@ pub struct AtK {
     pub recall_any: f64,
     /// Share of queries with every gold item in the top k.
     pub recall_all: f64,
-    /// Binary-relevance NDCG over the top k.
+    /// Binary-relevance NDCG over the top k, the textbook discount (a hit at rank r counts
+    /// 1/log2(r+1)).
     pub ndcg_any: f64,
+    /// The same NDCG as LongMemEval's own `eval_utils.py` computes it: ranks 1 and 2 both count
+    /// fully, rank r ≥ 2 counts 1/log2(r).
+    pub ndcg_longmemeval: f64,
     /// Share of the gold items found in the top k (averaged over queries).
     pub recall: f64,
+}
+
+/// One query's scores at one cut-off (or their sums over queries).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Scores {
+    /// A gold item is in the top k.
+    pub any: f64,
+    /// Every gold item is in the top k.
+    pub all: f64,
+    /// NDCG, textbook discount.
+    pub ndcg: f64,
+    /// NDCG as LongMemEval's `eval_utils.py` discounts.
+    pub ndcg_longmemeval: f64,
+    /// The share of the gold items in the top k.
+    pub share: f64,
+}
+
+impl std::ops::AddAssign for Scores {
+    fn add_assign(&mut self, o: Scores) {
+        self.any += o.any;
+        self.all += o.all;
+        self.ndcg += o.ndcg;
+        self.ndcg_longmemeval += o.ndcg_longmemeval;
+        self.share += o.share;
+    }
 }
 
 /// One query's scores at each of [`CUTOFFS`].
 #[derive(Clone, Debug, Default)]
 pub struct QueryScores {
-    /// Per cut-off: any found, all found, NDCG, share found.
-    pub at: [(f64, f64, f64, f64); CUTOFFS.len()],
+    /// Per cut-off.
+    pub at: [Scores; CUTOFFS.len()],
+}
+
+/// The gain of a hit at 0-based position `i`: textbook, and as LongMemEval's `eval_utils.py`
+/// (`rel[0] + sum(rel[1:] / log2(arange(2, n + 1)))`).
+fn discount(i: usize, longmemeval: bool) -> f64 {
+    match (longmemeval, i) {
+        (true, 0) => 1.0,
+        (true, i) => 1.0 / ((i + 1) as f64).log2(),
+        (false, i) => 1.0 / ((i + 2) as f64).log2(),
+    }
 }
 
 /// Scores a ranking (best first, ids of the ranked items) against a non-empty gold set.
@@ -44,21 +83,25 @@ pub fn score_ranking(ranking: &[&str], gold: &HashSet<&str>) -> QueryScores {
     for (slot, &k) in CUTOFFS.iter().enumerate() {
         let top = &ranking[..k.min(ranking.len())];
         let found = top.iter().filter(|s| gold.contains(*s)).count();
-        let dcg: f64 = top
-            .iter()
-            .enumerate()
-            .filter(|(_, s)| gold.contains(*s))
-            .map(|(i, _)| 1.0 / ((i + 2) as f64).log2())
-            .sum();
-        let ideal: f64 = (0..gold.len().min(k))
-            .map(|i| 1.0 / ((i + 2) as f64).log2())
-            .sum();
-        scores.at[slot] = (
-            (found > 0) as u8 as f64,
-            (found == gold.len()) as u8 as f64,
-            if ideal > 0.0 { dcg / ideal } else { 0.0 },
-            found as f64 / gold.len().max(1) as f64,
-        );
+        let ndcg = |longmemeval: bool| {
+            let dcg: f64 = top
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| gold.contains(*s))
+                .map(|(i, _)| discount(i, longmemeval))
+                .sum();
+            let ideal: f64 = (0..gold.len().min(k))
+                .map(|i| discount(i, longmemeval))
+                .sum();
+            if ideal > 0.0 { dcg / ideal } else { 0.0 }
+        };
+        scores.at[slot] = Scores {
+            any: (found > 0) as u8 as f64,
+            all: (found == gold.len()) as u8 as f64,
+            ndcg: ndcg(false),
+            ndcg_longmemeval: ndcg(true),
+            share: found as f64 / gold.len().max(1) as f64,
+        };
     }
     scores
 }
@@ -98,10 +141,7 @@ impl Tally {
         let add = |into: &mut (usize, QueryScores)| {
             into.0 += 1;
             for (sum, s) in into.1.at.iter_mut().zip(&scores.at) {
-                sum.0 += s.0;
-                sum.1 += s.1;
-                sum.2 += s.2;
-                sum.3 += s.3;
+                *sum += *s;
             }
         };
         add(self.sums.entry(category.to_string()).or_default());
@@ -134,10 +174,11 @@ fn average(category: &str, (n, sums): &(usize, QueryScores)) -> CategoryMetrics 
             .zip(&sums.at)
             .map(|(&k, s)| AtK {
                 k,
-                recall_any: s.0 / d,
-                recall_all: s.1 / d,
-                ndcg_any: s.2 / d,
-                recall: s.3 / d,
+                recall_any: s.any / d,
+                recall_all: s.all / d,
+                ndcg_any: s.ndcg / d,
+                ndcg_longmemeval: s.ndcg_longmemeval / d,
+                recall: s.share / d,
             })
             .collect(),
     }
@@ -201,12 +242,21 @@ mod tests {
         let gold: HashSet<&str> = ["a", "b"].into();
         let s = score_ranking(&["x", "a", "y", "z", "b"], &gold);
         // k = 1: nothing; k = 3: one of two; k = 5: both.
-        assert_eq!(s.at[0], (0.0, 0.0, 0.0, 0.0));
-        assert_eq!((s.at[1].0, s.at[1].1, s.at[1].3), (1.0, 0.0, 0.5));
-        assert_eq!((s.at[2].0, s.at[2].1, s.at[2].3), (1.0, 1.0, 1.0));
+        assert_eq!(s.at[0], Scores::default());
+        assert_eq!((s.at[1].any, s.at[1].all, s.at[1].share), (1.0, 0.0, 0.5));
+        assert_eq!((s.at[2].any, s.at[2].all, s.at[2].share), (1.0, 1.0, 1.0));
         let ideal = 1.0 + 1.0 / 3f64.log2();
         let dcg = 1.0 / 3f64.log2() + 1.0 / 6f64.log2();
-        assert!((s.at[2].2 - dcg / ideal).abs() < 1e-12);
+        assert!((s.at[2].ndcg - dcg / ideal).abs() < 1e-12);
+        // LongMemEval's discount: ranks 1 and 2 both count fully, rank 5 counts 1/log2(5).
+        let ideal = 1.0 + 1.0;
+        let dcg = 1.0 + 1.0 / 5f64.log2();
+        assert!((s.at[2].ndcg_longmemeval - dcg / ideal).abs() < 1e-12);
+        // A single gold item at rank 2 loses nothing there, and 1/log2(3) textbook.
+        let one: HashSet<&str> = ["a"].into();
+        let s = score_ranking(&["x", "a"], &one);
+        assert_eq!(s.at[1].ndcg_longmemeval, 1.0);
+        assert!((s.at[1].ndcg - 1.0 / 3f64.log2()).abs() < 1e-12);
     }
 
     #[test]

@@ -227,11 +227,13 @@ fn longmemeval_text(s: &mut String, report: &EvalReport) {
         "LongMemEval ({} questions scored, {} skipped), embedder {}\nranking: {}\n",
         report.questions, report.skipped, report.embedder, report.ranking
     ));
-    s.push_str("  k   recall_any  recall_all  ndcg_any\n");
+    // ndcg_any discounts a hit at rank r by 1/log2(r+1); ndcg_lme as LongMemEval's own
+    // eval_utils.py does (ranks 1 and 2 count fully).
+    s.push_str("  k   recall_any  recall_all  ndcg_any  ndcg_lme\n");
     for a in &report.at {
         s.push_str(&format!(
-            "{:>3}   {:>10.3}  {:>10.3}  {:>8.3}\n",
-            a.k, a.recall_any, a.recall_all, a.ndcg_any
+            "{:>3}   {:>10.3}  {:>10.3}  {:>8.3}  {:>8.3}\n",
+            a.k, a.recall_any, a.recall_all, a.ndcg_any, a.ndcg_longmemeval
         ));
     }
     s.push_str(&format!(
