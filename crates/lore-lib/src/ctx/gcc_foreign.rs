@@ -121,6 +121,10 @@ pub fn commit_entries(text: &str) -> Option<Vec<ForeignCommit>> {
             continue;
         }
         let found = fields(&block, &LABELS);
+        if found.is_empty() {
+            // Headed sections, not labelled fields: another form.
+            continue;
+        }
         let contribution = field(&found, 3);
         let merged = contribution
             .strip_prefix("Merged branch ")
@@ -352,6 +356,9 @@ mod tests {
             commit_md
         );
         assert!(commit_entries("# Commits\n\n## commit 1 · 2026\n").is_none());
+        let headed =
+            "## Commit 1\n### Branch Purpose\nBuild it\n### This Commit's Contribution\nx\n";
+        assert!(commit_entries(headed).is_none());
 
         let now = Timestamp::now();
         let log = "# OTA Log — branch `main`\n\n### Step 1 — 2026-01-02T03:00:00+00:00\n**Observation:** slow\n\n**Thought:** N+1\n\n**Action:** batch\n\n---\n\n## Merged from `b` (2026-01-02T03:30:00+00:00)\n\n### Step 1 — 2026-01-02T03:10:00+00:00\n**Observation:** fast\n\n**Thought:** \n\n**Action:** keep\n\n---\n";
