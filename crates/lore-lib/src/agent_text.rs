@@ -10,6 +10,9 @@
 //! * Tag-like text (`<` followed by a letter, `/`, `!` or `?`) has its `<` written `&lt;`, so
 //!   recalled text never opens or closes a tag of the surrounding prompt (`</context>`,
 //!   `<system>`).
+//!
+//! A JSON response shown as text ([`json_text`]) stays plain JSON: the same characters are
+//! written as JSON's own `\uXXXX` escapes, so it parses back to the stored value.
 
 use std::borrow::Cow;
 use std::fmt::Write;
@@ -50,6 +53,29 @@ pub fn neutralize_controls(text: &str) -> Cow<'_, str> {
     neutralize_with(text, false)
 }
 
+/// `value` as pretty JSON (two-space indents) in which every tag-opening `<` and every
+/// character [`neutralize`] escapes is a `\uXXXX` escape: plain JSON an agent can parse back to
+/// `value` exactly, in which no tag opens and no control character runs raw.
+pub fn json_text(value: &serde_json::Value) -> String {
+    // Serialising a `Value` cannot fail (its keys are strings).
+    let raw = serde_json::to_string_pretty(value).unwrap_or_default();
+    // Outside strings, pretty JSON holds only ASCII punctuation, digits, letters of literals
+    // and line feeds and spaces: every character escaped here is inside a string.
+    let mut out = String::with_capacity(raw.len());
+    let mut chars = raw.chars().peekable();
+    while let Some(c) = chars.next() {
+        if (c == '<' && opens_tag(chars.peek().copied())) || is_unsafe(c) {
+            let mut units = [0u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                let _ = write!(out, "\\u{unit:04x}");
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 fn neutralize_with(text: &str, tags: bool) -> Cow<'_, str> {
     let needs = |(i, c): (usize, char)| {
         is_unsafe(c) || (tags && c == '<' && opens_tag(text[i + 1..].chars().next()))
@@ -74,7 +100,28 @@ fn neutralize_with(text: &str, tags: bool) -> Cow<'_, str> {
 
 #[cfg(test)]
 mod tests {
-    use super::{neutralize, prefix};
+    use super::{json_text, neutralize, prefix};
+
+    #[test]
+    fn json_text_is_plain_json_with_nothing_raw() {
+        let value = serde_json::json!({"author": "Dev One <dev@example.com>", "cmp": "a < b",
+            "esc": "\u{1b}[31m\u{7f}\u{85}\u{2028}\u{202e}", "tag": "</context>"});
+        let text = json_text(&value);
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&text).unwrap(),
+            value
+        );
+        assert!(!text.contains("<d") && !text.contains("</"), "{text}");
+        assert!(text.contains("a < b"), "{text}");
+        assert!(!text.contains('&'), "{text}");
+        assert!(
+            !text
+                .chars()
+                .any(|c| c != '\n' && (c.is_control() || c == '\u{2028}' || c == '\u{202e}')),
+            "{text}"
+        );
+        assert!(text.starts_with("{\n  \""), "{text}");
+    }
     use proptest::prelude::*;
 
     #[test]

@@ -49,7 +49,11 @@ pub async fn serve(
         config = config.disable_allowed_hosts();
     }
     let service: StreamableHttpService<LoreServer, LocalSessionManager> =
-        StreamableHttpService::new(move || Ok(server.clone()), Default::default(), config);
+        StreamableHttpService::new(
+            move || Ok(server.for_connection()),
+            Default::default(),
+            config,
+        );
     let mut router = axum::Router::new().nest_service("/mcp", service);
     if let Some(token) = token {
         router = router.layer(middleware::from_fn(move |req: Request, next: Next| {

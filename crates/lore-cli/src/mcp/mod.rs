@@ -2,11 +2,18 @@
 //! from the operation's request type and its result the operation's response (structured
 //! content, the same fields `lore --json` prints). Tools run one at a time on one handle, off
 //! the async threads; an error is a tool error (`isError`) and the server goes on.
+//!
+//! Each connection (the stdio stream, an HTTP session) has a state of its own: the reasoning
+//! session its `sequentialthinking` calls write to unless they name one (generated at its first
+//! call), and, on stdio, the order its calls arrived in (`turns.rs`). Stateless HTTP requests
+//! (no `Mcp-Session-Id`) belong to no connection: they share the server process's state, as
+//! every call to the official server shares its process's history.
 
 pub mod http;
 mod progress;
 pub mod stdio;
 mod tools;
+pub mod turns;
 
 use std::sync::{Arc, Mutex};
 
@@ -21,13 +28,25 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 
 use crate::error::CommandError;
 
-/// The server: one store behind a lock.
+/// The server: one store behind a lock, and the state of the connection it serves.
 #[derive(Clone)]
 pub struct LoreServer {
     lore: Arc<Mutex<Lore>>,
     write: WriteContext,
     /// Whether `--agent` named the agent (else each client's own name is recorded).
     explicit_agent: bool,
+    connection: Arc<Connection>,
+    /// The state of calls that belong to no connection (stateless HTTP).
+    process: Arc<Connection>,
+}
+
+/// What belongs to one connection.
+#[derive(Default)]
+struct Connection {
+    /// The reasoning session of its `sequentialthinking` calls that name none.
+    session: std::sync::OnceLock<String>,
+    /// The order its calls arrived in, when its transport numbers them (stdio).
+    turns: Option<Arc<turns::Turns>>,
 }
 
 const INSTRUCTIONS: &str = "lore is this repository's memory, kept in git (refs/lore/*). Call \
@@ -43,7 +62,58 @@ impl LoreServer {
             lore: Arc::new(Mutex::new(lore)),
             explicit_agent: write.agent.is_some(),
             write,
+            connection: Arc::default(),
+            process: Arc::default(),
         }
+    }
+
+    /// The same store for another connection (state of its own, calls unordered).
+    pub fn for_connection(&self) -> LoreServer {
+        LoreServer {
+            connection: Arc::default(),
+            ..self.clone()
+        }
+    }
+
+    /// The same store for a connection whose transport numbers its calls (their turns).
+    pub fn ordered(&self) -> LoreServer {
+        LoreServer {
+            connection: Arc::new(Connection {
+                turns: Some(Arc::default()),
+                ..Connection::default()
+            }),
+            ..self.clone()
+        }
+    }
+
+    /// The reasoning session of the connection a call came on, named at its first use.
+    fn connection_session(&self, rc: &RequestContext<RoleServer>) -> String {
+        let stateless = rc
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .is_some_and(|parts| !parts.headers.contains_key("mcp-session-id"));
+        let connection = if stateless {
+            &self.process
+        } else {
+            &self.connection
+        };
+        connection
+            .session
+            .get_or_init(|| {
+                use std::hash::{BuildHasher, Hasher};
+                // Per-process random keys, and the connection's address: distinct connections
+                // of one process draw different names.
+                let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+                h.write_usize(Arc::as_ptr(connection) as usize);
+                h.write_u128(
+                    std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .map(|d| d.as_nanos())
+                        .unwrap_or_default(),
+                );
+                lore::thoughts::sequential::session_name(jiff::Timestamp::now(), h.finish())
+            })
+            .clone()
     }
 
     /// The write context of one call: the client (its `clientInfo` name) is the agent unless
@@ -62,12 +132,12 @@ impl LoreServer {
 }
 
 /// A lore error as the tool result an agent reads: the same error object `lore --json` prints,
-/// as text (structured content must match the tool's output schema, which describes success),
-/// with what it quotes from the arguments neutralised.
+/// as JSON text (structured content must match the tool's output schema, which describes
+/// success) in which nothing it quotes from the arguments opens a tag or runs raw.
 pub fn error_result(e: lore::Error) -> CallToolResult {
-    CallToolResult::error(vec![ContentBlock::text(
-        tools::neutralized(CommandError::agent(e).to_json()).to_string(),
-    )])
+    CallToolResult::error(vec![ContentBlock::text(lore::agent_text::json_text(
+        &CommandError::agent(e).to_json(),
+    ))])
 }
 
 impl ServerHandler for LoreServer {
@@ -97,6 +167,14 @@ impl ServerHandler for LoreServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        // Calls of an ordered connection wait for their turn before anything else.
+        let turn = match (&self.connection.turns, context.meta.get(turns::TURN_KEY)) {
+            (Some(turns), Some(n)) => match n.as_u64() {
+                Some(n) => Some(turns.wait(n).await),
+                None => None,
+            },
+            _ => None,
+        };
         let name = request.name.to_string();
         if !tools::exists(&name) {
             return Err(ErrorData::invalid_params(
@@ -104,7 +182,13 @@ impl ServerHandler for LoreServer {
                 None,
             ));
         }
-        let args = serde_json::Value::Object(request.arguments.unwrap_or_default());
+        let mut arguments = request.arguments.unwrap_or_default();
+        if name == <lore::ops::sequential::SequentialThinking as lore::ops::Operation>::NAME
+            && arguments.get("session").is_none_or(|s| s.is_null())
+        {
+            arguments.insert("session".into(), self.connection_session(&context).into());
+        }
+        let args = serde_json::Value::Object(arguments);
         let write = self.write_for(&context);
         let (sink, forwarder) = progress::for_request(&context);
         let lore = Arc::clone(&self.lore);
@@ -129,6 +213,7 @@ impl ServerHandler for LoreServer {
                 "internal error: the tool failed ({e}); the server goes on"
             ))]),
         };
+        drop(turn);
         Ok(result.into())
     }
 }

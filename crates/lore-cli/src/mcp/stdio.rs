@@ -3,6 +3,8 @@
 //! JSON but not a JSON-RPC message an invalid-request error (−32600), and so does a line over
 //! [`MAX_LINE_BYTES`] (read to its end in constant memory, answered with its id where the start
 //! of the line names one); the server goes on either way. One writer puts the service's messages and these answers on stdout, whole lines each.
+//! Each `tools/call` request is numbered as it is read (its turn, see `turns.rs`), so the
+//! calls of the stream are applied in the order they were sent.
 
 use rmcp::ServiceExt;
 use serde_json::{Value, json};
@@ -137,6 +139,29 @@ pub fn screen_line(line: &[u8]) -> Option<Value> {
     ))
 }
 
+/// The request `line` with its turn written into `params._meta` when it is a `tools/call`
+/// request (a turn the client wrote itself is replaced); `None` for any other message.
+pub fn stamp_turn(line: &[u8], turn: u64) -> Option<Vec<u8>> {
+    // Cheap test first: most lines are not tool calls.
+    if !line.windows(10).any(|w| w == b"tools/call") {
+        return None;
+    }
+    let mut value: Value = serde_json::from_slice(line).ok()?;
+    if value.get("method").and_then(Value::as_str) != Some("tools/call")
+        || value.get("id").is_none()
+    {
+        return None;
+    }
+    let params = value.get_mut("params")?.as_object_mut()?;
+    params.get("name")?.as_str()?;
+    let meta = params
+        .entry("_meta")
+        .or_insert_with(|| Value::Object(Default::default()));
+    meta.as_object_mut()?
+        .insert(super::turns::TURN_KEY.into(), json!(turn));
+    serde_json::to_vec(&value).ok()
+}
+
 /// Serves `server` on `input` and `output` (stdin and stdout) until the input ends.
 pub async fn serve<R, W>(server: LoreServer, input: R, mut output: W) -> CmdResult
 where
@@ -167,6 +192,7 @@ where
     let screen = tokio::spawn(async move {
         let mut input = BufReader::new(input);
         let mut line = Vec::new();
+        let mut turn = 0u64;
         loop {
             let cut = match read_line_capped(&mut input, &mut line, MAX_LINE_BYTES + 1).await {
                 Ok((n, cut)) if n > 0 => cut,
@@ -183,7 +209,9 @@ where
             if !content.is_empty() {
                 match screen_line(content) {
                     None => {
-                        let whole = [content, b"\n"].concat();
+                        let stamped = stamp_turn(content, turn);
+                        turn += u64::from(stamped.is_some());
+                        let whole = [stamped.as_deref().unwrap_or(content), b"\n"].concat();
                         if to_service.write_all(&whole).await.is_err() {
                             break;
                         }
@@ -200,6 +228,7 @@ where
     });
 
     let running = server
+        .ordered()
         .serve((service_in, service_out))
         .await
         .map_err(|e| CommandError::usage(format!("MCP over stdio: {e}")))?;
@@ -241,5 +270,26 @@ mod tests {
             code(br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#),
             None
         );
+    }
+
+    #[test]
+    fn tool_calls_are_numbered_in_their_meta() {
+        use super::stamp_turn;
+        let call = br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"recall","arguments":{},"_meta":{"progressToken":1,"lore/turn":99}}}"#;
+        let stamped: Value = serde_json::from_slice(&stamp_turn(call, 7).unwrap()).unwrap();
+        assert_eq!(stamped["params"]["_meta"]["lore/turn"], 7);
+        assert_eq!(stamped["params"]["_meta"]["progressToken"], 1);
+        assert_eq!(stamped["params"]["arguments"], serde_json::json!({}));
+        let bare = br#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"x"}}"#;
+        let stamped: Value = serde_json::from_slice(&stamp_turn(bare, 0).unwrap()).unwrap();
+        assert_eq!(stamped["params"]["_meta"]["lore/turn"], 0);
+        assert!(stamp_turn(br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#, 0).is_none());
+        let note = br#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"x"}}"#;
+        assert!(
+            stamp_turn(note, 0).is_none(),
+            "a notification has no answer to wait for"
+        );
+        let nameless = br#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{}}"#;
+        assert!(stamp_turn(nameless, 0).is_none());
     }
 }

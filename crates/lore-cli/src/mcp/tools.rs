@@ -21,33 +21,27 @@ pub struct Reply {
 }
 
 impl Reply {
-    /// The tool result: structured content, with the text (and warnings) as content.
+    /// The tool result: structured content, with the text as the first content block — a
+    /// rendering, else the response as plain JSON that parses back to the structured content —
+    /// and warnings, if any, in a second block.
     pub fn into_result(self, warnings: &[String]) -> CallToolResult {
-        // The text agents read: a rendering (which neutralises what it quotes), else the JSON
-        // with every string neutralised; the structured content keeps the stored bytes.
-        let mut text = self
+        let text = self
             .text
-            .unwrap_or_else(|| neutralized(self.value.clone()).to_string());
-        for w in warnings {
-            let w = lore::secrets::scrubbed_message(w);
-            text.push_str(&format!("\nwarning: {}", lore::agent_text::neutralize(&w)));
+            .unwrap_or_else(|| lore::agent_text::json_text(&self.value));
+        let mut content = vec![ContentBlock::text(text)];
+        if !warnings.is_empty() {
+            let lines: Vec<String> = warnings
+                .iter()
+                .map(|w| {
+                    let w = lore::secrets::scrubbed_message(w);
+                    format!("warning: {}", lore::agent_text::neutralize(&w))
+                })
+                .collect();
+            content.push(ContentBlock::text(lines.join("\n")));
         }
         let mut result = CallToolResult::structured(self.value);
-        result.content = vec![ContentBlock::text(text)];
+        result.content = content;
         result
-    }
-}
-
-/// A JSON value with every string (keys aside) neutralised for an agent to read.
-pub(crate) fn neutralized(value: serde_json::Value) -> serde_json::Value {
-    use serde_json::Value;
-    match value {
-        Value::String(s) => Value::String(lore::agent_text::neutralize(&s).into_owned()),
-        Value::Array(items) => Value::Array(items.into_iter().map(neutralized).collect()),
-        Value::Object(map) => {
-            Value::Object(map.into_iter().map(|(k, v)| (k, neutralized(v))).collect())
-        }
-        other => other,
     }
 }
 

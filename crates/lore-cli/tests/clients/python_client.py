@@ -218,9 +218,18 @@ async def exercise(client):
         "lesson": "Measure the index size before choosing trigrams."}))
     if done["best"] != second["id"] or done["lesson"]["path"] != "lessons/tag-index.md":
         fail(f"think_done: {done}")
-    await err(client, "sequentialthinking", {
+    # A revision of a thought the session does not hold is kept, after the newest thought of
+    # the main line (think_add wrote one), and flagged.
+    lost = json.loads(await call("sequentialthinking", {
         "thought": "x", "thoughtNumber": 3, "totalThoughts": 3, "nextThoughtNeeded": False,
-        "session": session, "isRevision": True, "revisesThought": 9}, "thought_cycle")
+        "session": session, "isRevision": True, "revisesThought": 9}))
+    if "revisesThought 9" not in lost.get("unresolved", "") or lost["parent"] != other["id"]:
+        fail(f"sequentialthinking with a missing reference: {lost}")
+    # Without a session named, the connection has its own.
+    own = json.loads(await call("sequentialthinking", {
+        "thought": "Alone", "thoughtNumber": 1, "totalThoughts": 1, "nextThoughtNeeded": False}))
+    if own["session"] == session or own["thoughtHistoryLength"] != 1:
+        fail(f"sequentialthinking without a session: {own}")
     await err(client, "think_add", {"session": session, "text": "x", "score": 2}, "score")
 
     # Invalid arguments: tool errors, and the server goes on.

@@ -247,7 +247,7 @@ pub fn cases() -> Vec<Case> {
                 "3",
             ],
             json!({"thought": "Split the parser from the lexer", "thoughtNumber": 1,
-                   "totalThoughts": 3, "nextThoughtNeeded": true}),
+                   "totalThoughts": 3, "nextThoughtNeeded": true, "session": "sequential"}),
         ),
         c(
             "sequentialthinking",
@@ -266,7 +266,7 @@ pub fn cases() -> Vec<Case> {
             ],
             json!({"thought": "Lex with a hand-written scanner", "thoughtNumber": 2,
                    "totalThoughts": 3, "nextThoughtNeeded": true, "score": 0.8,
-                   "outcome": "success"}),
+                   "outcome": "success", "session": "sequential"}),
         ),
         c(
             "sequentialthinking",
@@ -282,7 +282,8 @@ pub fn cases() -> Vec<Case> {
                 "7",
             ],
             json!({"thought": "Reconsider", "thoughtNumber": 3, "totalThoughts": 3,
-                   "nextThoughtNeeded": true, "isRevision": true, "revisesThought": 7}),
+                   "nextThoughtNeeded": true, "isRevision": true, "revisesThought": 7,
+                   "session": "sequential"}),
         ),
         c(
             "think_add",

@@ -216,6 +216,63 @@ impl Workspace<'_> {
     }
 }
 
+impl Workspace<'_> {
+    /// Writes an imported branch as the history it records: one commit per entry (each with
+    /// its steps as a log segment and `commit.md` as it stood then), the roadmap and metadata
+    /// from the first. The first commit replaces an existing branch only with `force`.
+    pub(super) fn write_history(
+        &self,
+        history: &super::gcc_foreign::ForeignHistory,
+        files: &BranchFiles,
+        force: bool,
+        ctx: &WriteContext,
+    ) -> Result<()> {
+        let mut meta = history.meta.clone();
+        let name = meta.name.clone();
+        for (n, (entry, steps, commit_md)) in history.commits.iter().enumerate() {
+            let mut entry = entry.clone();
+            let mut edits = Vec::new();
+            if n == 0 {
+                edits.push(Edit::Remove {
+                    path: LOG_DIR.into(),
+                });
+                edits.push(upsert(ROADMAP_FILE, files.roadmap.clone().into_bytes()));
+                edits.push(upsert(METADATA_FILE, files.metadata.clone().into_bytes()));
+            }
+            if !steps.is_empty() {
+                meta.segments += 1;
+                let path = segment_path(meta.segments);
+                edits.push(upsert(&path, segment_bytes(steps)?));
+                entry.segment = Some(path);
+            }
+            edits.push(upsert(COMMIT_FILE, commit_md.clone().into_bytes()));
+            if entry.kind != EntryKind::Import {
+                meta.commits = entry.seq;
+            }
+            if let Some(m) = entry.merged.as_ref().filter(|m| !meta.merged.contains(m)) {
+                meta.merged.push(m.clone());
+            }
+            meta.summary.clone_from(&entry.summary);
+            meta.last = Some(entry.clone());
+            edits.push(upsert(BRANCH_FILE, to_yaml(&meta, BRANCH_FILE)?));
+            let subject = format!(
+                "ctx import {name}: {}",
+                entry.contribution.lines().next().unwrap_or("")
+            );
+            let message = self.message(subject, None, EntryKind::Import, &name, ctx);
+            self.store.transact_ref(&branch_ref(&name), |snap| {
+                if n == 0 && snap.commit().is_some() && !force {
+                    return Err(Error::ContextConflict(format!(
+                        "context branch {name:?} exists; import with --force to replace its content"
+                    )));
+                }
+                Ok((RefWrite::on_tip(edits.clone(), message.clone()), ()))
+            })?;
+        }
+        Ok(())
+    }
+}
+
 /// A branch's files, as imported.
 pub(crate) struct BranchFiles {
     pub(crate) roadmap: String,

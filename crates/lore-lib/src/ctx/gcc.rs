@@ -76,7 +76,60 @@ fn from_commit_md(text: &str) -> (Option<String>, Option<String>) {
     (purpose, contribution)
 }
 
+/// `branch.yaml` of a branch lore exported, checked against the directory's name.
+fn own_meta(bdir: &Path, name: &str, text: &str) -> Result<BranchMeta> {
+    let meta: BranchMeta = serde_norway::from_str(text).map_err(|e| Error::Parse {
+        context: bdir.join(BRANCH_FILE).display().to_string(),
+        message: e.to_string(),
+    })?;
+    if meta.name != *name {
+        return Err(Error::Parse {
+            context: bdir.join(BRANCH_FILE).display().to_string(),
+            message: format!("names branch {:?}, not {name:?}", meta.name),
+        });
+    }
+    Ok(meta)
+}
+
+/// A branch record for a `commit.md` in no form lore knows: the purpose and latest contribution
+/// its headed sections name.
+fn meta_from_commit_md(name: &str, commit_md: &str, now: Timestamp) -> BranchMeta {
+    let (purpose, contribution) = from_commit_md(commit_md);
+    BranchMeta {
+        name: name.to_string(),
+        purpose: purpose.unwrap_or_else(|| format!("imported branch {name}")),
+        parent: None,
+        created: now,
+        summary: contribution.unwrap_or_default(),
+        commits: commit_md
+            .lines()
+            .filter(|l| l.starts_with("## "))
+            .count()
+            .try_into()
+            .unwrap_or(u32::MAX),
+        segments: 0,
+        merged: Vec::new(),
+        last: None,
+    }
+}
+
 impl Workspace<'_> {
+    /// Screens steps read from a file (their text and labels) under the secret policy.
+    fn screen_steps(&self, steps: &mut [super::step::Step]) -> Result<()> {
+        for step in steps {
+            self.screen_step(&mut step.text, &mut step.arguments, &mut step.result)?;
+            self.screen_step_labels(
+                &mut step.tool,
+                &mut step.subgoal,
+                &mut step.entities,
+                &mut step.files,
+                &mut step.agent,
+                &mut step.session,
+            )?;
+        }
+        Ok(())
+    }
+
     /// A file of a directory being imported (`None` when absent). Bytes that are not UTF-8 are
     /// replaced, with a warning: a foreign file still imports, and the loss is said.
     fn read_imported(&self, path: &Path) -> Result<Option<String>> {
@@ -197,19 +250,11 @@ impl Workspace<'_> {
                 .read_imported(&bdir.join(COMMIT_FILE))?
                 .unwrap_or_default();
             let commit_md = self.screened("commit.md", &commit_md)?;
-            let log = self.read_imported(&bdir.join("log.md"))?;
-            let mut steps = parse_log(&log.unwrap_or_default(), now)?;
-            for step in &mut steps {
-                self.screen_step(&mut step.text, &mut step.arguments, &mut step.result)?;
-                self.screen_step_labels(
-                    &mut step.tool,
-                    &mut step.subgoal,
-                    &mut step.entities,
-                    &mut step.files,
-                    &mut step.agent,
-                    &mut step.session,
-                )?;
-            }
+            let log = self
+                .read_imported(&bdir.join("log.md"))?
+                .unwrap_or_default();
+            let mut steps = parse_log(&log, now)?;
+            self.screen_steps(&mut steps)?;
             let metadata = self
                 .read_imported(&bdir.join(METADATA_FILE))?
                 .unwrap_or_else(|| "{}\n".into());
@@ -218,42 +263,27 @@ impl Workspace<'_> {
             let metadata = if crate::secrets::scan(&metadata).is_empty() {
                 metadata
             } else {
-                to_yaml_text(&self.screened_value("metadata", parsed)?, METADATA_FILE)?
+                to_yaml_text(
+                    &self.screened_value("metadata", parsed.clone())?,
+                    METADATA_FILE,
+                )?
             };
-            let meta = match self.read_imported(&bdir.join(BRANCH_FILE))? {
-                Some(text) => {
-                    let meta: BranchMeta =
-                        serde_norway::from_str(&text).map_err(|e| Error::Parse {
-                            context: bdir.join(BRANCH_FILE).display().to_string(),
-                            message: e.to_string(),
-                        })?;
-                    if meta.name != *name {
-                        return Err(Error::Parse {
-                            context: bdir.join(BRANCH_FILE).display().to_string(),
-                            message: format!("names branch {:?}, not {name:?}", meta.name),
-                        });
-                    }
-                    meta
+            let own = self.read_imported(&bdir.join(BRANCH_FILE))?;
+            // Without lore's record, the foreign forms are read for the history they record.
+            let mut history = match own {
+                Some(_) => None,
+                None => super::gcc_foreign::history(name, &commit_md, &log, &parsed, now)?,
+            };
+            if let Some(h) = history.as_mut() {
+                for (_, steps, _) in &mut h.commits {
+                    self.screen_steps(steps)?;
                 }
-                None => {
-                    let (purpose, contribution) = from_commit_md(&commit_md);
-                    BranchMeta {
-                        name: name.clone(),
-                        purpose: purpose.unwrap_or_else(|| format!("imported branch {name}")),
-                        parent: None,
-                        created: now,
-                        summary: contribution.unwrap_or_default(),
-                        commits: commit_md
-                            .lines()
-                            .filter(|l| l.starts_with("## "))
-                            .count()
-                            .try_into()
-                            .unwrap_or(u32::MAX),
-                        segments: 0,
-                        merged: Vec::new(),
-                        last: None,
-                    }
-                }
+                steps = h.commits.iter().flat_map(|c| c.1.clone()).collect();
+            }
+            let meta = match (own, &history) {
+                (Some(text), _) => own_meta(&bdir, name, &text)?,
+                (None, Some(h)) => h.meta.clone(),
+                (None, None) => meta_from_commit_md(name, &commit_md, now),
             };
             let meta: BranchMeta = {
                 let value = serde_norway::to_value(&meta).map_err(yaml_error(BRANCH_FILE))?;
@@ -265,6 +295,9 @@ impl Workspace<'_> {
                 .map(|r| self.screened("roadmap", &r))
                 .transpose()?;
             report.steps += steps.len();
+            if let Some(h) = history.as_mut() {
+                h.meta = meta.clone();
+            }
             prepared.push((
                 meta,
                 BranchFiles {
@@ -273,10 +306,16 @@ impl Workspace<'_> {
                     metadata,
                     steps,
                 },
+                history,
             ));
         }
-        for (meta, files) in prepared {
-            self.write_branch(&meta, files, force, ctx)?;
+        for (meta, files, history) in prepared {
+            match history {
+                Some(h) => self.write_history(&h, &files, force, ctx)?,
+                None => {
+                    self.write_branch(&meta, files, force, ctx)?;
+                }
+            }
             report.branches.push(meta.name);
         }
         if self.current()?.is_none() {

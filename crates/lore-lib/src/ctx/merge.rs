@@ -10,7 +10,7 @@ use super::files::{
 };
 use super::metadata::parse_metadata;
 use super::step::Step;
-use super::summary::{commit_md_entry, compose_summary};
+use super::summary::{commit_md_entry, compose_summary, new_sentences};
 use super::{
     BRANCH_FILE, COMMIT_FILE, Entry, EntryKind, METADATA_FILE, MergeOutcome, ROADMAP_FILE,
     Resolution, Workspace, branch_ref,
@@ -137,13 +137,13 @@ impl Workspace<'_> {
                     edits.push(upsert(&path, segment_bytes(&incoming)?));
                     Some(path)
                 };
-                let contribution = if source_meta.summary.is_empty() {
+                // What the branch adds: its summary less what this branch already states (a
+                // branch starts from its parent's summary), so nothing is stated twice.
+                let added = new_sentences(&meta.summary, &source_meta.summary);
+                let contribution = if added.is_empty() {
                     format!("Merged branch {source} ({}).", source_meta.purpose)
                 } else {
-                    format!(
-                        "Merged branch {source} ({}): {}",
-                        source_meta.purpose, source_meta.summary
-                    )
+                    format!("Merged branch {source} ({}): {added}", source_meta.purpose)
                 };
                 meta.commits += 1;
                 let new_summary = compose_summary(&meta.summary, &contribution);

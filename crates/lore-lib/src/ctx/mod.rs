@@ -22,12 +22,14 @@
 //! `summary.rs` (composed summaries, `commit.md` entries), `recall.rs` (the steps branches hold
 //! and trajectory recall over them), `recall_index.rs` (each branch's trajectory index kept
 //! between processes), `files.rs` (reading and writing a commit's files), `view.rs`
-//! (the CONTEXT views), `gcc.rs` (the `.GCC/` layout), `step.rs` (a step's `log.md` form).
+//! (the CONTEXT views), `gcc.rs` (the `.GCC/` layout), `gcc_foreign.rs` (the forms another
+//! implementation writes in it), `step.rs` (a step's `log.md` form).
 
 mod branching;
 mod commit;
 mod files;
 pub mod gcc;
+mod gcc_foreign;
 mod history;
 mod merge;
 pub(crate) use merge::merge_base;

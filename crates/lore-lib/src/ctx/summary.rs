@@ -29,9 +29,22 @@ fn sentences(text: &str) -> Vec<String> {
     out
 }
 
+/// The sentences of `text` that `known` does not already state, in order, joined by spaces
+/// (what a merged branch's summary adds to the summary of the branch it is merged into).
+pub fn new_sentences(known: &str, text: &str) -> String {
+    let known = sentences(known);
+    let mut out: Vec<String> = Vec::new();
+    for s in sentences(text) {
+        if !known.contains(&s) && !out.contains(&s) {
+            out.push(s);
+        }
+    }
+    out.join(" ")
+}
+
 /// The progress summary after a commit when none is given: the newest sentences of the previous
-/// summary followed by the contribution's, at most [`SUMMARY_MAX_CHARS`]; older sentences go
-/// first, and a contribution longer than the bound is cut at a word.
+/// summary followed by the contribution's, each stated once, at most [`SUMMARY_MAX_CHARS`];
+/// older sentences go first, and a contribution longer than the bound is cut at a word.
 pub fn compose_summary(previous: &str, contribution: &str) -> String {
     let mut kept: Vec<String> = Vec::new();
     let mut used = 0usize;
@@ -39,6 +52,10 @@ pub fn compose_summary(previous: &str, contribution: &str) -> String {
     let contribution = sentences(contribution);
     let previous = sentences(previous);
     for s in contribution.iter().rev().chain(previous.iter().rev()) {
+        if kept.contains(s) {
+            // Stated already (newer): a merge brings back what both branches knew.
+            continue;
+        }
         if !fits(used, s) {
             if kept.is_empty() {
                 // Even the newest sentence is too long: keep its beginning.
@@ -115,5 +132,20 @@ mod tests {
         assert!(long.chars().count() <= SUMMARY_MAX_CHARS);
         assert!(long.ends_with('…'));
         assert_eq!(compose_summary("", "First."), "First.");
+    }
+
+    #[test]
+    fn a_sentence_is_stated_once() {
+        let main = "Found the N+1 query.";
+        let branch = compose_summary(main, "Batched the loads.");
+        let added = new_sentences(main, &branch);
+        assert_eq!(added, "Batched the loads.");
+        let merged = compose_summary(main, &format!("Merged branch b (batch): {added}"));
+        assert_eq!(merged.matches("Found the N+1 query").count(), 1, "{merged}");
+        assert_eq!(
+            compose_summary("A. B.", "B. C."),
+            "A. B. C.",
+            "the newer statement is kept"
+        );
     }
 }

@@ -421,3 +421,32 @@ fn secrets_in_metadata_step_labels_and_imported_branch_files_are_redacted() {
         );
     }
 }
+
+#[test]
+fn merges_state_each_contribution_once_in_the_summary() {
+    let repo = TestRepo::new();
+    let store = store(&repo);
+    let ws = Workspace::new(&store);
+    let ctx = WriteContext::default();
+    init(&ws);
+    ws.commit(None, "Found the N+1 query.", None, None, &ctx)
+        .unwrap();
+    for (branch, work) in [
+        ("batch", "Batched the loads."),
+        ("cache", "Cached the results."),
+    ] {
+        ws.branch(branch, "speed up the page", Some(MAIN_BRANCH), true, &ctx)
+            .unwrap();
+        ws.commit(None, work, None, None, &ctx).unwrap();
+        ws.switch(MAIN_BRANCH).unwrap();
+        ws.merge(branch, None, &Resolution::Refuse, &ctx).unwrap();
+    }
+    let summary = ws.meta(MAIN_BRANCH).unwrap().summary;
+    for sentence in [
+        "Found the N+1 query",
+        "Batched the loads",
+        "Cached the results",
+    ] {
+        assert_eq!(summary.matches(sentence).count(), 1, "{summary}");
+    }
+}

@@ -51,6 +51,13 @@ pub fn split_documents(note: &str) -> Vec<(serde_norway::Mapping, String)> {
         i += 1;
     }
     for (_, body) in &mut docs {
+        // git-notes-memory writes a blank line between the front matter and the body; it is
+        // not part of the body.
+        if body.starts_with('\n') {
+            body.remove(0);
+        } else if body.starts_with("\r\n") {
+            body.drain(..2);
+        }
         // Documents are separated by a blank line; it is not part of the body.
         while body.ends_with("\n\n") {
             body.pop();
@@ -138,7 +145,9 @@ fn render_document(m: &Memory) -> Result<String> {
         context: format!("writing memory {} as a note", m.id),
         message: e.to_string(),
     })?;
-    let mut out = format!("---\n{yaml}---\n{}", m.body);
+    // As git-notes-memory writes a note: a blank line between the front matter and a body.
+    let gap = if m.body.trim().is_empty() { "" } else { "\n" };
+    let mut out = format!("---\n{yaml}---\n{gap}{}", m.body);
     if !out.ends_with('\n') {
         out.push('\n');
     }
@@ -260,6 +269,12 @@ mod tests {
     #[test]
     fn a_note_with_several_documents_splits_at_headers_only() {
         let note = "---\ntype: decisions\nsummary: First\ntags: [a]\n---\n## Context\n\n---\nnot a header\n\n---\ntype: decisions\nsummary: Second\n---\nBody two\n";
+        // As git-notes-memory's serialize_note writes: `---\n{yaml}\n---\n\n{body}`, bodies
+        // kept byte for byte (a leading blank line of the body itself included).
+        let written = "---\ntype: decisions\nsummary: Exact\n---\n\n## Body\n\nkept\n";
+        assert_eq!(split_documents(written)[0].1, "## Body\n\nkept\n");
+        let own_blank = "---\ntype: decisions\nsummary: Exact\n---\n\n\nafter a blank\n";
+        assert_eq!(split_documents(own_blank)[0].1, "\nafter a blank\n");
         let docs = split_documents(note);
         assert_eq!(docs.len(), 2);
         assert_eq!(docs[0].1, "## Context\n\n---\nnot a header\n");

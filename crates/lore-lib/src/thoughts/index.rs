@@ -125,40 +125,6 @@ impl ThoughtIndex {
         }
     }
 
-    /// The newest thought of a session carrying a sequential number (on `branch`, when given).
-    pub fn by_number(
-        &self,
-        session: &str,
-        number: u32,
-        branch: Option<&str>,
-    ) -> Result<Option<Oid>> {
-        let id: Option<String> = self
-            .conn
-            .query_row(
-                "SELECT id FROM thoughts WHERE session = ?1 AND number = ?2
-                   AND (?3 IS NULL OR branch IS ?3)
-                 ORDER BY (branch IS NULL) DESC, rowid DESC LIMIT 1",
-                params![session, number, branch],
-                |r| r.get(0),
-            )
-            .optional()?;
-        id.map(|i| super::parse_oid(&i)).transpose()
-    }
-
-    /// The newest thought of a session (on `branch`, when given).
-    pub fn latest(&self, session: &str, branch: Option<&str>) -> Result<Option<Oid>> {
-        let id: Option<String> = self
-            .conn
-            .query_row(
-                "SELECT id FROM thoughts WHERE session = ?1 AND (?2 IS NULL OR branch IS ?2)
-                 ORDER BY rowid DESC LIMIT 1",
-                params![session, branch],
-                |r| r.get(0),
-            )
-            .optional()?;
-        id.map(|i| super::parse_oid(&i)).transpose()
-    }
-
     /// How many thoughts a session has, and its branch ids.
     pub fn session_shape(&self, session: &str) -> Result<(usize, Vec<String>)> {
         let count: i64 = self.conn.query_row(

@@ -463,7 +463,7 @@ fn sequential_thinking_maps_numbers_revisions_and_branches_onto_the_tree() {
         c.branch_from_thought = Some(1);
         c.branch_id = Some("alt".into());
         c.score = Some(0.9);
-        c.outcome = Some(Outcome::Success);
+        c.outcome = Some(crate::ops::sequential::StepOutcome::Success);
     })
     .unwrap();
     assert_eq!(branch.parent.as_deref(), Some(one.id.as_str()));
@@ -473,22 +473,43 @@ fn sequential_thinking_maps_numbers_revisions_and_branches_onto_the_tree() {
     let next_on_branch = step(5, &|c| c.branch_id = Some("alt".into())).unwrap();
     assert_eq!(next_on_branch.parent.as_deref(), Some(branch.id.as_str()));
 
-    let missing = step(6, &|c| {
-        c.is_revision = Some(true);
-        c.revises_thought = Some(0);
-    });
-    assert_eq!(missing.unwrap_err().code(), "thought_not_found");
-    let later = step(6, &|c| {
+    // A thought without a branch id continues the main line, not the branch just written.
+    let main_again = step(6, &|_| {}).unwrap();
+    assert_eq!(main_again.parent.as_deref(), Some(revised.id.as_str()));
+    assert_eq!(main_again.unresolved, None);
+    // A reference to a thought the session does not hold is written on its line and flagged.
+    let missing = step(7, &|c| {
         c.is_revision = Some(true);
         c.revises_thought = Some(9);
-    });
-    assert_eq!(later.unwrap_err().code(), "thought_cycle");
-    let itself = step(6, &|c| c.branch_from_thought = Some(6));
-    assert_eq!(itself.unwrap_err().code(), "thought_cycle");
-    let bad = step(6, &|c| c.score = Some(f64::NAN));
+    })
+    .unwrap();
+    assert_eq!(missing.parent.as_deref(), Some(main_again.id.as_str()));
+    assert!(
+        missing
+            .unresolved
+            .as_deref()
+            .unwrap()
+            .contains("revisesThought 9")
+    );
+    let lost_branch = step(8, &|c| {
+        c.branch_from_thought = Some(40);
+        c.branch_id = Some("alt".into());
+    })
+    .unwrap();
+    assert_eq!(
+        lost_branch.parent.as_deref(),
+        Some(next_on_branch.id.as_str())
+    );
+    assert!(lost_branch.unresolved.is_some());
+    let bare_revision = step(9, &|c| c.is_revision = Some(true)).unwrap();
+    assert_eq!(bare_revision.parent.as_deref(), Some(missing.id.as_str()));
+    assert!(bare_revision.unresolved.is_some());
+    let zero = step(0, &|_| {});
+    assert_eq!(zero.unwrap_err().code(), "invalid");
+    let bad = step(10, &|c| c.score = Some(f64::NAN));
     assert_eq!(bad.unwrap_err().code(), "invalid");
     let index = crate::thoughts::index::ThoughtIndex::open(lore.store()).unwrap();
-    assert_eq!(index.count().unwrap(), 5, "refused calls wrote nothing");
+    assert_eq!(index.count().unwrap(), 9, "refused calls wrote nothing");
 }
 
 #[test]

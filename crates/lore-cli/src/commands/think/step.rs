@@ -1,8 +1,8 @@
 //! `lore think step`: one sequential-thinking step (numbered, revising or branching).
 
 use clap::Args;
-use lore::ops::sequential::SequentialThinking;
-use lore::thoughts::{Outcome, short};
+use lore::ops::sequential::{SequentialThinking, StepOutcome};
+use lore::thoughts::short;
 
 use super::{OutcomeArg, ScoreArgs, text_arg};
 use crate::commands::common::Session;
@@ -57,7 +57,10 @@ pub fn run(ui: &mut Ui, session: &mut Session, args: &StepArgs) -> CmdResult {
             session: args.in_session.clone(),
             score: args.scores.score,
             components: args.scores.components()?,
-            outcome: args.outcome.map(Outcome::from),
+            outcome: args.outcome.map(|o| match o {
+                OutcomeArg::Success => StepOutcome::Success,
+                OutcomeArg::Failed => StepOutcome::Failed,
+            }),
         },
     )?;
     ui.emit(&out, |s| {
@@ -69,6 +72,12 @@ pub fn run(ui: &mut Ui, session: &mut Session, args: &StepArgs) -> CmdResult {
             out.session,
             out.depth
         ));
+        if let Some(unresolved) = &out.unresolved {
+            s.push_str(&format!(
+                "  {}; attached to its line\n",
+                lore::agent_text::neutralize(unresolved)
+            ));
+        }
     });
     Ok(())
 }
