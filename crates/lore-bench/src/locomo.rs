@@ -289,8 +289,19 @@ fn evaluate(
     let mut memories = Vec::new();
     let mut turn_of: HashMap<String, String> = HashMap::new();
     let mut latest = None;
+    // A session whose date does not read takes the one before it (else the first that reads):
+    // results never depend on when the evaluation runs.
+    let first_dated = sessions
+        .iter()
+        .find_map(|(_, d, _)| *d)
+        .ok_or_else(|| Error::Parse {
+            context: format!("reading LoCoMo {}", sample.sample_id),
+            message: "no session has a date that reads (session_N_date_time)".into(),
+        })?;
+    let mut previous = first_dated;
     for (_, date, turns) in &sessions {
-        let start = date.unwrap_or_else(Timestamp::now);
+        let start = date.unwrap_or(previous);
+        previous = start;
         for (t, turn) in turns.iter().enumerate() {
             let mut body = format!("{}: {}", turn.speaker, turn.text.trim());
             if let Some(caption) = turn.blip_caption.as_deref().filter(|c| !c.is_empty()) {

@@ -291,7 +291,11 @@ fn evaluate(
     let loose: HashSet<&str> = q.answer_session_ids.iter().map(String::as_str).collect();
 
     let mut lore = scratch_handle(dir, embedder)?;
-    let now = parse_date(&q.question_date).unwrap_or_else(Timestamp::now);
+    // "Now" is the question's date: a date that does not read is an error, never the clock.
+    let now = parse_date(&q.question_date).ok_or_else(|| Error::Parse {
+        context: format!("LongMemEval question {}", q.question_id),
+        message: format!("question_date {:?} is not a date", q.question_date),
+    })?;
     let mut memories = Vec::new();
     let mut session_of: HashMap<String, &str> = HashMap::new();
     for (i, session) in q.haystack_sessions.iter().enumerate() {

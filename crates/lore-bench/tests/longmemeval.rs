@@ -118,3 +118,25 @@ fn the_work_directory_is_not_taken_from_json_arguments() {
     assert_eq!(parsed.ranking.fusion.as_deref(), Some("rrf"));
     assert!(parsed.work_dir.as_os_str().is_empty());
 }
+
+#[test]
+fn a_question_date_that_does_not_read_is_an_error_never_the_clock() {
+    let work = tempfile::tempdir().unwrap();
+    let mut questions: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(fixture()).unwrap()).unwrap();
+    let id = questions[0]["question_id"].as_str().unwrap().to_string();
+    questions[0]["question_date"] = "sometime last spring".into();
+    let file = work.path().join("bad-date.json");
+    std::fs::write(&file, questions.to_string()).unwrap();
+    let request = EvalLongMemEval {
+        file,
+        work_dir: work.path().join("questions"),
+        ..EvalLongMemEval::default()
+    };
+    let (out, _) = run_recorded(request, &work.path().join("handle"), None);
+    let err = out.unwrap_err().to_string();
+    assert!(
+        err.contains(&id) && err.contains("sometime last spring"),
+        "{err}"
+    );
+}
