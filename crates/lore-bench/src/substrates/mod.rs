@@ -30,7 +30,8 @@ use backends::{
 pub use scale::ScaleResult;
 use workload::Tier;
 
-/// The paper's git substrate: milliseconds per write and per read, for comparison.
+/// The paper's git substrate: milliseconds per write and per read as the paper reports them,
+/// quoted for comparison (not measured here; printed as quoted).
 pub const PAPER_GIT_WRITE_MS: f64 = 15.0;
 /// See [`PAPER_GIT_WRITE_MS`].
 pub const PAPER_GIT_READ_MS: f64 = 48.0;
@@ -89,7 +90,7 @@ pub struct CostRow {
     pub read: Stats,
     /// Bytes per stored case.
     pub bytes_per_item: f64,
-    /// What it can do beyond store and retrieve.
+    /// What it is built to do beyond store and retrieve (declared by its design, not measured).
     pub capabilities: Capabilities,
 }
 
@@ -123,7 +124,8 @@ pub struct SubstratesReport {
     pub costs: Vec<CostRow>,
     /// One row per substrate and tier.
     pub retrieval: Vec<TierRow>,
-    /// The paper's git substrate, ms per write and per read.
+    /// The paper's git substrate, ms per write and per read: quoted from the paper, not
+    /// measured.
     pub paper_git_ms: (f64, f64),
     /// lore at scale, when measured.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -159,9 +159,14 @@ fn tables(s: &mut String, out: &SubstratesReport) {
         ));
     }
     s.push_str(&format!(
-        "| git (paper) | ~{:.0} ms | ~{:.0} ms | | | | | |\n\n",
+        "| git (the paper's figures, quoted, not measured here) | ~{:.0} ms | ~{:.0} ms | | | | | |\n\n",
         out.paper_git_ms.0, out.paper_git_ms.1
     ));
+    s.push_str(
+        "Times and sizes are measured. The last four columns say what each substrate is built to \
+         do, not a measurement; lore's merge and contradiction are measured by `lore bench merge` \
+         and tested (`lore-cli/tests/sync*.rs`).\n\n",
+    );
     s.push_str(&format!(
         "Retrieval per tier: hit rate of the stored case / mean similarity / share flagged \
          near-duplicate (≥ {:.2})\n\n",
