@@ -1,5 +1,5 @@
-//! `lore hook` with recorded payloads of each agent (tests/fixtures/hooks), `lore review`,
-//! `lore setup`, and the secret scanner on the CLI's write paths.
+//! `lore hook` with recorded payloads of each agent (tests/fixtures/hooks), `lore review` and
+//! the secret scanner on the CLI's write paths.
 
 mod common;
 
@@ -401,111 +401,6 @@ fn unknown_events_and_bad_payloads_never_break_the_session() {
     assert_eq!(
         hook(&repo, "claude", "Stop", &payload),
         (String::new(), String::new())
-    );
-}
-
-#[test]
-fn setup_merges_without_clobbering_and_removes_only_lore() {
-    let repo = TestRepo::new();
-    repo.write(".claude/settings.json", r#"{"permissions":{"allow":["Bash(ls)"]},"hooks":{"Stop":[{"hooks":[{"type":"command","command":"notify-send done"}]}]}}"#);
-    repo.write(".codex/config.toml", "# my codex\nmodel = \"gpt-5.4\"\n");
-    let first = json(&repo, &["setup", "claude", "--command", "lore"]);
-    let actions: Vec<&str> = first["files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["action"].as_str().unwrap())
-        .collect();
-    assert_eq!(actions, ["updated", "created"], "{first}");
-    for agent in ["claude", "codex", "gemini", "cursor"] {
-        ok(&repo, &["setup", agent, "--command", "lore"]);
-        let again = json(&repo, &["setup", agent, "--command", "lore"]);
-        assert!(
-            again["files"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .all(|c| c["changed"] == false && c["action"] == "unchanged"),
-            "{agent}: {again}"
-        );
-    }
-    let settings: Value = serde_json::from_str(
-        &std::fs::read_to_string(repo.path().join(".claude/settings.json")).unwrap(),
-    )
-    .unwrap();
-    assert_eq!(settings["permissions"]["allow"][0], "Bash(ls)");
-    assert_eq!(settings["hooks"]["Stop"].as_array().unwrap().len(), 2);
-    assert_eq!(
-        settings["hooks"]["PostToolUse"][0]["matcher"],
-        "Read|Edit|MultiEdit|Write|NotebookEdit|Bash"
-    );
-    let mcp: Value =
-        serde_json::from_str(&std::fs::read_to_string(repo.path().join(".mcp.json")).unwrap())
-            .unwrap();
-    assert_eq!(mcp["mcpServers"]["lore"]["args"][0], "mcp");
-    let toml = std::fs::read_to_string(repo.path().join(".codex/config.toml")).unwrap();
-    assert!(
-        toml.starts_with("# my codex\nmodel = \"gpt-5.4\""),
-        "{toml}"
-    );
-    assert!(
-        toml.contains("[mcp_servers.lore]") && toml.contains("[features]\nhooks = true"),
-        "{toml}"
-    );
-    let cursor: Value = serde_json::from_str(
-        &std::fs::read_to_string(repo.path().join(".cursor/hooks.json")).unwrap(),
-    )
-    .unwrap();
-    assert_eq!(cursor["version"], 1);
-    assert_eq!(
-        cursor["hooks"]["sessionStart"][0]["command"],
-        "lore hook cursor sessionStart"
-    );
-    let gemini: Value = serde_json::from_str(
-        &std::fs::read_to_string(repo.path().join(".gemini/settings.json")).unwrap(),
-    )
-    .unwrap();
-    assert_eq!(
-        gemini["hooks"]["BeforeAgent"][0]["hooks"][0]["command"],
-        "lore hook gemini BeforeAgent"
-    );
-    assert_eq!(gemini["mcpServers"]["lore"]["command"], "lore");
-    assert_eq!(gemini["hooksConfig"]["enabled"], true);
-
-    ok(&repo, &["setup", "claude", "--remove", "--command", "lore"]);
-    let settings: Value = serde_json::from_str(
-        &std::fs::read_to_string(repo.path().join(".claude/settings.json")).unwrap(),
-    )
-    .unwrap();
-    assert_eq!(
-        settings["hooks"]
-            .as_object()
-            .unwrap()
-            .keys()
-            .collect::<Vec<_>>(),
-        ["Stop"]
-    );
-    assert_eq!(settings["permissions"]["allow"][0], "Bash(ls)");
-
-    // By default agents run this very binary, by its absolute path: lore need not be on PATH.
-    let other = TestRepo::new();
-    ok(&other, &["setup", "claude"]);
-    let mcp: Value =
-        serde_json::from_str(&std::fs::read_to_string(other.path().join(".mcp.json")).unwrap())
-            .unwrap();
-    let command = mcp["mcpServers"]["lore"]["command"].as_str().unwrap();
-    assert_eq!(
-        Path::new(command),
-        Path::new(common::lore_bin()).canonicalize().unwrap()
-    );
-
-    // A config lore cannot read is left alone.
-    repo.write(".cursor/mcp.json", "{ oops");
-    let out = run(&repo, &["setup", "cursor"], None);
-    assert_eq!(out.status.code(), Some(2));
-    assert_eq!(
-        std::fs::read_to_string(repo.path().join(".cursor/mcp.json")).unwrap(),
-        "{ oops"
     );
 }
 

@@ -42,9 +42,30 @@ fn parse_json(text: &str, what: &str) -> Result<Map<String, Value>> {
     }
 }
 
+/// Whether a configuration file holds nothing (`{}`, or no TOML key): once lore's entries are
+/// out of such a file, `setup --remove` removes it.
+pub fn is_empty_config(text: &str) -> bool {
+    let t = text.trim();
+    if t.is_empty() {
+        return true;
+    }
+    if let Ok(Value::Object(map)) = serde_json::from_str::<Value>(t) {
+        return map.is_empty();
+    }
+    t.parse::<toml_edit::DocumentMut>()
+        .is_ok_and(|doc| doc.as_table().is_empty())
+}
+
 fn is_lore_command(command: &str, lore: &str) -> bool {
     let c = command.trim();
-    c.starts_with(&format!("{lore} hook ")) || c == format!("{lore} mcp")
+    if c.starts_with(&format!("{lore} hook ")) || c == format!("{lore} mcp") {
+        return true;
+    }
+    // An entry an earlier setup wrote with another path to lore (an absolute one, say) is
+    // lore's too, so a new setup replaces it rather than adding a second.
+    let (program, rest) = c.split_once(' ').unwrap_or((c, ""));
+    let named_lore = program.rsplit('/').next() == Some("lore");
+    named_lore && (rest.starts_with("hook ") || rest == "mcp")
 }
 
 /// Whether an entry of an event's list (a matcher group, or Cursor's command) runs lore.

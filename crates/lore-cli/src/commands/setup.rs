@@ -26,9 +26,10 @@ use crate::ui::Ui;
 ///   cursor  .cursor/hooks.json, .cursor/mcp.json
 ///           --global: under ~/.cursor
 ///
-/// The agent runs lore by the path of this binary unless --command says otherwise (e.g.
-/// `--command lore` when lore is on the agent's PATH). Running it again changes nothing;
-/// --remove takes out only lore's entries.
+/// The agent runs `lore` (found on its PATH, so a committed configuration works on every
+/// teammate's machine) when lore is on PATH; otherwise this binary's absolute path, and setup
+/// says so. --command sets the command. Running it again changes nothing; --remove takes out
+/// only lore's entries, and a file left empty by that.
 #[derive(Args, Debug)]
 #[command(verbatim_doc_comment)]
 pub struct SetupArgs {
@@ -51,7 +52,7 @@ pub struct SetupArgs {
 #[derive(Serialize)]
 struct Changed {
     path: String,
-    /// created, updated, removed from, or unchanged.
+    /// created, updated, removed from, removed (left empty), or unchanged.
     action: &'static str,
     changed: bool,
 }
@@ -65,13 +66,23 @@ struct SetupOutput {
     /// reads the project's `.codex/`, lore's hooks with it, only then).
     #[serde(skip_serializing_if = "Option::is_none")]
     codex_project_trusted: Option<bool>,
+    /// The command the agent runs lore by.
+    command: String,
+    /// When the command is an absolute path: why, and what it means for a committed setup.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    command_note: Option<String>,
 }
 
-/// The command agents should run: the one given, else this binary's own path (so an agent
-/// finds it whether or not lore is on its PATH).
-fn lore_command(given: &Option<String>) -> CmdResult<String> {
+/// The command agents should run, and a note when it is not the plain `lore` a teammate's
+/// machine also runs: the one given; else `lore` when a `lore` is on PATH (so a committed
+/// configuration works on every machine that has lore installed anywhere on its PATH); else this
+/// binary's absolute path, which only works where lore sits at the same place.
+fn lore_command(given: &Option<String>) -> CmdResult<(String, Option<String>)> {
     if let Some(c) = given.as_deref().filter(|c| !c.trim().is_empty()) {
-        return Ok(c.to_string());
+        return Ok((c.to_string(), None));
+    }
+    if on_path("lore") {
+        return Ok(("lore".to_string(), None));
     }
     let exe = std::env::current_exe()
         .and_then(|p| p.canonicalize())
@@ -79,7 +90,25 @@ fn lore_command(given: &Option<String>) -> CmdResult<String> {
             CommandError::usage(format!("cannot tell where this lore binary is: {e}"))
                 .hint("pass --command PATH")
         })?;
-    Ok(exe.display().to_string())
+    let note = format!(
+        "lore is not on PATH, so the agent runs it by this absolute path ({}): a committed \
+         configuration works only where lore is at that same place; put lore on PATH and run \
+         setup again (or pass --command lore)",
+        exe.display()
+    );
+    Ok((exe.display().to_string(), Some(note)))
+}
+
+/// Whether an executable file `name` is in a directory of `PATH`.
+fn on_path(name: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let Some(path) = std::env::var_os("PATH") else {
+        return false;
+    };
+    std::env::split_paths(&path).any(|dir| {
+        std::fs::metadata(dir.join(name))
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    })
 }
 
 fn files(agent: Agent, base: &Path, global: bool) -> Vec<(PathBuf, ConfigFile)> {
@@ -112,7 +141,7 @@ fn files(agent: Agent, base: &Path, global: bool) -> Vec<(PathBuf, ConfigFile)> 
 
 pub fn run(ui: &mut Ui, global: &GlobalArgs, args: &SetupArgs) -> CmdResult {
     let agent = Agent::parse(&args.agent)?;
-    let command = lore_command(&args.command)?;
+    let (command, command_note) = lore_command(&args.command)?;
     let base = if args.global {
         location::home_dir()?
     } else {
@@ -122,47 +151,70 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, args: &SetupArgs) -> CmdResult {
             .map(Path::to_path_buf)
             .ok_or_else(|| CommandError::usage("this store has no work tree; use --global"))?
     };
-    let mut changed = Vec::new();
+    // Each file is read once, given every entry of the agent (two can share a file), and
+    // written once: one action per file.
+    let mut order: Vec<PathBuf> = Vec::new();
+    let mut texts: std::collections::HashMap<PathBuf, (Option<String>, String)> =
+        std::collections::HashMap::new();
     for (path, kind) in files(agent, &base, args.global) {
-        let mut existed = true;
-        let existing = match std::fs::read_to_string(&path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                existed = false;
-                String::new()
-            }
-            Err(e) => {
-                return Err(CommandError::usage(format!(
-                    "cannot read {}: {e}",
-                    path.display()
-                )));
-            }
-        };
+        if !texts.contains_key(&path) {
+            let original = match std::fs::read_to_string(&path) {
+                Ok(t) => Some(t),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                Err(e) => {
+                    return Err(CommandError::usage(format!(
+                        "cannot read {}: {e}",
+                        path.display()
+                    )));
+                }
+            };
+            let current = original.clone().unwrap_or_default();
+            texts.insert(path.clone(), (original, current));
+            order.push(path.clone());
+        }
+        let entry = texts.get_mut(&path).expect("just inserted");
         let merged = match kind {
-            ConfigFile::Hooks => setup::merge_hooks(agent, &existing, &command, args.remove),
-            ConfigFile::McpJson => setup::merge_mcp_json(&existing, &command, args.remove),
-            ConfigFile::CodexToml => setup::merge_codex_toml(&existing, &command, args.remove),
+            ConfigFile::Hooks => setup::merge_hooks(agent, &entry.1, &command, args.remove),
+            ConfigFile::McpJson => setup::merge_mcp_json(&entry.1, &command, args.remove),
+            ConfigFile::CodexToml => setup::merge_codex_toml(&entry.1, &command, args.remove),
         }
         .map_err(|e| CommandError::from(e).hint(format!("in {}", path.display())))?;
-        let is_change = merged != existing && !(existing.is_empty() && args.remove);
-        if is_change {
-            write_atomically(&path, &merged)?;
-        }
-        // Two entries of one agent can share a file (gemini): the first write created it.
-        let created_now = !existed
-            && !changed
-                .iter()
-                .any(|c: &Changed| c.path == path.display().to_string());
-        let action = match (is_change, args.remove, created_now) {
-            (false, _, _) => "unchanged",
-            (true, true, _) => "removed from",
-            (true, false, true) => "created",
-            (true, false, false) => "updated",
+        entry.1 = merged;
+    }
+    let mut changed = Vec::new();
+    for path in order {
+        let (original, merged) = texts.remove(&path).expect("every path was read");
+        let action = match &original {
+            // Removing from a file lore's entries leave empty removes the file.
+            Some(_) if args.remove && setup::is_empty_config(&merged) => {
+                std::fs::remove_file(&path).map_err(|e| {
+                    CommandError::usage(format!("cannot remove {}: {e}", path.display()))
+                })?;
+                if let Some(dir) = path.parent() {
+                    // Only an empty directory goes (remove_dir refuses any other).
+                    let _ = std::fs::remove_dir(dir);
+                }
+                "removed"
+            }
+            Some(text) if *text == merged => "unchanged",
+            None if args.remove => "unchanged",
+            Some(_) => {
+                write_atomically(&path, &merged)?;
+                if args.remove {
+                    "removed from"
+                } else {
+                    "updated"
+                }
+            }
+            None => {
+                write_atomically(&path, &merged)?;
+                "created"
+            }
         };
         changed.push(Changed {
             path: path.display().to_string(),
             action,
-            changed: is_change,
+            changed: action != "unchanged",
         });
     }
     // Codex reads a project's .codex/ only when the user trusts the project.
@@ -180,10 +232,15 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, args: &SetupArgs) -> CmdResult {
         files: changed,
         codex_project_trusted: (agent == Agent::Codex && !args.global && !args.remove)
             .then_some(!codex_untrusted),
+        command: command.clone(),
+        command_note: command_note.filter(|_| !args.remove),
     };
     ui.emit(&out, |s| {
         for c in &out.files {
             s.push_str(&format!("{:<12} {}\n", c.action, c.path));
+        }
+        if let Some(note) = &out.command_note {
+            s.push_str(&format!("Note: {note}\n"));
         }
         if !args.remove && agent == Agent::Codex {
             s.push_str("Codex asks you to trust new hooks once (Settings → Hooks, or /hooks).\n");
