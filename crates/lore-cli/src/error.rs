@@ -128,9 +128,14 @@ fn advice(e: &Error, reader: Reader) -> Vec<String> {
         Error::Changed { .. } | Error::Contention { .. } => {
             vec!["read it again and retry".into()]
         }
+        // The message lists the remotes there are, or says there are none.
+        Error::NoRemote(m) if m.contains("(remotes: ") => say(
+            "name one of the remotes listed: `lore sync REMOTE`".into(),
+            "give remote: one of the remotes listed".into(),
+        ),
         Error::NoRemote(_) => say(
-            "add one with `git remote add origin URL`, or name one: `lore sync REMOTE`".into(),
-            "ask a person to add a git remote, or give remote".into(),
+            "add one with `git remote add origin URL`, then `lore sync`".into(),
+            "ask a person to add a git remote".into(),
         ),
         Error::Remote { .. } => vec![
             "nothing was changed; check that `git fetch` reaches the remote, then sync again"

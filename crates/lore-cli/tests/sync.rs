@@ -364,6 +364,11 @@ fn an_unreachable_or_missing_remote_is_a_clear_error_and_changes_nothing() {
         stderr.contains("no remote \"nowhere\" (remotes: origin)"),
         "{stderr}"
     );
+    // origin exists: the hint names the remotes, it does not say to add origin.
+    assert!(
+        stderr.contains("name one of the remotes listed") && !stderr.contains("git remote add"),
+        "{stderr}"
+    );
     assert_eq!(net.tip(&a), tip);
 }
 
