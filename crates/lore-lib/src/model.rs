@@ -500,7 +500,9 @@ pub struct Memory {
     pub key: Option<Key>,
     /// One line, at most 100 characters.
     pub summary: String,
-    /// Markdown body (may be empty).
+    /// Markdown body. In JSON it is absent when empty or not asked for (recall without
+    /// bodies, `show` at summary level), never an empty string that reads as an empty memory.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub body: String,
     /// Normalised tags.
     pub tags: Vec<String>,
