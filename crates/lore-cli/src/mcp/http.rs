@@ -32,6 +32,17 @@ async fn require_token(token: String, request: Request, next: Next) -> Response 
     response
 }
 
+/// Closing a session (`DELETE /mcp`) answers 200: the service's 202 reads as a failure to the
+/// official SDK, which expects 200 or 204.
+async fn session_close_ok(request: Request, next: Next) -> Response {
+    let closing = request.method() == axum::http::Method::DELETE;
+    let mut response = next.run(request).await;
+    if closing && response.status() == StatusCode::ACCEPTED {
+        *response.status_mut() = StatusCode::OK;
+    }
+    response
+}
+
 pub async fn serve(
     server: LoreServer,
     addr: SocketAddr,
@@ -54,7 +65,9 @@ pub async fn serve(
             Default::default(),
             config,
         );
-    let mut router = axum::Router::new().nest_service("/mcp", service);
+    let mut router = axum::Router::new()
+        .nest_service("/mcp", service)
+        .layer(middleware::from_fn(session_close_ok));
     if let Some(token) = token {
         router = router.layer(middleware::from_fn(move |req: Request, next: Next| {
             require_token(token.clone(), req, next)

@@ -97,8 +97,8 @@ async def exercise(client):
     if not hits["hits"] or hits["hits"][0]["memory"]["id"] != mem_id:
         fail(f"recall did not find the memory: {hits}")
     got = json.loads(await call("show", {"memory": mem_id, "level": "summary"}))
-    if got["memory"]["body"] != "":
-        fail("summary level returned a body")
+    if "body" in got["memory"]:
+        fail("summary level returned a body (an omitted body is absent)")
     await call("update", {"memory": mem_id, "add_tags": ["search"]})
     sup = json.loads(await call("supersede", {"memory": mem_id,
                                               "summary": "Use SQLite FTS5 with trigram tokens"}))
