@@ -83,10 +83,37 @@ fn mcp_side(repo: &TestRepo, cases: &[Case]) -> Vec<Value> {
                 "{}: isError and the result disagree: {r}",
                 case.tool
             );
+            // The text content is the same JSON as the structured content (what a client that
+            // reads only text gets), never an escaped or abridged copy — except where the text
+            // is the product: `context` answers the block an agent puts in its prompt, and the
+            // context controller's views (GCC's CONTEXT) answer the text an agent reads.
+            if !RENDERED_TEXT.contains(&case.tool) {
+                let first: Value =
+                    serde_json::from_str(r["first_text"].as_str().unwrap_or_default())
+                        .unwrap_or_else(|e| {
+                            panic!("{}: the text content is not JSON ({e}): {r}", case.tool)
+                        });
+                assert_eq!(
+                    first, structured,
+                    "{}: text and structured content differ",
+                    case.tool
+                );
+            }
             structured
         })
         .collect()
 }
+
+/// Tools whose text content is a rendering for an agent to read, not the JSON result (their
+/// structured content carries the same as fields).
+const RENDERED_TEXT: &[&str] = &[
+    "context",
+    "ctx_merge",
+    "ctx_read",
+    "ctx_recall",
+    "ctx_show",
+    "ctx_snapshot",
+];
 
 #[test]
 fn every_tool_returns_the_same_fields_through_the_cli_and_mcp() {

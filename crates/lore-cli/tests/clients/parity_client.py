@@ -1,5 +1,6 @@
 """Calls lore's MCP tools in order through the official Python MCP SDK over stdio and prints, for
-each call, what came back: {"structured": ..., "is_error": bool, "text": ...}. Usage:
+each call, what came back: {"structured": ..., "is_error": bool, "text": ..., "first_text": ...}
+(the first text block alone: the result as JSON). Usage:
   parity_client.py LORE_BIN REPO CALLS_JSON
   parity_client.py LORE_BIN REPO --list      (prints the tools' names)
 CALLS_JSON is a file holding [{"tool": NAME, "arguments": {...}}, ...]. The server runs as
@@ -38,8 +39,9 @@ async def main():
                 # Errors carry the error object as text (no structured content: the output
                 # schema describes success).
                 structured = json.loads(text(result))
+            texts = [c.text for c in result.content if getattr(c, "type", "") == "text"]
             out.append({"structured": structured, "is_error": bool(result.is_error),
-                        "text": text(result)})
+                        "text": text(result), "first_text": texts[0] if texts else None})
     print(json.dumps(out))
 
 
