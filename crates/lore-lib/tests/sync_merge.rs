@@ -125,7 +125,7 @@ fn one_memory_changed_on_both_sides_merges_field_by_field() {
 }
 
 #[test]
-fn overlapping_edits_of_one_memory_are_a_contradiction_and_ours_stays_live() {
+fn overlapping_edits_of_one_memory_are_a_contradiction_and_the_last_update_stays_live() {
     let dir = tempfile::tempdir().unwrap();
     let (mut a, mut b) = two_clones(dir.path());
     let id = shared(&mut a, &mut b, "deploy on fridays\n");
@@ -246,4 +246,49 @@ fn a_contradiction_over_a_secret_kept_under_warn_elsewhere_still_merges() {
     // new write of the secret: the sync goes through.
     let report = sync_now(&b);
     assert_eq!(report.memories.conflicts, 1, "{report:?}");
+}
+
+#[test]
+fn a_sync_merge_that_only_brought_a_version_is_not_a_version_in_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut a, mut b) = two_clones(dir.path());
+    let id = shared(&mut a, &mut b, "first\n");
+    let ctx = WriteContext::default();
+    a.update(
+        &id,
+        &Patch {
+            body: Some("second\n".into()),
+            ..Patch::default()
+        },
+        &ctx,
+    )
+    .unwrap();
+    // b writes something else, so its sync is a real merge, not a fast-forward.
+    b.remember(
+        &NewMemory {
+            namespace: "learnings".into(),
+            summary: "Unrelated".into(),
+            ..NewMemory::default()
+        },
+        &ctx,
+    )
+    .unwrap();
+    sync_now(&a);
+    let report = sync_now(&b);
+    assert_eq!(report.memories.updated, 1, "{report:?}");
+    let (_, versions) = b.history(&id).unwrap();
+    let subjects: Vec<&str> = versions.iter().map(|v| v.subject.as_str()).collect();
+    assert_eq!(
+        versions.len(),
+        2,
+        "the write and a's update only: {subjects:?}"
+    );
+    assert!(
+        subjects.iter().all(|s| !s.starts_with("merge ")),
+        "{subjects:?}"
+    );
+    assert_eq!(
+        versions[0].memory.as_ref().map(|m| m.body.as_str()),
+        Some("second\n")
+    );
 }

@@ -27,7 +27,8 @@ pub struct FileVersion {
 
 impl Store {
     /// The versions of the files at `paths` along the memory chain, newest first. A version is
-    /// recorded where a commit's blob at a path differs from its first parent's.
+    /// recorded where a commit's blob at a path differs from its first parent's and, for a
+    /// merge, from every other parent's too (a merge that took one side's version is not one).
     pub fn history(&self, paths: &[String]) -> Result<Vec<FileVersion>> {
         let Some(tip) = self.tip()? else {
             return Ok(Vec::new());
@@ -39,17 +40,23 @@ impl Store {
         for oid in walk {
             let commit = self.repo.find_commit(oid?)?;
             let tree = commit.tree()?;
-            let parent_tree = match commit.parent(0) {
-                Ok(p) => Some(p.tree()?),
-                Err(_) => None,
-            };
+            let parent_trees = commit
+                .parents()
+                .map(|p| p.tree())
+                .collect::<std::result::Result<Vec<_>, _>>()?;
             for path in paths {
                 let here = blob_at(&tree, path)?;
-                let before = match &parent_tree {
+                let before = match parent_trees.first() {
                     Some(t) => blob_at(t, path)?,
                     None => None,
                 };
-                if here != before {
+                // A merge that took one side's version made no version of its own: that side's
+                // commit is the version (a sync merge is listed only when it changed the file).
+                let mut from_a_parent = false;
+                for t in parent_trees.iter().skip(1) {
+                    from_a_parent |= blob_at(t, path)? == here;
+                }
+                if here != before && !from_a_parent {
                     out.push(FileVersion {
                         commit: commit.id(),
                         time: commit.time().seconds(),
