@@ -76,11 +76,14 @@ impl Lore {
         if let Some(kept) = crate::store::ref_target(repo, LOST_REF)? {
             points.extend(self.restore_point(kept, format!("kept ref {LOST_REF}"))?);
         }
-        for r in repo.references_glob(&format!("{}*/memory", crate::sync::TRACKING_PREFIX))? {
+        for r in repo.references_glob(&format!(
+            "{}*/memory",
+            crate::store::remotes::TRACKING_PREFIX
+        ))? {
             let r = r?;
             if let (Ok(name), Some(target)) = (r.name(), r.target()) {
                 let remote = name
-                    .strip_prefix(crate::sync::TRACKING_PREFIX)
+                    .strip_prefix(crate::store::remotes::TRACKING_PREFIX)
                     .and_then(|n| n.strip_suffix("/memory"))
                     .unwrap_or(name);
                 points.extend(self.restore_point(target, format!("remote {remote}"))?);

@@ -179,8 +179,8 @@ pub struct ThoughtScored {
 impl Operation for ThinkScore {
     const NAME: &'static str = "think_score";
     const TITLE: &'static str = "Rescore a thought";
-    const DESCRIPTION: &'static str = "Replace a thought's current scores: a new version of its \
-        note on refs/notes/lore/scores/<session> (scores.json keeps the first).";
+    const DESCRIPTION: &'static str = "Replace a thought's current scores: a new scored version \
+        on refs/lore/scores/<session>, the newest in force (scores.json keeps the first).";
     const EFFECT: Effect = Effect::Write { idempotent: true };
     type Output = ThoughtScored;
 
@@ -224,13 +224,14 @@ impl Operation for ThinkOutcome {
     const NAME: &'static str = "think_outcome";
     const TITLE: &'static str = "Mark a thought's outcome";
     const DESCRIPTION: &'static str = "Mark a thought success or failed: a ref \
-        refs/lore/outcomes/<session>/success_<id> or failed_<id> (the opposite mark goes).";
+        refs/lore/outcomes/<session>/success_<id> or failed_<id> (the newer mark counts).";
     const EFFECT: Effect = Effect::Write { idempotent: true };
     type Output = OutcomeMarked;
 
     fn run(self, env: &mut Env<'_>) -> Result<OutcomeMarked> {
         let (_, id) = resolve(env, &self.id)?;
-        let (refname, meta) = write::mark_outcome(env.lore.store(), id, self.outcome)?;
+        let (refname, meta) =
+            write::mark_outcome_by(env.lore.store(), id, self.outcome, &env.write)?;
         Ok(OutcomeMarked {
             id: id.to_string(),
             session: meta.session,
@@ -566,12 +567,13 @@ impl Operation for ThinkUnbundle {
     const NAME: &'static str = "think_unbundle";
     const TITLE: &'static str = "Import a reasoning bundle";
     const DESCRIPTION: &'static str = "Read sessions from a bundle of this project: objects as \
-        they are (ids unchanged), refs created or moved forward.";
+        they are (ids unchanged), refs created, moved forward or merged, and the lessons it \
+        carries written as memories.";
     const EFFECT: Effect = Effect::Write { idempotent: true };
     type Output = BundleReport;
 
     fn run(self, env: &mut Env<'_>) -> Result<BundleReport> {
-        bundle::import(env.lore.store(), &self.file)
+        bundle::import(env.lore, &self.file, &env.write)
     }
 }
 

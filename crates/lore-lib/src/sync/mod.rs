@@ -371,7 +371,10 @@ fn reconcile(
             merge_memory(store, theirs, remote, options).map(|c| (RefAction::Merged, c))
         }
         RefAction::Merged => {
-            let merged = if options.dry_run {
+            // Reasoning sessions (ledger, scores, outcomes) always merge, by their rules.
+            let merged = if crate::thoughts::merge::merges(name) {
+                options.dry_run || crate::thoughts::merge::merge_ref(store, name, theirs, remote)?
+            } else if options.dry_run {
                 crate::ctx::sync_merge::can_merge(store, name, theirs)?
             } else {
                 crate::ctx::sync_merge::merge_branch(store, name, theirs, remote, options.now)?

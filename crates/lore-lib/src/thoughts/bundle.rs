@@ -1,6 +1,8 @@
 //! Moving reasoning sessions between clones as git bundles (`git bundle` v2 files: a header
 //! listing the refs, then one pack). Import keeps every object as it is, so thought ids are
 //! bit-identical; a bundle made in another project's repository is refused before any ref moves.
+//! A ref that diverged from the local one merges by the rules of [`super::merge`]; the lessons
+//! a bundle carries land as memories ([`super::bundle_lessons`]).
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -10,12 +12,14 @@ use git2::Oid;
 use schemars::JsonSchema;
 use serde::Serialize;
 
+use super::bundle_lessons::{self, LESSON_REF_PREFIX, LessonLanded};
 use super::write::{SESSION_FILE, project_of};
 use super::{
-    OUTCOME_REF_PREFIX, SCORES_NOTES_PREFIX, SESSION_REF_PREFIX, SessionInfo, check_session,
-    scores_ref, session_ref,
+    OUTCOME_REF_PREFIX, SCORES_NOTES_PREFIX, SCORES_REF_PREFIX, SESSION_REF_PREFIX, SessionInfo,
+    check_session, merge, scores_ref, session_ref,
 };
 use crate::error::{Error, Result};
+use crate::memory::{Lore, WriteContext};
 use crate::store::{Store, ref_target};
 
 const HEADER: &str = "# v2 git bundle\n";
@@ -29,8 +33,10 @@ pub struct BundleReport {
     pub sessions: Vec<String>,
     /// Each ref and the commit it points at.
     pub refs: BTreeMap<String, String>,
-    /// Refs an import created or moved forward (empty for an export).
+    /// Refs an import created, moved forward or merged (empty for an export).
     pub updated: Vec<String>,
+    /// What became of the lessons it carried (an import), or which it carries (an export).
+    pub lessons: Vec<LessonLanded>,
     /// The bundle's size in bytes.
     pub bytes: u64,
 }
@@ -55,9 +61,10 @@ fn session_refs(store: &Store, session: &str) -> Result<BTreeMap<String, Oid>> {
     let tip = ref_target(store.repo(), &ledger)?
         .ok_or_else(|| Error::ThoughtNotFound(format!("no reasoning session {session:?}")))?;
     refs.insert(ledger, tip);
-    let notes = scores_ref(session);
-    if let Some(t) = ref_target(store.repo(), &notes)? {
-        refs.insert(notes, t);
+    for scores in [scores_ref(session), format!("{SCORES_REF_PREFIX}{session}")] {
+        if let Some(t) = ref_target(store.repo(), &scores)? {
+            refs.insert(scores, t);
+        }
     }
     for r in store
         .repo()
@@ -71,8 +78,8 @@ fn session_refs(store: &Store, session: &str) -> Result<BTreeMap<String, Oid>> {
     Ok(refs)
 }
 
-/// Writes the sessions (all of them when none are named) with their scores notes and outcome
-/// refs into a bundle file.
+/// Writes the sessions (all of them when none are named) with their scores, outcome refs and
+/// lessons into a bundle file.
 pub fn export(store: &Store, names: &[String], path: &Path) -> Result<BundleReport> {
     let names = if names.is_empty() {
         sessions(store)?
@@ -89,6 +96,18 @@ pub fn export(store: &Store, names: &[String], path: &Path) -> Result<BundleRepo
         check_session(name)?;
         refs.extend(session_refs(store, name)?);
     }
+    let lessons = bundle_lessons::export(store, &names)?;
+    let carried = lessons
+        .keys()
+        .map(|name| LessonLanded {
+            session: name[LESSON_REF_PREFIX.len()..].to_string(),
+            path: String::new(),
+            action: "carried".into(),
+            memory: None,
+            detail: None,
+        })
+        .collect();
+    refs.extend(lessons);
     let repo = store.repo();
     let mut walk = repo.revwalk()?;
     for target in refs.values() {
@@ -114,6 +133,7 @@ pub fn export(store: &Store, names: &[String], path: &Path) -> Result<BundleRepo
             .map(|(k, v)| (k.clone(), v.to_string()))
             .collect(),
         updated: Vec::new(),
+        lessons: carried,
         bytes: bytes.len() as u64,
     })
 }
@@ -159,15 +179,24 @@ fn header(path: &Path, bytes: &[u8]) -> Result<(Vec<Oid>, BTreeMap<String, Oid>,
 }
 
 fn is_lore_ref(name: &str) -> bool {
-    [SESSION_REF_PREFIX, OUTCOME_REF_PREFIX, SCORES_NOTES_PREFIX]
-        .iter()
-        .any(|p| name.starts_with(p))
+    [
+        SESSION_REF_PREFIX,
+        OUTCOME_REF_PREFIX,
+        SCORES_REF_PREFIX,
+        SCORES_NOTES_PREFIX,
+        LESSON_REF_PREFIX,
+    ]
+    .iter()
+    .any(|p| name.starts_with(p))
 }
 
 /// Reads a bundle into this repository: its objects as they are, then its refs, each created or
-/// moved forward by compare-and-swap. A bundle from another project, one whose history this
-/// repository lacks, refs outside lore's, or refs that diverged from local ones move nothing.
-pub fn import(store: &Store, path: &Path) -> Result<BundleReport> {
+/// moved forward by compare-and-swap or, where it diverged from the local one, merged; then its
+/// lessons land as memories. A bundle from another project, one whose history this repository
+/// lacks, or refs outside lore's move nothing; a scores notes ref (the older layout) that
+/// diverged is left as it is here.
+pub fn import(lore: &mut Lore, path: &Path, ctx: &WriteContext) -> Result<BundleReport> {
+    let store = lore.store();
     let bytes =
         std::fs::read(path).map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
     let (prerequisites, refs, pack_at) = header(path, &bytes)?;
@@ -188,12 +217,14 @@ pub fn import(store: &Store, path: &Path) -> Result<BundleReport> {
             reason: format!("it holds {other}, which is not a ref of reasoning sessions"),
         });
     }
-    let odb = repo.odb()?;
-    let mut writer = odb.packwriter()?;
-    writer
-        .write_all(&bytes[pack_at..])
-        .map_err(|e| Error::io(format!("reading the pack of {}", path.display()), e))?;
-    writer.commit()?;
+    {
+        let odb = repo.odb()?;
+        let mut writer = odb.packwriter()?;
+        writer
+            .write_all(&bytes[pack_at..])
+            .map_err(|e| Error::io(format!("reading the pack of {}", path.display()), e))?;
+        writer.commit()?;
+    }
     let here = project_of(store)?;
     let mut sessions_in = Vec::new();
     for (name, target) in &refs {
@@ -216,30 +247,30 @@ pub fn import(store: &Store, path: &Path) -> Result<BundleReport> {
         }
         sessions_in.push(session.to_string());
     }
-    // Check every ref before moving any.
-    let mut moves = Vec::new();
+    let mut updated = Vec::new();
     for (name, target) in &refs {
+        if name.starts_with(LESSON_REF_PREFIX) {
+            continue;
+        }
         let local = ref_target(repo, name)?;
         match local {
-            Some(l) if l == *target => {}
-            Some(l) if repo.graph_descendant_of(*target, l)? => moves.push((name, local, *target)),
-            Some(l) if repo.graph_descendant_of(l, *target)? => {}
-            Some(_) if name.starts_with(OUTCOME_REF_PREFIX) => moves.push((name, local, *target)),
-            Some(_) => {
-                return Err(Error::Invalid {
-                    what: "bundle",
-                    value: path.display().to_string(),
-                    reason: format!("{name} has diverged from this repository's; nothing imported"),
-                });
+            Some(l) if l == *target || repo.graph_descendant_of(l, *target)? => {}
+            Some(l) if repo.graph_descendant_of(*target, l)? => {
+                store.compare_and_swap(name, local, *target, "import reasoning bundle")?;
+                updated.push(name.clone());
             }
-            None => moves.push((name, None, *target)),
+            Some(_) => {
+                if merge::merge_ref(store, name, *target, &path.display().to_string())? {
+                    updated.push(name.clone());
+                }
+            }
+            None => {
+                store.compare_and_swap(name, None, *target, "import reasoning bundle")?;
+                updated.push(name.clone());
+            }
         }
     }
-    let mut updated = Vec::new();
-    for (name, expected, target) in moves {
-        store.compare_and_swap(name, expected, target, "import reasoning bundle")?;
-        updated.push(name.clone());
-    }
+    let lessons = bundle_lessons::land(lore, &refs, ctx)?;
     Ok(BundleReport {
         path: path.display().to_string(),
         sessions: sessions_in,
@@ -248,6 +279,7 @@ pub fn import(store: &Store, path: &Path) -> Result<BundleReport> {
             .map(|(k, v)| (k.clone(), v.to_string()))
             .collect(),
         updated,
+        lessons,
         bytes: bytes.len() as u64,
     })
 }

@@ -1,8 +1,9 @@
-//! The thoughts index: SQLite derived from the session ledgers, the scores notes and the outcome
-//! refs (`<git common dir>/lore/thoughts.sqlite3`). It records the tips it was built from per
-//! session and catches up when they move: new ledger commits are read back to the recorded tip
-//! (a ledger that no longer contains it is read whole again), changed notes by a tree diff,
-//! outcome refs by comparing their list. Delete the file at will: it is rebuilt.
+//! The thoughts index: SQLite derived from the session ledgers, the scored versions (and the
+//! scores notes of the older layout) and the outcome refs (`<git common dir>/lore/thoughts.sqlite3`).
+//! It records the tips it was built from per session and catches up when they move: the ledger
+//! commits new since the recorded tip (both sides of a ledger merge; a ledger that no longer
+//! contains it is read whole again), changed versions and notes by a tree diff, outcome refs by
+//! comparing their list. Delete the file at will: it is rebuilt.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -10,17 +11,22 @@ use std::path::PathBuf;
 use git2::Oid;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
-use super::{OUTCOME_REF_PREFIX, SCORES_NOTES_PREFIX, SESSION_REF_PREFIX, Scores, read, short};
+use super::write::DONE_FILE;
+use super::{
+    OUTCOME_REF_PREFIX, SCORES_NOTES_PREFIX, SCORES_REF_PREFIX, SESSION_REF_PREFIX, Scores, marks,
+    read, scores, short,
+};
 use crate::error::{Error, Result};
 use crate::store::Store;
 
-const SCHEMA_VERSION: i64 = 1;
+const SCHEMA_VERSION: i64 = 2;
 
 const SCHEMA: &str = "
 CREATE TABLE sessions(
   session TEXT PRIMARY KEY,
   ledger TEXT NOT NULL,
   notes TEXT,
+  scores TEXT,
   outcomes TEXT NOT NULL DEFAULT '',
   finished INTEGER NOT NULL DEFAULT 0
 );
@@ -150,7 +156,7 @@ impl ThoughtIndex {
             .query_row(
                 "SELECT id FROM thoughts WHERE session = ?1
                    AND (outcome = 'success' OR (children = 0 AND outcome IS NULL))
-                 ORDER BY outcome IS NULL, score DESC, rowid DESC LIMIT 1",
+                 ORDER BY outcome IS NULL, score DESC, created DESC, id DESC LIMIT 1",
                 [session],
                 |r| r.get(0),
             )
@@ -199,23 +205,39 @@ fn refs_under(store: &Store, prefix: &str) -> Result<BTreeMap<String, Oid>> {
 struct Recorded {
     ledger: String,
     notes: Option<String>,
+    scores: Option<String>,
     outcomes: String,
 }
 
-fn catch_up(conn: &mut Connection, store: &Store) -> Result<()> {
-    let ledgers = refs_under(store, SESSION_REF_PREFIX)?;
-    let notes = refs_under(store, SCORES_NOTES_PREFIX)?;
-    let mut outcomes: BTreeMap<String, Vec<(String, Oid)>> = BTreeMap::new();
-    for (rest, target) in refs_under(store, OUTCOME_REF_PREFIX)? {
-        if let Some((session, name)) = rest.split_once('/') {
-            outcomes
-                .entry(session.to_string())
-                .or_default()
-                .push((name.to_string(), target));
+/// The tips of every ref of reasoning sessions, by session.
+struct Tips {
+    ledgers: BTreeMap<String, Oid>,
+    notes: BTreeMap<String, Oid>,
+    scores: BTreeMap<String, Oid>,
+    outcomes: BTreeMap<String, Vec<(String, Oid)>>,
+}
+
+impl Tips {
+    fn read(store: &Store) -> Result<Tips> {
+        let mut outcomes: BTreeMap<String, Vec<(String, Oid)>> = BTreeMap::new();
+        for (rest, target) in refs_under(store, OUTCOME_REF_PREFIX)? {
+            if let Some((session, name)) = rest.split_once('/') {
+                outcomes
+                    .entry(session.to_string())
+                    .or_default()
+                    .push((name.to_string(), target));
+            }
         }
+        Ok(Tips {
+            ledgers: refs_under(store, SESSION_REF_PREFIX)?,
+            notes: refs_under(store, SCORES_NOTES_PREFIX)?,
+            scores: refs_under(store, SCORES_REF_PREFIX)?,
+            outcomes,
+        })
     }
-    let digest = |session: &str| -> String {
-        outcomes
+
+    fn digest(&self, session: &str) -> String {
+        self.outcomes
             .get(session)
             .map(|list| {
                 list.iter()
@@ -224,58 +246,83 @@ fn catch_up(conn: &mut Connection, store: &Store) -> Result<()> {
                     .join(",")
             })
             .unwrap_or_default()
-    };
-    // Fast path: nothing moved since the last catch-up.
-    let recorded = read_recorded(conn)?;
-    let unchanged = recorded.len() == ledgers.len()
-        && ledgers.iter().all(|(session, tip)| {
-            recorded.get(session).is_some_and(|r| {
-                r.ledger == tip.to_string()
-                    && r.notes == notes.get(session).map(|n| n.to_string())
-                    && r.outcomes == digest(session)
+    }
+
+    fn notes(&self, session: &str) -> Option<String> {
+        self.notes.get(session).map(Oid::to_string)
+    }
+
+    fn scores(&self, session: &str) -> Option<String> {
+        self.scores.get(session).map(Oid::to_string)
+    }
+
+    fn unchanged(&self, recorded: &BTreeMap<String, Recorded>) -> bool {
+        recorded.len() == self.ledgers.len()
+            && self.ledgers.iter().all(|(session, tip)| {
+                recorded.get(session).is_some_and(|r| {
+                    r.ledger == tip.to_string()
+                        && r.notes == self.notes(session)
+                        && r.scores == self.scores(session)
+                        && r.outcomes == self.digest(session)
+                })
             })
-        });
-    if unchanged {
+    }
+}
+
+fn catch_up(conn: &mut Connection, store: &Store) -> Result<()> {
+    let tips = Tips::read(store)?;
+    // Fast path: nothing moved since the last catch-up.
+    if tips.unchanged(&read_recorded(conn)?) {
         return Ok(());
     }
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let recorded = read_recorded(&tx)?;
     for session in recorded.keys() {
-        if !ledgers.contains_key(session) {
+        if !tips.ledgers.contains_key(session) {
             delete_session(&tx, session)?;
             tx.execute("DELETE FROM sessions WHERE session = ?1", [session])?;
         }
     }
-    for (session, tip) in &ledgers {
+    for (session, tip) in &tips.ledgers {
         let rec = recorded.get(session);
-        let mut notes_from = rec.and_then(|r| r.notes.as_deref()).map(str::to_string);
-        let mut outcomes_changed = rec.is_none_or(|r| r.outcomes != digest(session));
+        let mut notes_from = rec.and_then(|r| r.notes.clone());
+        let mut scores_from = rec.and_then(|r| r.scores.clone());
+        let mut outcomes_changed = rec.is_none_or(|r| r.outcomes != tips.digest(session));
         if rec.is_none_or(|r| r.ledger != tip.to_string()) {
             let known = rec.and_then(|r| Oid::from_str(&r.ledger).ok());
             let rebuilt = apply_ledger(&tx, store, session, *tip, known)?;
             if rebuilt {
                 notes_from = None;
+                scores_from = None;
                 outcomes_changed = true;
             }
         }
-        let notes_tip = notes.get(session).copied();
-        if notes_tip.map(|n| n.to_string()) != notes_from {
-            let from = notes_from
-                .and_then(|n| Oid::from_str(&n).ok())
-                .filter(|n| store.has_commit(*n));
-            apply_notes(&tx, store, from, notes_tip)?;
+        let known = |from: Option<String>| {
+            from.and_then(|n| Oid::from_str(&n).ok())
+                .filter(|n| store.has_commit(*n))
+        };
+        let versions_tip = tips.scores.get(session).copied();
+        let versions = store.snapshot(versions_tip)?;
+        if tips.notes(session) != notes_from {
+            let to = tips.notes.get(session).copied();
+            apply_notes(&tx, store, &versions, known(notes_from), to)?;
+        }
+        if tips.scores(session) != scores_from {
+            apply_versions(&tx, store, &versions, known(scores_from))?;
         }
         if outcomes_changed {
-            apply_outcomes(&tx, session, outcomes.get(session).map(Vec::as_slice))?;
+            apply_outcomes(&tx, store, session, tips.outcomes.get(session))?;
         }
         tx.execute(
-            "INSERT INTO sessions(session, ledger, notes, outcomes) VALUES (?1, ?2, ?3, ?4)
-             ON CONFLICT(session) DO UPDATE SET ledger = ?2, notes = ?3, outcomes = ?4",
+            "INSERT INTO sessions(session, ledger, notes, scores, outcomes)
+             VALUES (?1, ?2, ?3, ?4, ?5)
+             ON CONFLICT(session) DO UPDATE SET ledger = ?2, notes = ?3, scores = ?4, outcomes = ?5",
             params![
                 session,
                 tip.to_string(),
-                notes_tip.map(|n| n.to_string()),
-                digest(session)
+                tips.notes(session),
+                tips.scores(session),
+                tips.digest(session)
             ],
         )?;
     }
@@ -284,14 +331,16 @@ fn catch_up(conn: &mut Connection, store: &Store) -> Result<()> {
 }
 
 fn read_recorded(conn: &Connection) -> Result<BTreeMap<String, Recorded>> {
-    let mut stmt = conn.prepare_cached("SELECT session, ledger, notes, outcomes FROM sessions")?;
+    let mut stmt =
+        conn.prepare_cached("SELECT session, ledger, notes, scores, outcomes FROM sessions")?;
     let rows = stmt.query_map([], |r| {
         Ok((
             r.get::<_, String>(0)?,
             Recorded {
                 ledger: r.get(1)?,
                 notes: r.get(2)?,
-                outcomes: r.get(3)?,
+                scores: r.get(3)?,
+                outcomes: r.get(4)?,
             },
         ))
     })?;
@@ -308,8 +357,38 @@ fn delete_session(conn: &Connection, session: &str) -> Result<()> {
     Ok(())
 }
 
-/// Reads the ledger from `tip` back to `known`; returns whether the session was read whole
-/// (its recorded tip is not on the ledger any more).
+/// The thoughts a ledger recorded since `known` (every ledger commit reachable from `tip` and
+/// not from `known`: both sides of a merge), and whether the whole ledger was read (`known` is
+/// not on it any more).
+fn ledger_records(store: &Store, tip: Oid, known: Option<Oid>) -> Result<(Vec<Oid>, bool)> {
+    let repo = store.repo();
+    let known = match known {
+        Some(k) if k == tip || (store.has_commit(k) && repo.graph_descendant_of(tip, k)?) => {
+            Some(k)
+        }
+        _ => None,
+    };
+    let mut walk = repo.revwalk()?;
+    walk.push(tip)?;
+    if let Some(k) = known {
+        walk.hide(k)?;
+    }
+    let mut records = Vec::new();
+    for id in walk {
+        let commit = repo.find_commit(id?)?;
+        if commit.parent_count() == 2
+            && commit
+                .message_raw()
+                .is_ok_and(|m| m.contains("\nLore-Action: thought"))
+        {
+            records.push(commit.parent_id(1)?);
+        }
+    }
+    Ok((records, known.is_none()))
+}
+
+/// Reads the ledger's thoughts new since `known` into the index (in the order they were
+/// written: time, then id); returns whether the session was read whole.
 fn apply_ledger(
     conn: &Connection,
     store: &Store,
@@ -317,39 +396,23 @@ fn apply_ledger(
     tip: Oid,
     known: Option<Oid>,
 ) -> Result<bool> {
-    let repo = store.repo();
-    let mut records = Vec::new();
-    let mut finished = false;
-    let mut found_known = false;
-    let mut at = Some(repo.find_commit(tip)?);
-    while let Some(commit) = at {
-        if Some(commit.id()) == known {
-            found_known = true;
-            break;
-        }
-        if commit.parent_count() == 2 {
-            let message = commit.message_raw().unwrap_or("");
-            if message.contains("\nLore-Action: done") {
-                finished = true;
-            } else {
-                records.push(commit.parent_id(1)?);
-            }
-        }
-        at = commit.parent(0).ok();
-    }
-    let rebuilt = !found_known;
+    let (ids, rebuilt) = ledger_records(store, tip, known)?;
+    let finished = store.snapshot(Some(tip))?.blob_id(DONE_FILE)?.is_some();
     if rebuilt {
         delete_session(conn, session)?;
     }
-    records.reverse();
+    let mut records = Vec::new();
+    for id in ids {
+        records.push((id, read::stored(store, id)?));
+    }
+    records.sort_by_key(|(id, s)| (s.metadata.created, *id));
     let mut insert = conn.prepare_cached(
         "INSERT OR IGNORE INTO thoughts(id, session, parent, depth, number, branch, created,
            score, text) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
     )?;
     let mut fts = conn.prepare_cached("INSERT INTO thoughts_fts(rowid, text) VALUES (?1, ?2)")?;
     let mut parents = Vec::new();
-    for id in records {
-        let s = read::stored(store, id)?;
+    for (id, s) in records {
         let parent = s.parent.map(|p| p.to_string());
         let added = insert.execute(params![
             id.to_string(),
@@ -376,54 +439,108 @@ fn apply_ledger(
     for p in parents {
         count.execute([p])?;
     }
-    if finished || rebuilt {
-        conn.execute(
-            "INSERT INTO sessions(session, ledger, finished) VALUES (?1, '', ?2)
-             ON CONFLICT(session) DO UPDATE SET finished = ?2",
-            params![session, finished],
-        )?;
-    }
+    conn.execute(
+        "INSERT INTO sessions(session, ledger, finished) VALUES (?1, '', ?2)
+         ON CONFLICT(session) DO UPDATE SET finished = ?2",
+        params![session, finished],
+    )?;
     Ok(rebuilt)
 }
 
-fn apply_notes(conn: &Connection, store: &Store, from: Option<Oid>, to: Option<Oid>) -> Result<()> {
+fn read_scores(store: &Store, blob: Oid, what: &str) -> Result<Option<Scores>> {
+    match serde_json::from_slice::<Scores>(&store.read_blob(blob)?) {
+        Ok(scores) => Ok(Some(scores)),
+        Err(e) => {
+            store.warn(format!(
+                "the score {what} is not readable ({e}); its thought keeps the score it was \
+                 written with"
+            ));
+            Ok(None)
+        }
+    }
+}
+
+/// Scores notes of the older layout: each counts only for a thought with no scored version.
+fn apply_notes(
+    conn: &Connection,
+    store: &Store,
+    versions: &crate::store::Snapshot<'_>,
+    from: Option<Oid>,
+    to: Option<Oid>,
+) -> Result<()> {
     let mut update = conn.prepare_cached("UPDATE thoughts SET score = ?2 WHERE id = ?1")?;
     for change in store.diff(from, to)? {
         let hex: String = change.path.chars().filter(|c| *c != '/').collect();
         let Some(blob) = change.new else { continue };
-        let scores = match serde_json::from_slice::<Scores>(&store.read_blob(blob)?) {
-            Ok(scores) => scores,
-            Err(e) => {
-                store.warn(format!(
-                    "the score note {} is not readable ({e}); its thought keeps the score it \
-                     was written with",
-                    change.path
-                ));
-                continue;
-            }
+        let Ok(id) = Oid::from_str(&hex) else {
+            continue;
         };
-        update.execute(params![hex, scores.combined])?;
+        if scores::current_in(versions, id)?.is_some() {
+            continue;
+        }
+        if let Some(scores) = read_scores(store, blob, &format!("note {}", change.path))? {
+            update.execute(params![hex, scores.combined])?;
+        }
     }
     Ok(())
 }
 
-fn apply_outcomes(conn: &Connection, session: &str, refs: Option<&[(String, Oid)]>) -> Result<()> {
+/// Scored versions: each thought with a new version takes its current one.
+fn apply_versions(
+    conn: &Connection,
+    store: &Store,
+    versions: &crate::store::Snapshot<'_>,
+    from: Option<Oid>,
+) -> Result<()> {
+    let mut update = conn.prepare_cached("UPDATE thoughts SET score = ?2 WHERE id = ?1")?;
+    let mut touched: Vec<String> = Vec::new();
+    for change in store.diff(from, versions.commit())? {
+        let mut parts = change.path.split('/');
+        if let (Some(a), Some(b)) = (parts.next(), parts.next()) {
+            touched.push(format!("{a}{b}"));
+        }
+    }
+    touched.sort();
+    touched.dedup();
+    for hex in touched {
+        let Ok(id) = Oid::from_str(&hex) else {
+            continue;
+        };
+        let Some((name, blob)) = versions.files_in(&scores::thought_dir(id))?.pop() else {
+            continue;
+        };
+        // A damaged newest version is reported; the newest readable one counts.
+        read_scores(store, blob, &format!("version {hex}/{name}"))?;
+        if let Some(scores) = scores::current_in(versions, id)? {
+            update.execute(params![hex, scores.combined])?;
+        }
+    }
+    Ok(())
+}
+
+fn apply_outcomes(
+    conn: &Connection,
+    store: &Store,
+    session: &str,
+    refs: Option<&Vec<(String, Oid)>>,
+) -> Result<()> {
     conn.execute(
         "UPDATE thoughts SET outcome = NULL, best = 0 WHERE session = ?1",
         [session],
     )?;
-    for (name, target) in refs.unwrap_or_default() {
-        let id = target.to_string();
-        if name == "best" {
-            conn.execute("UPDATE thoughts SET best = 1 WHERE id = ?1", [&id])?;
-        } else if let Some((kind, _)) = name.split_once('_')
-            && matches!(kind, "success" | "failed")
-        {
-            conn.execute(
-                "UPDATE thoughts SET outcome = ?2 WHERE id = ?1",
-                params![id, kind],
-            )?;
-        }
+    let refs = refs.map(Vec::as_slice).unwrap_or_default();
+    let (current, best) = marks::outcomes(store.repo(), refs)?;
+    for (id, kind) in current {
+        conn.execute(
+            "UPDATE thoughts SET outcome = ?2 WHERE id = ?1",
+            params![id.to_string(), kind],
+        )?;
+    }
+    if let Some(best) = best {
+        conn.execute(
+            "UPDATE thoughts SET best = 1 WHERE id = ?1",
+            [best.to_string()],
+        )?;
     }
     Ok(())
 }

@@ -8,8 +8,8 @@
 //!   scores.json     score components and the combined score at the time of writing
 //!   trace.jsonl     the tool calls and observations that led to it (one JSON value a line)
 //!   metadata.json   session, agent, model, depth, sequential number and branch, timings
-//! refs/notes/lore/scores/<session>       the current scores, one note per thought commit
-//! refs/lore/outcomes/<session>/success_<id> | failed_<id> | best    outcomes, as refs
+//! refs/lore/scores/<session>             scored versions, <2 hex>/<38 hex>/<ms>-<blob>.json
+//! refs/lore/outcomes/<session>/success_<id> | failed_<id> | best    marks of thoughts
 //! ```
 //!
 //! The ledger keeps every thought reachable (pruned branches too) and gives one ref to move by
@@ -17,11 +17,17 @@
 //! best path into the ledger (a commit whose second parent is the best thought) and writes an
 //! answer-free lesson as a keyed memory (`lessons/<topic>`), so two agents' contradictory lessons
 //! on one topic meet as a merge conflict. The SQLite index beside lore's own
-//! (`thoughts.sqlite3`) is derived from these refs and caught up when they move.
+//! (`thoughts.sqlite3`) is derived from these refs and caught up when they move. Every ref of a
+//! session travels with `lore sync` and merges by the rules of [`merge`], [`scores`] and
+//! [`marks`]: one session written on several clones ends as one tree.
 
 pub mod bundle;
+pub mod bundle_lessons;
 pub mod index;
+pub mod marks;
+pub mod merge;
 pub mod read;
+pub mod scores;
 pub mod search;
 pub mod sequential;
 pub mod write;
@@ -39,8 +45,12 @@ use crate::error::{Error, Result};
 pub const SESSION_REF_PREFIX: &str = "refs/lore/thoughts/";
 /// The prefix of the outcome refs.
 pub const OUTCOME_REF_PREFIX: &str = "refs/lore/outcomes/";
-/// The prefix of the per-session notes refs holding current scores.
+/// The prefix of the per-session refs holding scored versions.
+pub const SCORES_REF_PREFIX: &str = "refs/lore/scores/";
+/// The prefix of the per-session notes refs that held current scores (the older layout, read
+/// while a thought has no scored version, carried over by the next score written).
 pub const SCORES_NOTES_PREFIX: &str = "refs/notes/lore/scores/";
+pub use write::THOUGHT_TRAILER;
 /// The namespace lessons are written to, keyed by topic.
 pub const LESSONS_NAMESPACE: &str = "lessons";
 /// The longest session name.
@@ -51,7 +61,7 @@ pub fn session_ref(session: &str) -> String {
     format!("{SESSION_REF_PREFIX}{session}")
 }
 
-/// The notes ref holding a session's current scores.
+/// The notes ref that held a session's current scores (the older layout).
 pub fn scores_ref(session: &str) -> String {
     format!("{SCORES_NOTES_PREFIX}{session}")
 }
@@ -226,7 +236,7 @@ pub struct ThoughtNode {
     pub parent: Option<String>,
     /// The text (`thought.md`).
     pub text: String,
-    /// The current scores (the note, else `scores.json`).
+    /// The current scores (the newest scored version, else `scores.json`).
     pub scores: Scores,
     /// The trace (`trace.jsonl`).
     pub trace: Vec<serde_json::Value>,

@@ -7,7 +7,7 @@ use git2::{ObjectType, Oid, Repository};
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::{Scores, ThoughtMeta, ThoughtNode, json_error, scores_ref, short};
+use super::{Scores, ThoughtMeta, ThoughtNode, json_error, short};
 use crate::error::{Error, Result};
 use crate::store::Store;
 
@@ -37,12 +37,11 @@ pub fn metadata(store: &Store, id: Oid) -> Result<ThoughtMeta> {
     serde_json::from_slice(&bytes).map_err(|_| not_a_thought(id))
 }
 
-/// The current scores of a thought: its note on the session's scores ref, else `scores.json`.
+/// The current scores of a thought: its newest scored version ([`super::scores`]), else
+/// `scores.json`.
 pub fn current_scores(store: &Store, session: &str, id: Oid) -> Result<Scores> {
     let repo = store.repo();
-    if let Ok(note) = repo.find_note(Some(&scores_ref(session)), id)
-        && let Ok(scores) = serde_json::from_slice::<Scores>(note.message_bytes())
-    {
+    if let Some(scores) = super::scores::current(store, session, id)? {
         return Ok(scores);
     }
     let commit = thought_commit(repo, id)?;

@@ -87,8 +87,11 @@ fn thoughts_form_a_tree_of_commits_and_replay_from_an_id() {
     for id in [&root, &a, &b, &c] {
         assert!(reachable.contains(id.as_str()), "{id} not reachable");
     }
-    // Scores are notes on lore's notes ref.
-    let note = repo.git(&["notes", "--ref=lore/scores/algebra", "show", &c]);
+    // Scores are versions on the session's scores ref, one directory per thought.
+    let dir = format!("refs/lore/scores/algebra:{}/{}", &c[..2], &c[2..]);
+    let listed = repo.git(&["ls-tree", "--name-only", &dir]);
+    let version = listed.lines().last().unwrap();
+    let note = repo.git(&["show", &format!("{dir}/{version}")]);
     assert!(note.contains("0.95"), "{note}");
 
     let replayed = Env::new(&mut lore, ctx())
@@ -197,14 +200,22 @@ fn ranking_follows_scores_outcomes_and_filters() {
         },
     );
     assert_eq!(failed, std::slice::from_ref(&high));
-    // Marking it success replaces the failed mark.
+    // Marking it success supersedes the failed mark, which stays as history.
     Env::new(&mut lore, ctx())
         .run(ThinkOutcome {
             id: high.clone(),
             outcome: Outcome::Success,
         })
         .unwrap();
-    assert!(!refs(&repo).contains("failed_"));
+    assert!(refs(&repo).contains("failed_") && refs(&repo).contains("success_"));
+    let failed = search(
+        &mut lore,
+        ThinkSearch {
+            outcome: Some(OutcomeFilter::Failed),
+            ..ThinkSearch::default()
+        },
+    );
+    assert!(failed.is_empty(), "{failed:?}");
     // The frontier holds the open leaves only.
     let mut frontier = search(
         &mut lore,
@@ -383,9 +394,14 @@ fn done_merges_the_best_path_and_keeps_a_keyed_lesson() {
     let tip = session_ref("q1");
     assert_eq!(repo.git(&["rev-parse", &format!("{tip}^2")]).trim(), good);
     assert_eq!(
-        repo.git(&["rev-parse", "refs/lore/outcomes/q1/best"])
+        repo.git(&["rev-parse", "refs/lore/outcomes/q1/best^1"])
             .trim(),
-        good
+        good,
+        "best is a mark whose first parent is the best thought"
+    );
+    assert_eq!(
+        repo.git(&["rev-parse", "refs/lore/outcomes/q1/best^{tree}"]),
+        repo.git(&["rev-parse", &format!("{good}^{{tree}}")])
     );
     let best = search(
         &mut lore,
@@ -626,15 +642,18 @@ fn concurrent_writers_lose_no_thought() {
 }
 
 #[test]
-fn an_unreadable_score_note_is_a_warning_and_the_thought_keeps_its_written_score() {
+fn an_unreadable_score_version_is_a_warning_and_the_thought_keeps_its_score() {
     let repo = TestRepo::new();
     let mut lore = lore(&repo);
     let id = add(&mut lore, "s1", None, "Cache the token stream", 0.7);
     let oid = git2::Oid::from_str(&id).unwrap();
     lore.store()
-        .transact_ref(&crate::thoughts::scores_ref("s1"), |_| {
+        .transact_ref(&crate::thoughts::scores::versions_ref("s1"), |_| {
             let edit = crate::store::Edit::Upsert {
-                path: crate::thoughts::write::note_path(oid),
+                path: format!(
+                    "{}/9999999999999-damaged.json",
+                    crate::thoughts::scores::thought_dir(oid)
+                ),
                 content: b"not json".to_vec(),
             };
             let message = crate::store::Message {
@@ -659,7 +678,7 @@ fn an_unreadable_score_note_is_a_warning_and_the_thought_keeps_its_written_score
     assert!(
         warnings
             .iter()
-            .any(|w| w.contains("score note") && w.contains("not readable")),
+            .any(|w| w.contains("score version") && w.contains("not readable")),
         "{warnings:?}"
     );
 }

@@ -1,14 +1,15 @@
 //! Writing reasoning trees: a thought commit on its parent thought, recorded on the session's
-//! ledger by compare-and-swap; current scores as notes; outcomes as refs; finishing a session
-//! (the best path merged into the ledger, the best ref, the lesson as a keyed memory).
+//! ledger by compare-and-swap; scores as versions ([`super::scores`]); outcomes as marks
+//! ([`super::marks`]); finishing a session (the best path merged into the ledger, the best
+//! ref, the lesson as a keyed memory).
 
 use git2::{FileMode, Oid, Signature, Time};
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    LESSONS_NAMESPACE, Outcome, Scores, SessionInfo, ThoughtMeta, check_session, json_error,
-    outcome_ref, read, scores_ref, session_ref, short,
+    LESSONS_NAMESPACE, Outcome, Scores, SessionInfo, ThoughtMeta, check_session, json_error, marks,
+    outcome_ref, read, scores, session_ref, short,
 };
 use crate::error::{Error, Result};
 use crate::memory::{Lore, NewMemory, WriteContext, Written};
@@ -292,12 +293,6 @@ fn write_thought_commit(
     Ok(repo.commit(None, &sig, &sig, &message, &tree, &parents)?)
 }
 
-/// The path of a note in a notes tree (fanned out like git's own for large trees).
-pub fn note_path(id: Oid) -> String {
-    let hex = id.to_string();
-    format!("{}/{}", &hex[..2], &hex[2..])
-}
-
 fn write_scores_note(
     store: &Store,
     session: &str,
@@ -305,24 +300,18 @@ fn write_scores_note(
     scores: &Scores,
     ctx: &WriteContext,
 ) -> Result<Oid> {
-    let content = to_json(scores, "scores note")?;
-    let message = Message {
-        subject: format!("score {} = {:.4}", short(&id.to_string()), scores.combined),
-        body: None,
-        trailers: trailers(ctx, "score", session),
-    };
-    let (_, commit) = store.transact_ref(&scores_ref(session), |_| {
-        let edits = vec![Edit::Upsert {
-            path: note_path(id),
-            content: content.clone(),
-        }];
-        Ok((RefWrite::on_tip(edits, message.clone()), ()))
-    })?;
-    commit.ok_or_else(|| Error::ThoughtNotFound("the scores note was not written".into()))
+    scores::write_version(
+        store,
+        session,
+        id,
+        scores,
+        ctx,
+        trailers(ctx, "score", session),
+    )
 }
 
-/// Replaces a thought's current scores (a new version of its note; `scores.json` keeps the
-/// first). Returns the thought's metadata.
+/// Replaces a thought's current scores (a new scored version; `scores.json` keeps the first).
+/// Returns the thought's metadata.
 pub fn rescore(store: &Store, id: Oid, scores: &Scores, ctx: &WriteContext) -> Result<ThoughtMeta> {
     scores.validate()?;
     let meta = read::metadata(store, id)?;
@@ -330,8 +319,19 @@ pub fn rescore(store: &Store, id: Oid, scores: &Scores, ctx: &WriteContext) -> R
     Ok(meta)
 }
 
-/// Marks a thought's outcome (success or failed; the opposite mark goes). Returns the ref.
+/// Marks a thought's outcome (success or failed): a new mark, newer than the opposite one,
+/// which stays as history and no longer counts. Returns the ref.
 pub fn mark_outcome(store: &Store, id: Oid, outcome: Outcome) -> Result<(String, ThoughtMeta)> {
+    mark_outcome_by(store, id, outcome, &WriteContext::default())
+}
+
+/// [`mark_outcome`] by a writer (its agent in the mark's trailers, its clock).
+pub fn mark_outcome_by(
+    store: &Store,
+    id: Oid,
+    outcome: Outcome,
+    ctx: &WriteContext,
+) -> Result<(String, ThoughtMeta)> {
     let opposite = match outcome {
         Outcome::Success => Outcome::Failed,
         Outcome::Failed => Outcome::Success,
@@ -346,40 +346,17 @@ pub fn mark_outcome(store: &Store, id: Oid, outcome: Outcome) -> Result<(String,
     let meta = read::metadata(store, id)?;
     let hex = id.to_string();
     let name = outcome_ref(&meta.session, outcome, &hex);
-    set_ref(
+    let now = to_millis(ctx.now.unwrap_or_else(Timestamp::now)).as_millisecond();
+    let other = outcome_ref(&meta.session, opposite, &hex);
+    marks::set(
         store,
         &name,
         id,
-        &format!("mark {} {}", outcome.as_str(), short(&hex)),
+        now,
+        &[other],
+        trailers(ctx, "outcome", &meta.session),
     )?;
-    let other = outcome_ref(&meta.session, opposite, &hex);
-    if let Ok(mut r) = store.repo().find_reference(&other) {
-        r.delete()?;
-    }
     Ok((name, meta))
-}
-
-/// Points a ref of lore's at `target` by compare-and-swap from whatever it held.
-fn set_ref(store: &Store, name: &str, target: Oid, log: &str) -> Result<()> {
-    let started = std::time::Instant::now();
-    loop {
-        let current = crate::store::ref_target(store.repo(), name)?;
-        if current == Some(target) {
-            return Ok(());
-        }
-        match store.compare_and_swap(name, current, target, log) {
-            Ok(()) => return Ok(()),
-            Err(e)
-                if matches!(
-                    e.code(),
-                    git2::ErrorCode::Modified | git2::ErrorCode::Locked | git2::ErrorCode::Exists
-                ) && started.elapsed() < std::time::Duration::from_secs(10) =>
-            {
-                std::thread::sleep(std::time::Duration::from_millis(1));
-            }
-            Err(e) => return Err(e.into()),
-        }
-    }
 }
 
 /// A lesson to keep after a session: answer-free advice under a topic.
@@ -437,7 +414,16 @@ pub fn finish(
     {
         store.warn(format!("the answer: {}", report.describe()));
     }
-    let now = to_millis(ctx.now.unwrap_or_else(Timestamp::now));
+    let best_ref = outcome_ref(session, Outcome::Best, "");
+    let stamp = marks::set(
+        store,
+        &best_ref,
+        best,
+        to_millis(ctx.now.unwrap_or_else(Timestamp::now)).as_millisecond(),
+        &[],
+        trailers(ctx, "done", session),
+    )?;
+    let now = Timestamp::from_millisecond(stamp).map_err(|e| json_error(DONE_FILE, e))?;
     let finished = Finished {
         best: best.to_string(),
         answer,
@@ -473,12 +459,6 @@ pub fn finish(
         };
         Ok((write, ()))
     })?;
-    set_ref(
-        store,
-        &outcome_ref(session, Outcome::Best, ""),
-        best,
-        &format!("best of {session}"),
-    )?;
     Ok((finished, written))
 }
 

@@ -78,7 +78,7 @@ impl From<OutcomeArg> for Outcome {
 pub enum ThinkAction {
     /// Add a thought (a commit whose parent is its parent thought).
     Add(add::AddArgs),
-    /// Replace a thought's current scores (a new version of its note).
+    /// Replace a thought's current scores (a new scored version; the newest counts).
     Score(score::ScoreCommandArgs),
     /// Mark a thought success or failed (a ref under refs/lore/outcomes/).
     Outcome(outcome::OutcomeArgs),

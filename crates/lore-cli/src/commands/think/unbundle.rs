@@ -29,6 +29,19 @@ pub fn run(ui: &mut Ui, session: &mut Session, args: &UnbundleArgs) -> CmdResult
             out.sessions.join(", "),
             out.updated.len()
         ));
+        for lesson in &out.lessons {
+            s.push_str(&format!(
+                "  lesson {} ({}): {}{}\n",
+                lesson.path,
+                lesson.session,
+                lesson.action,
+                lesson
+                    .detail
+                    .as_deref()
+                    .map(|d| format!(" — {d}"))
+                    .unwrap_or_default()
+            ));
+        }
     });
     Ok(())
 }
