@@ -4,45 +4,18 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use common::json_at;
+use common::net::Net;
 use serde_json::Value;
 
-struct Net {
-    dir: tempfile::TempDir,
+/// What these tests ask of a clone's reasoning trees, on the shared test network.
+trait Trees {
+    fn add(&self, dir: &Path, text: &str, parent: Option<&str>, score: &str) -> String;
+    fn tree(&self, dir: &Path) -> Vec<(String, String, Value, bool)>;
 }
 
-impl Net {
-    fn new() -> Net {
-        let net = Net {
-            dir: tempfile::tempdir().unwrap(),
-        };
-        std::fs::create_dir_all(net.home()).unwrap();
-        net.git(net.dir.path(), &["init", "-q", "--bare", "central.git"]);
-        net
-    }
-
-    fn home(&self) -> PathBuf {
-        self.dir.path().join("home")
-    }
-
-    fn git(&self, dir: &Path, args: &[&str]) -> String {
-        lore_testutils::git_in(dir, &self.home(), args)
-    }
-
-    fn clone(&self, name: &str) -> PathBuf {
-        self.git(self.dir.path(), &["clone", "-q", "central.git", name]);
-        let path = self.dir.path().join(name);
-        self.git(&path, &["config", "user.name", name]);
-        self.git(&path, &["config", "user.email", "t@example.com"]);
-        path
-    }
-
-    fn json(&self, dir: &Path, args: &[&str]) -> Value {
-        json_at(dir, &self.home(), args)
-    }
-
+impl Trees for Net {
     fn add(&self, dir: &Path, text: &str, parent: Option<&str>, score: &str) -> String {
         let mut args = vec!["think", "add", text, "--in", "s1", "--score", score];
         if let Some(p) = parent {
@@ -69,10 +42,6 @@ impl Net {
             .collect();
         out.sort_by(|a, b| a.0.cmp(&b.0));
         out
-    }
-
-    fn sync(&self, dir: &Path) -> Value {
-        self.json(dir, &["sync"])
     }
 }
 
