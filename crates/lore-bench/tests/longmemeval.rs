@@ -115,7 +115,10 @@ fn the_work_directory_is_not_taken_from_json_arguments() {
     );
     let parsed: EvalLongMemEval =
         serde_json::from_value(serde_json::json!({ "file": "/q.json", "fusion": "rrf" })).unwrap();
-    assert_eq!(parsed.ranking.fusion.as_deref(), Some("rrf"));
+    assert_eq!(
+        parsed.ranking.fusion,
+        Some(lore::ops::memory::FusionKind::Rrf)
+    );
     assert!(parsed.work_dir.as_os_str().is_empty());
 }
 

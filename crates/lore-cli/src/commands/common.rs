@@ -388,13 +388,13 @@ pub struct RankArgs {
     #[arg(long, default_value = "score", value_parser = ["rrf", "score"])]
     pub fusion: String,
     /// Weight of BM25 in score fusion (the vector part gets the rest).
-    #[arg(long, value_name = "W", default_value_t = 0.5)]
+    #[arg(long, value_name = "W", default_value_t = lore::index::rank::DEFAULT_LEXICAL_WEIGHT)]
     pub lexical_weight: f64,
     /// Share of the score that decays with age (0 turns recency off).
-    #[arg(long, value_name = "W", default_value_t = 0.2)]
+    #[arg(long, value_name = "W", default_value_t = lore::index::rank::DEFAULT_RECENCY_WEIGHT)]
     pub recency_weight: f64,
     /// Recency half-life in days (0 turns recency off).
-    #[arg(long, value_name = "DAYS", default_value_t = 90.0)]
+    #[arg(long, value_name = "DAYS", default_value_t = lore::index::rank::DEFAULT_HALF_LIFE_DAYS)]
     pub half_life: f64,
     /// Namespace weight, e.g. decisions=1.2 (repeatable; default 1).
     #[arg(long = "ns-weight", value_name = "NS=W")]
@@ -405,6 +405,15 @@ pub struct RankArgs {
 }
 
 impl RankArgs {
+    /// The fusion asked for (clap admits only `rrf` and `score`).
+    pub fn fusion_kind(&self) -> ops::FusionKind {
+        if self.fusion == "rrf" {
+            ops::FusionKind::Rrf
+        } else {
+            ops::FusionKind::Score
+        }
+    }
+
     /// The operations' ranking knobs.
     pub fn ranking(&self) -> CmdResult<ops::Ranking> {
         let mut namespace_weights = std::collections::BTreeMap::new();
@@ -424,7 +433,7 @@ impl RankArgs {
             }
         }
         Ok(ops::Ranking {
-            fusion: Some(self.fusion.clone()),
+            fusion: Some(self.fusion_kind()),
             lexical_weight: Some(self.lexical_weight),
             recency_weight: Some(self.recency_weight),
             half_life_days: Some(self.half_life),

@@ -148,7 +148,7 @@ fn absolute(file: &Path) -> CmdResult<std::path::PathBuf> {
 fn ranking(rank: &RankArgs) -> CmdResult<Ranking> {
     let options = rank.options()?;
     Ok(Ranking {
-        fusion: Some(rank.fusion.clone()),
+        fusion: Some(rank.fusion_kind()),
         lexical_weight: Some(rank.lexical_weight),
         recency_weight: Some(rank.recency_weight),
         half_life_days: Some(rank.half_life),

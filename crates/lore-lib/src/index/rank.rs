@@ -44,13 +44,24 @@ pub struct RankOptions {
     pub now: Option<Timestamp>,
 }
 
+/// The weight of BM25 in score fusion by default (the vector part gets the rest).
+pub const DEFAULT_LEXICAL_WEIGHT: f64 = 0.5;
+/// The recency half-life by default, in days.
+pub const DEFAULT_HALF_LIFE_DAYS: f64 = 90.0;
+/// The share of the score that decays with age, by default.
+pub const DEFAULT_RECENCY_WEIGHT: f64 = 0.2;
+/// The constant of reciprocal rank fusion (1 / (k + rank)).
+pub const RRF_K: f64 = 60.0;
+
 impl Default for RankOptions {
     fn default() -> Self {
         RankOptions {
             // Measured on LongMemEval (README): score fusion ranks better than RRF here.
-            fusion: Fusion::Score { lexical: 0.5 },
-            half_life_days: Some(90.0),
-            recency_weight: 0.2,
+            fusion: Fusion::Score {
+                lexical: DEFAULT_LEXICAL_WEIGHT,
+            },
+            half_life_days: Some(DEFAULT_HALF_LIFE_DAYS),
+            recency_weight: DEFAULT_RECENCY_WEIGHT,
             namespace_weights: Vec::new(),
             status_weights: [
                 (Status::Active, 1.0),

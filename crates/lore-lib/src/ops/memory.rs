@@ -548,14 +548,25 @@ impl Operation for Forget {
     }
 }
 
+/// How recall combines the BM25 and vector rankings.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum FusionKind {
+    /// Calibrated scores, weighted (the default: it ranked better on LongMemEval).
+    #[default]
+    Score,
+    /// Reciprocal rank fusion.
+    Rrf,
+}
+
 /// Ranking knobs of recall (defaults are what the benchmark measured best).
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Ranking {
-    /// How BM25 and vector rankings combine: score (default) or rrf.
+    /// How BM25 and vector rankings combine (default: score).
     #[serde(default)]
-    pub fusion: Option<String>,
-    /// Weight of BM25 in score fusion, 0..=1 (default 0.5).
+    pub fusion: Option<FusionKind>,
+    /// Weight of BM25 in score fusion, 0..=1 (default 0.5, `DEFAULT_LEXICAL_WEIGHT`).
     #[serde(default)]
     pub lexical_weight: Option<f64>,
     /// Share of the score that decays with age, 0..=1 (default 0.2; 0 turns recency off).
@@ -581,14 +592,18 @@ impl Ranking {
             value: value.to_string(),
             reason: reason.into(),
         };
-        let lexical = self.lexical_weight.unwrap_or(0.5);
+        let lexical = self
+            .lexical_weight
+            .unwrap_or(crate::index::rank::DEFAULT_LEXICAL_WEIGHT);
         let recency = self.recency_weight.unwrap_or(defaults.recency_weight);
         for (what, w) in [("lexical_weight", lexical), ("recency_weight", recency)] {
             if !(0.0..=1.0).contains(&w) {
                 return Err(invalid(what, w, "expected a number from 0 to 1"));
             }
         }
-        let half_life = self.half_life_days.unwrap_or(90.0);
+        let half_life = self
+            .half_life_days
+            .unwrap_or(crate::index::rank::DEFAULT_HALF_LIFE_DAYS);
         if !(half_life.is_finite() && half_life >= 0.0) {
             return Err(invalid(
                 "half_life_days",
@@ -605,14 +620,12 @@ impl Ranking {
                 ));
             }
         }
-        let fusion = one_of(
-            "fusion",
-            self.fusion.as_deref().unwrap_or("score"),
-            &[
-                ("score", Fusion::Score { lexical }),
-                ("rrf", Fusion::Rrf { k: 60.0 }),
-            ],
-        )?;
+        let fusion = match self.fusion.unwrap_or_default() {
+            FusionKind::Score => Fusion::Score { lexical },
+            FusionKind::Rrf => Fusion::Rrf {
+                k: crate::index::rank::RRF_K,
+            },
+        };
         Ok(RankOptions {
             fusion,
             half_life_days: (half_life > 0.0).then_some(half_life),
@@ -776,11 +789,19 @@ mod tests {
             ..Ranking::default()
         };
         assert!(r.options().is_err());
-        let r = Ranking {
-            fusion: Some("magic".into()),
-            ..Ranking::default()
-        };
-        assert!(r.options().is_err());
+        // A fusion that is not one of the kinds is refused where the request is read, and the
+        // schema agents get lists the kinds.
+        let err = serde_json::from_value::<Ranking>(serde_json::json!({ "fusion": "magic" }))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("score") && err.contains("rrf"), "{err}");
+        let schema = serde_json::to_value(schemars::schema_for!(Ranking))
+            .unwrap()
+            .to_string();
+        assert!(
+            schema.contains("\"rrf\"") && schema.contains("\"score\""),
+            "{schema}"
+        );
         assert!(Ranking::default().options().is_ok());
     }
 }
