@@ -100,8 +100,10 @@ pub fn line(title: &str, points: &[(f64, f64)], x_labels: (&str, &str), y_unit: 
     out
 }
 
+/// An axis value: a count prints as a count ("11 memories", never "11.00"), a large value
+/// whole, a small fraction with two decimals.
 fn format_number(v: f64) -> String {
-    if v >= 100.0 {
+    if v >= 100.0 || v.fract() == 0.0 {
         format!("{v:.0}")
     } else {
         format!("{v:.2}")
@@ -220,4 +222,17 @@ pub fn tree(session: &str, thoughts: &[IndexedThought], best: &[String], selecte
     }
     out.push_str("</svg>");
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::format_number;
+
+    #[test]
+    fn counts_print_as_counts() {
+        assert_eq!(format_number(11.0), "11");
+        assert_eq!(format_number(0.0), "0");
+        assert_eq!(format_number(2.5), "2.50");
+        assert_eq!(format_number(1234.56), "1235");
+    }
 }

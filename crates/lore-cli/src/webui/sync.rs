@@ -13,6 +13,8 @@ use lore::ops::sync::{Conflicts, Keep, Resolve};
 use super::html::{self, Page, Section, enc, esc, post_form};
 use super::{App, Form, PageCtx, run_op};
 
+/// One version of a contested memory, named by who wrote it and the commit (the memory's id is
+/// the card's, not repeated per column); a version that forgot the memory reads as a forget.
 fn side(title: &str, v: Option<&ConflictVersion>) -> String {
     let Some(v) = v else {
         return format!(
@@ -32,15 +34,29 @@ fn side(title: &str, v: Option<&ConflictVersion>) -> String {
     .flatten()
     .collect::<Vec<_>>()
     .join(" · ");
+    if v.forgotten {
+        return format!(
+            "<section class=\"side forgot\"><h4>{}</h4><p class=\"muted\">{who}</p>\
+             <p><strong>Forgot the memory</strong> (then: <s>{}</s>)</p></section>",
+            esc(title),
+            esc(v.summary.as_deref().unwrap_or(""))
+        );
+    }
     format!(
-        "<section class=\"side\"><h4>{}</h4><p class=\"muted\"><a href=\"/memory/{}\">{}</a> \
-         {who}</p><p><strong>{}</strong></p><pre class=\"doc\">{}</pre></section>",
+        "<section class=\"side\"><h4>{}</h4><p class=\"muted\">{who}</p><p><strong>{}</strong></p>\
+         <pre class=\"doc\">{}</pre></section>",
         esc(title),
-        enc(v.id.as_str()),
-        esc(v.id.as_str()),
-        esc(v.summary.as_deref().unwrap_or("(forgotten)")),
+        esc(v.summary.as_deref().unwrap_or("")),
         esc(v.body.as_deref().unwrap_or(""))
     )
+}
+
+/// Who wrote a version, for a button that keeps it.
+fn by(v: &ConflictVersion) -> String {
+    v.author
+        .as_deref()
+        .map(|a| format!(" (by {})", esc(a)))
+        .unwrap_or_default()
 }
 
 fn render(env: &mut lore::ops::Env<'_>, ctx: &PageCtx) -> Result<Page, lore::Error> {
@@ -85,10 +101,22 @@ fn render(env: &mut lore::ops::Env<'_>, ctx: &PageCtx) -> Result<Page, lore::Err
     for c in &conflicts.conflicts {
         let _ = write!(
             body,
-            "<article class=\"conflict-card\"><h3>{}</h3><p>{} <span class=\"muted\">found {}</span></p><div class=\"sides\">{}",
+            "<article class=\"conflict-card\"><h3>{}</h3><p>{} <span class=\"muted\">found {} · memory <a href=\"/memory/{}\">{}</a></span></p><div class=\"sides\">{}",
             esc(&c.name),
             esc(&c.description),
             esc(&c.detected),
+            enc(c
+                .live
+                .as_ref()
+                .or(c.others.first())
+                .map(|v| v.id.as_str())
+                .unwrap_or("")),
+            esc(c
+                .live
+                .as_ref()
+                .or(c.others.first())
+                .map(|v| v.id.as_str())
+                .unwrap_or("")),
             side("In force", c.live.as_ref())
         );
         for (i, o) in c.others.iter().enumerate() {
@@ -109,11 +137,31 @@ fn render(env: &mut lore::ops::Env<'_>, ctx: &PageCtx) -> Result<Page, lore::Err
             )
         };
         body.push_str("<div class=\"actions\">");
-        body.push_str(&button("ours", "Keep the version in force", ""));
-        for o in &c.others {
+        let in_force = c.live.as_ref().map(by).unwrap_or_default();
+        body.push_str(&button(
+            "ours",
+            &format!("Keep the version in force{in_force}"),
+            "",
+        ));
+        // A resolve names a version by its memory id; of several versions of one id it takes
+        // the newest, and the button says so.
+        let mut offered: Vec<&str> = Vec::new();
+        for (i, o) in c.others.iter().enumerate() {
+            if offered.contains(&o.id.as_str()) {
+                continue;
+            }
+            offered.push(o.id.as_str());
+            let shared = c.others.iter().filter(|x| x.id == o.id).count() > 1;
+            let label = if shared {
+                "Take the newest other version".to_string()
+            } else if o.forgotten {
+                format!("Accept the forget (other version {}{})", i + 1, by(o))
+            } else {
+                format!("Take other version {}{}", i + 1, by(o))
+            };
             body.push_str(&button(
                 "theirs",
-                &format!("Take {}", esc(o.id.as_str())),
+                &label,
                 &format!(
                     "<input type=\"hidden\" name=\"id\" value=\"{}\">",
                     esc(o.id.as_str())
