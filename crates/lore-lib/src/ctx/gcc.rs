@@ -12,6 +12,7 @@ use serde::Serialize;
 
 use super::commit::BranchFiles;
 use super::files::{read_meta, read_segments, text_of, to_yaml, to_yaml_text, yaml_error};
+use super::gcc_compat;
 use super::metadata::parse_metadata;
 use super::step::{parse_log, render_log};
 use super::{
@@ -192,15 +193,14 @@ impl Workspace<'_> {
                 .ok_or_else(|| Error::ContextNotFound(format!("{name} has no {BRANCH_FILE}")))?;
             let steps = read_segments(&snap)?;
             let bdir = dir.join("branches").join(&name);
-            write(
-                &bdir.join(COMMIT_FILE),
-                text_of(&snap, COMMIT_FILE)?.as_bytes(),
-            )?;
+            // commit.md and metadata.yaml carry, after a marker, what GCC readers need.
+            let commit_md = gcc_compat::export_commit_md(&text_of(&snap, COMMIT_FILE)?);
+            write(&bdir.join(COMMIT_FILE), commit_md.as_bytes())?;
             write(&bdir.join("log.md"), render_log(&name, &steps)?.as_bytes())?;
-            write(
-                &bdir.join(METADATA_FILE),
-                text_of(&snap, METADATA_FILE)?.as_bytes(),
-            )?;
+            let metadata = text_of(&snap, METADATA_FILE)?;
+            let metadata =
+                gcc_compat::export_metadata(&metadata, &parse_metadata(&metadata)?, &meta);
+            write(&bdir.join(METADATA_FILE), metadata.as_bytes())?;
             write(&bdir.join(BRANCH_FILE), &to_yaml(&meta, BRANCH_FILE)?)?;
             // The top-level main.md is the current branch's roadmap (what GCC readers expect);
             // each branch also keeps its own beside its files.
@@ -249,6 +249,12 @@ impl Workspace<'_> {
             let commit_md = self
                 .read_imported(&bdir.join(COMMIT_FILE))?
                 .unwrap_or_default();
+            let own = self.read_imported(&bdir.join(BRANCH_FILE))?;
+            // lore's own export: the GCC forms it added for other readers are cut off.
+            let commit_md = match own {
+                Some(_) => gcc_compat::import_commit_md(&commit_md),
+                None => commit_md,
+            };
             let commit_md = self.screened("commit.md", &commit_md)?;
             let log = self
                 .read_imported(&bdir.join("log.md"))?
@@ -258,6 +264,10 @@ impl Workspace<'_> {
             let metadata = self
                 .read_imported(&bdir.join(METADATA_FILE))?
                 .unwrap_or_else(|| "{}\n".into());
+            let metadata = match own {
+                Some(_) => gcc_compat::import_metadata(&metadata),
+                None => metadata,
+            };
             let parsed = parse_metadata(&metadata)?;
             // Re-written only when it holds a secret: otherwise its text is kept as it came.
             let metadata = if crate::secrets::scan(&metadata).is_empty() {
@@ -268,7 +278,6 @@ impl Workspace<'_> {
                     METADATA_FILE,
                 )?
             };
-            let own = self.read_imported(&bdir.join(BRANCH_FILE))?;
             // Without lore's record, the foreign forms are read for the history they record.
             let mut history = match own {
                 Some(_) => None,

@@ -29,6 +29,7 @@ mod branching;
 mod commit;
 mod files;
 pub mod gcc;
+mod gcc_compat;
 mod gcc_foreign;
 mod history;
 mod merge;

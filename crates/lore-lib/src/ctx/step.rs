@@ -11,61 +11,151 @@ use crate::steps::cut;
 /// The marker that starts a step's structured record inside `log.md`.
 const STEP_MARKER: &str = "<!-- lore-step ";
 
+/// Lines that start one of these mean something to a `log.md` reader (contexa's labels and
+/// record headings, lore's own record): inside a step's text they are written one space in.
+const LINE_STARTS: [&str; 5] = [
+    "### Step",
+    "**Observation:**",
+    "**Thought:**",
+    "**Action:**",
+    STEP_MARKER,
+];
+
+/// A step's text as written into `log.md` (see [`super::gcc_compat::escaped`]; `leads` when
+/// the first line follows a label on its line).
+fn escaped(text: &str, leads: bool) -> String {
+    super::gcc_compat::escaped(text, leads, &LINE_STARTS)
+}
+
 impl Step {
-    /// The step as a `log.md` section: readable markdown, preceded by its structured record.
-    pub fn to_markdown(&self, ordinal: usize) -> Result<String> {
+    /// The step's structured record: one HTML comment line that lore reads back exactly.
+    fn record_line(&self) -> Result<String> {
         let json = serde_json::to_string(self).map_err(|e| Error::Parse {
             context: "writing a step".into(),
             message: e.to_string(),
         })?;
         // `--` cannot end an HTML comment early inside JSON text, but escape it anyway.
         let json = json.replace("--", "\\u002d\\u002d");
-        let mut out = format!("{STEP_MARKER}{json} -->\n");
-        let kind = self.kind.map(StepKind::as_str).unwrap_or("step");
-        out.push_str(&format!(
-            "### {ordinal}. {kind} · {}{}\n\n",
-            self.time,
-            self.tool
-                .as_ref()
-                .map(|t| format!(" · `{t}`"))
-                .unwrap_or_default()
-        ));
+        Ok(format!("{STEP_MARKER}{json} -->\n"))
+    }
+
+    /// What the step says, for a reader: its text, the tool call, the result.
+    fn content(&self) -> String {
+        let mut parts = Vec::new();
         if let Some(text) = &self.text {
-            out.push_str(text);
-            out.push_str("\n\n");
+            parts.push(text.clone());
         }
-        let mut fields = Vec::new();
-        if let Some(a) = &self.arguments {
-            fields.push(format!("- arguments: `{}`", a.replace('\n', " ")));
-        }
+        let call = match (&self.tool, &self.arguments) {
+            (Some(t), Some(a)) => Some(format!("`{t}` `{}`", a.replace('\n', " "))),
+            (Some(t), None) => Some(format!("`{t}`")),
+            (None, Some(a)) => Some(format!("`{}`", a.replace('\n', " "))),
+            (None, None) => None,
+        };
+        parts.extend(call);
         if let Some(r) = &self.result {
-            fields.push(format!("- result: {}", r.replace('\n', " ")));
+            parts.push(format!("→ {}", r.replace('\n', " ")));
+        }
+        parts.join("\n")
+    }
+
+    /// The step's labels (subgoal, entities, files, origin) as one line, if it has any.
+    fn labels_line(&self) -> Option<String> {
+        let mut fields = Vec::new();
+        if let Some(s) = &self.subgoal {
+            fields.push(format!("subgoal: {s}"));
         }
         if !self.entities.is_empty() {
-            fields.push(format!("- entities: {}", self.entities.join(", ")));
-        }
-        if let Some(s) = &self.subgoal {
-            fields.push(format!("- subgoal: {s}"));
+            fields.push(format!("entities: {}", self.entities.join(", ")));
         }
         if !self.files.is_empty() {
-            fields.push(format!("- files: {}", self.files.join(", ")));
+            fields.push(format!("files: {}", self.files.join(", ")));
         }
         if let Some(o) = &self.origin {
-            fields.push(format!("- merged from: {o}"));
+            fields.push(format!("merged from: {o}"));
         }
-        if !fields.is_empty() {
-            out.push_str(&fields.join("\n"));
-            out.push_str("\n\n");
-        }
-        Ok(out)
+        (!fields.is_empty()).then(|| format!("*{}*\n", escaped(&fields.join(" · "), true)))
+    }
+
+    /// Only kind and text: such steps of one time and origin, in observation–thought–action
+    /// order, are one record (as a record read from a GCC log was).
+    fn is_plain(&self) -> bool {
+        self.kind.is_some()
+            && self.tool.is_none()
+            && self.arguments.is_none()
+            && self.result.is_none()
+            && self.entities.is_empty()
+            && self.subgoal.is_none()
+            && self.files.is_empty()
     }
 }
 
-/// Renders a whole `log.md`.
+/// The steps of `log.md`'s next section: a run of plain steps that make one record, else one.
+fn next_section(steps: &[Step]) -> usize {
+    let first = &steps[0];
+    if !first.is_plain() {
+        return 1;
+    }
+    let mut n = 1;
+    while let Some(next) = steps.get(n) {
+        let prev = &steps[n - 1];
+        if !(next.is_plain()
+            && next.time == first.time
+            && next.origin == first.origin
+            && next.kind.map(|k| k as u8) > prev.kind.map(|k| k as u8))
+        {
+            break;
+        }
+        n += 1;
+    }
+    n
+}
+
+/// One section of `log.md`: each step's record, then (for observations, thoughts and actions)
+/// an observation–thought–action record in the GCC form contexa reads (`### Step N — TIME`,
+/// labelled fields), or (for a step of no kind) a heading and its text, then `---`.
+fn render_section(section: &[Step], record: &mut usize) -> Result<String> {
+    let mut out = String::new();
+    for step in section {
+        out.push_str(&step.record_line()?);
+    }
+    let first = &section[0];
+    if first.kind.is_some() {
+        *record += 1;
+        out.push_str(&format!("### Step {record} — {}\n", first.time));
+    } else {
+        out.push_str(&format!("### Unlabelled step — {}\n", first.time));
+    }
+    out.extend(first.labels_line());
+    out.push('\n');
+    for step in section {
+        let content = step.content();
+        match step.kind {
+            Some(kind) => {
+                let label = match kind {
+                    StepKind::Observation => "Observation",
+                    StepKind::Thought => "Thought",
+                    StepKind::Action => "Action",
+                };
+                out.push_str(&format!("**{label}:** {}\n\n", escaped(&content, true)));
+            }
+            None => out.push_str(&format!("{}\n\n", escaped(&content, false))),
+        }
+    }
+    out.push_str("---\n\n");
+    Ok(out)
+}
+
+/// Renders a whole `log.md`: readable by GCC tools (contexa 1.1.2 reads each observation,
+/// thought or action as its observation–thought–action record, with its time), and by lore
+/// exactly (each step's record rides along in an HTML comment).
 pub fn render_log(branch: &str, steps: &[Step]) -> Result<String> {
-    let mut out = format!("# Log — branch {branch}\n\n");
-    for (i, step) in steps.iter().enumerate() {
-        out.push_str(&step.to_markdown(i + 1)?);
+    let mut out = format!("# OTA Log — branch `{branch}`\n\n");
+    let mut record = 0;
+    let mut at = 0;
+    while at < steps.len() {
+        let n = next_section(&steps[at..]);
+        out.push_str(&render_section(&steps[at..at + n], &mut record)?);
+        at += n;
     }
     Ok(out)
 }
@@ -149,7 +239,53 @@ mod tests {
         let steps = vec![step("ran the tests --> twice"), step("second\n\nparagraph")];
         assert_eq!(steps[0].entities, vec!["payments".to_string()]);
         let md = render_log("main", &steps).unwrap();
-        assert!(md.contains("### 1. action"));
+        assert!(md.contains("### Step 1 — "));
+        assert!(md.contains("**Action:** ran the tests --> twice\n`bash` `cargo test -- --nocapture`\n→ 2 failed see log"));
+        assert_eq!(parse_log(&md, Timestamp::now()).unwrap(), steps);
+    }
+
+    #[test]
+    fn log_markdown_is_in_the_gcc_record_form_and_escapes_what_would_break_it() {
+        let at: Timestamp = "2026-01-02T03:04:05.123Z".parse().unwrap();
+        let plain = |kind, text: &str| {
+            NewStep {
+                kind: Some(kind),
+                text: Some(text.into()),
+                now: Some(at),
+                ..NewStep::default()
+            }
+            .into_step()
+            .unwrap()
+        };
+        let mut steps = vec![
+            plain(StepKind::Observation, "slow page"),
+            plain(
+                StepKind::Thought,
+                "N+1\n---\n**Action:** not a label\nends with ---",
+            ),
+            plain(StepKind::Action, "batch the loads"),
+            plain(StepKind::Thought, "a second record: the kinds start again"),
+            NewStep {
+                text: Some("no kind\n<!-- lore-step {} -->\n### Step 9 — x".into()),
+                now: Some(at),
+                ..NewStep::default()
+            }
+            .into_step()
+            .unwrap(),
+        ];
+        steps[3].origin = Some("side".into());
+        let md = render_log("main", &steps).unwrap();
+        assert!(md.starts_with("# OTA Log — branch `main`\n\n"), "{md}");
+        assert!(md.contains("### Step 1 — 2026-01-02T03:04:05.123Z\n\n**Observation:** slow page\n\n**Thought:** N+1\n\\---\n **Action:** not a label\nends with \\---\n\n**Action:** batch the loads\n\n---\n"), "{md}");
+        assert!(
+            md.contains("### Step 2 — 2026-01-02T03:04:05.123Z\n*merged from: side*\n"),
+            "{md}"
+        );
+        assert!(md.contains("### Unlabelled step — "), "{md}");
+        assert!(md.contains("\n <!-- lore-step {} -->\n ### Step 9"), "{md}");
+        assert!(!md.contains("### Step 3"), "{md}");
+        // Every `---` line break left in the file ends a record.
+        assert_eq!(md.matches("\n---\n").count(), 3, "{md}");
         assert_eq!(parse_log(&md, Timestamp::now()).unwrap(), steps);
     }
 
