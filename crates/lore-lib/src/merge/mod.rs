@@ -9,7 +9,11 @@
 //! - gone from one side: only a tombstone (`forget`) or a conflict record that parked it removes
 //!   it; a memory missing without one is kept (never deletion by absence); an edit against a
 //!   forget is a contradiction, and the edit stays live;
-//! - two different memories claiming one key path: a contradiction, ours stays at the path.
+//! - two different memories claiming one key path: a contradiction; the in-force rule below
+//!   decides which holds the path.
+//!
+//! Which version stays in force is the same on every clone whatever the order of merges: an
+//! edit beats a forget, otherwise the version updated last, ties by the greater blob id.
 //!
 //! A contradiction keeps the version in force live (the chain stays writable and readable) and
 //! every other version, with the base, as data in a conflict record (`.conflicts/…`, see
