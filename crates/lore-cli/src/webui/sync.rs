@@ -51,12 +51,9 @@ fn side(title: &str, v: Option<&ConflictVersion>) -> String {
     )
 }
 
-/// Who wrote a version, for a button that keeps it.
-fn by(v: &ConflictVersion) -> String {
-    v.author
-        .as_deref()
-        .map(|a| format!(" (by {})", esc(a)))
-        .unwrap_or_default()
+/// Who wrote a version (`by Name <email>`), for a button that keeps it.
+fn by(v: &ConflictVersion) -> Option<String> {
+    v.author.as_deref().map(|a| format!("by {}", esc(a)))
 }
 
 fn render(env: &mut lore::ops::Env<'_>, ctx: &PageCtx) -> Result<Page, lore::Error> {
@@ -137,7 +134,12 @@ fn render(env: &mut lore::ops::Env<'_>, ctx: &PageCtx) -> Result<Page, lore::Err
             )
         };
         body.push_str("<div class=\"actions\">");
-        let in_force = c.live.as_ref().map(by).unwrap_or_default();
+        let in_force = c
+            .live
+            .as_ref()
+            .and_then(by)
+            .map(|b| format!(" ({b})"))
+            .unwrap_or_default();
         body.push_str(&button(
             "ours",
             &format!("Keep the version in force{in_force}"),
@@ -154,10 +156,14 @@ fn render(env: &mut lore::ops::Env<'_>, ctx: &PageCtx) -> Result<Page, lore::Err
             let shared = c.others.iter().filter(|x| x.id == o.id).count() > 1;
             let label = if shared {
                 "Take the newest other version".to_string()
-            } else if o.forgotten {
-                format!("Accept the forget (other version {}{})", i + 1, by(o))
             } else {
-                format!("Take other version {}{}", i + 1, by(o))
+                let n = i + 1;
+                match (o.forgotten, by(o)) {
+                    (true, Some(b)) => format!("Accept the forget (other version {n}, {b})"),
+                    (true, None) => format!("Accept the forget (other version {n})"),
+                    (false, Some(b)) => format!("Take other version {n} ({b})"),
+                    (false, None) => format!("Take other version {n}"),
+                }
             };
             body.push_str(&button(
                 "theirs",
