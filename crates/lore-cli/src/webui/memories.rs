@@ -293,8 +293,13 @@ fn timeline(id: &str, versions: &[lore::MemoryVersion], to: &str) -> String {
     let mut out = String::from(
         "<form method=\"get\" class=\"timeline-form\"><ol class=\"timeline\" id=\"timeline\">",
     );
+    // The version shown is marked once, even where one commit holds two entries (a path move).
+    let shown = versions
+        .iter()
+        .position(|v| v.commit == to && v.memory.is_some())
+        .or_else(|| versions.iter().position(|v| v.commit == to));
     for (i, v) in versions.iter().enumerate() {
-        let current = if v.commit == to {
+        let current = if Some(i) == shown {
             " aria-current=\"true\""
         } else {
             ""

@@ -61,6 +61,24 @@ fn find_version(versions: &[MemoryVersion], commit: &str) -> Result<usize> {
         .filter(|(_, v)| c.len() >= 4 && v.commit.starts_with(&c))
         .map(|(i, _)| i)
         .collect();
+    // One commit can hold two entries of a memory (it moved path: removed at one, written at
+    // the other): the one that holds the memory is that commit's version.
+    let commits: std::collections::BTreeSet<&str> =
+        found.iter().map(|i| versions[*i].commit.as_str()).collect();
+    let found: Vec<usize> = if commits.len() == 1 && found.len() > 1 {
+        let holding: Vec<usize> = found
+            .iter()
+            .copied()
+            .filter(|i| versions[*i].memory.is_some())
+            .collect();
+        if holding.is_empty() {
+            found[..1].to_vec()
+        } else {
+            holding[..1].to_vec()
+        }
+    } else {
+        found
+    };
     match found.as_slice() {
         [one] => Ok(*one),
         [] => Err(Error::NotFound(format!(
@@ -73,12 +91,23 @@ fn find_version(versions: &[MemoryVersion], commit: &str) -> Result<usize> {
     }
 }
 
+/// The version before `to` that a diff shows by default: the nearest older one that reads
+/// differently from `to` (whose text is `new`), else simply the next older one.
+fn version_before(versions: &[MemoryVersion], to: usize, new: &str) -> Result<Option<usize>> {
+    for (i, v) in versions.iter().enumerate().skip(to + 1) {
+        if version_text(Some(v))? != new {
+            return Ok(Some(i));
+        }
+    }
+    Ok((to + 1 < versions.len()).then_some(to + 1))
+}
+
 impl Operation for HistoryDiff {
     const NAME: &'static str = "history_diff";
     const TITLE: &'static str = "Diff two versions of a memory";
     const DESCRIPTION: &'static str = "The line diff of a memory's file (front matter and body) \
         between two of its versions from git, by commit: by default the newest version against \
-        the one before it.";
+        the nearest older one that differs.";
     const EFFECT: Effect = Effect::ReadOnly;
     type Output = MemoryDiff;
 
@@ -95,12 +124,12 @@ impl Operation for HistoryDiff {
             Some(c) => find_version(&versions, c)?,
             None => 0,
         };
+        let new = version_text(Some(&versions[to]))?;
         let from = match &self.from {
             Some(c) => Some(find_version(&versions, c)?),
-            None => (to + 1 < versions.len()).then_some(to + 1),
+            None => version_before(&versions, to, &new)?,
         };
         let old = version_text(from.map(|i| &versions[i]))?;
-        let new = version_text(Some(&versions[to]))?;
         Ok(MemoryDiff {
             lines: line_diff(old.as_bytes(), new.as_bytes(), "memory.md")?,
             from: from.map(|i| versions[i].clone()),
@@ -359,5 +388,59 @@ impl Operation for Tips {
         }
         let stamp = format!("{:016x}", crate::hash::fnv1a(all.as_bytes()));
         Ok(RefTips { refs, files, stamp })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Memory;
+
+    fn version(commit: &str, memory: Option<Memory>) -> MemoryVersion {
+        MemoryVersion {
+            id: "abcdefghjkmn".into(),
+            commit: commit.into(),
+            time: jiff::Timestamp::UNIX_EPOCH,
+            subject: String::new(),
+            committer: String::new(),
+            path: "learnings/x.md".into(),
+            memory,
+        }
+    }
+
+    #[test]
+    fn the_default_diff_skips_versions_that_read_the_same_and_a_commit_names_one_version() {
+        let bare = |summary: &str| {
+            Memory::bare(
+                crate::model::MemoryId::parse("abcdefghjkmn").unwrap(),
+                "learnings",
+                summary,
+                crate::model::Status::Active,
+                jiff::Timestamp::UNIX_EPOCH,
+            )
+        };
+        let (a, b) = (bare("first"), bare("second"));
+        // Newest first: b, a repeated (a merge or a move listed it twice), then a.
+        let versions = vec![
+            version("cccc1111", Some(b.clone())),
+            version("bbbb2222", Some(b.clone())),
+            version("aaaa3333", Some(a.clone())),
+        ];
+        let new = version_text(Some(&versions[0])).unwrap();
+        assert_eq!(version_before(&versions, 0, &new).unwrap(), Some(2));
+        // Nothing older differs: the next older one, as before.
+        let same = vec![versions[0].clone(), versions[1].clone()];
+        assert_eq!(version_before(&same, 0, &new).unwrap(), Some(1));
+        // One commit with two entries (removed at one path, written at another).
+        let moved = vec![version("dddd4444", None), version("dddd4444", Some(b))];
+        assert_eq!(find_version(&moved, "dddd4444").unwrap(), 1);
+        let two = vec![
+            version("eeee5555", Some(a.clone())),
+            version("eeee6666", Some(a)),
+        ];
+        assert!(matches!(
+            find_version(&two, "eeee"),
+            Err(Error::Ambiguous { .. })
+        ));
     }
 }
