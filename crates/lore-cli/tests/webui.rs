@@ -350,6 +350,8 @@ fn the_web_ui_works_in_a_real_browser() {
         "thoughts",
     );
     assert_eq!(browser.count("svg.tree circle"), 3);
+    // Each node shows its first words without a click.
+    assert_eq!(browser.count("svg.tree text.thought"), 3);
     browser.click(&browser.find("svg.tree a.node-link"));
     browser.wait_for("the replay", Duration::from_secs(10), |b| {
         b.count("#replay") == 1

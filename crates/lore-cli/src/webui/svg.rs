@@ -110,6 +110,16 @@ fn format_number(v: f64) -> String {
     }
 }
 
+/// At most `max` characters of a thought's first line, for the label under its node (the whole
+/// line is the node's tooltip and the selected node's panel).
+fn first_words(line: &str, max: usize) -> String {
+    if line.chars().count() <= max {
+        return line.to_string();
+    }
+    let cut: String = line.chars().take(max - 1).collect();
+    format!("{}…", cut.trim_end())
+}
+
 /// The colour of a score in 0..=1: red (0) through amber to green (1).
 fn score_colour(score: f64) -> String {
     let hue = (score.clamp(0.0, 1.0) * 120.0).round();
@@ -151,8 +161,9 @@ pub fn tree(session: &str, thoughts: &[IndexedThought], best: &[String], selecte
         place(r, &children, &mut x, &mut next, 0);
     }
     let depth_max = thoughts.iter().map(|t| t.depth).max().unwrap_or(0) as f64;
-    let col = 70.0;
-    let row = 70.0;
+    // Wide enough for each node's first words under it.
+    let col = 120.0;
+    let row = 84.0;
     let w = (next.max(1.0) * col + 40.0).max(200.0);
     let h = (depth_max + 1.0) * row + 40.0;
     let pos = |i: usize| {
@@ -204,7 +215,8 @@ pub fn tree(session: &str, thoughts: &[IndexedThought], best: &[String], selecte
              <title>{} — score {:.2}{}</title>\
              <circle cx=\"{cx:.1}\" cy=\"{cy:.1}\" r=\"16\" class=\"{class}\" fill=\"{}\"></circle>\
              <text x=\"{cx:.1}\" y=\"{:.1}\" text-anchor=\"middle\" class=\"mark\">{}</text>\
-             <text x=\"{cx:.1}\" y=\"{:.1}\" text-anchor=\"middle\" class=\"label\">{:.2}</text></a>",
+             <text x=\"{cx:.1}\" y=\"{:.1}\" text-anchor=\"middle\" class=\"label\">{:.2}</text>\
+             <text x=\"{cx:.1}\" y=\"{:.1}\" text-anchor=\"middle\" class=\"thought\">{}</text></a>",
             enc(session),
             enc(&t.id),
             esc(first_line),
@@ -217,7 +229,9 @@ pub fn tree(session: &str, thoughts: &[IndexedThought], best: &[String], selecte
             cy + 5.0,
             mark,
             cy + 30.0,
-            t.score
+            t.score,
+            cy + 44.0,
+            esc(&first_words(first_line, 18))
         );
     }
     out.push_str("</svg>");
@@ -226,7 +240,17 @@ pub fn tree(session: &str, thoughts: &[IndexedThought], best: &[String], selecte
 
 #[cfg(test)]
 mod tests {
-    use super::format_number;
+    use super::{first_words, format_number};
+
+    #[test]
+    fn a_node_label_is_the_first_words() {
+        assert_eq!(first_words("Split the problem", 18), "Split the problem");
+        assert_eq!(
+            first_words("Split the problem by input size", 18),
+            "Split the problem…"
+        );
+        assert_eq!(first_words("ééééééééééééééééééééé", 5), "éééé…");
+    }
 
     #[test]
     fn counts_print_as_counts() {
