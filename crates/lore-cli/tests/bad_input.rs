@@ -566,3 +566,42 @@ fn a_lost_or_damaged_memory_ref_is_named_with_what_restores_it_and_doctor_puts_i
         assert_eq!(json(&repo, &["doctor"])["state"], "sound");
     }
 }
+
+#[test]
+fn a_markdown_file_that_never_closes_its_front_matter_is_skipped_and_said() {
+    let repo = TestRepo::new();
+    let dir = repo.path().join("notes-in");
+    std::fs::create_dir_all(&dir).unwrap();
+    // A plain note takes its namespace from its directory.
+    std::fs::create_dir_all(dir.join("learnings")).unwrap();
+    std::fs::write(
+        dir.join("learnings/plain.md"),
+        "A plain note, no front matter.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("open.md"),
+        "---\nsummary: never closed\ntags: [a]\n\nthe body\n",
+    )
+    .unwrap();
+    let huge: String = (0..20_000).map(|i| format!("- t{i}\n")).collect();
+    std::fs::write(
+        dir.join("huge.md"),
+        format!("---\nsummary: huge\ntags:\n{huge}---\nbody\n"),
+    )
+    .unwrap();
+    let report = json(&repo, &["import", "markdown", dir.to_str().unwrap()]);
+    assert_eq!(report["written"], 1, "{report}");
+    let warnings = report["warnings"].to_string();
+    assert!(
+        warnings.contains("open.md") && warnings.contains("no closing"),
+        "{report}"
+    );
+    assert!(
+        warnings.contains("huge.md") && warnings.contains("the limit is"),
+        "{report}"
+    );
+    let listed = json(&repo, &["list"]);
+    assert_eq!(listed["memories"].as_array().unwrap().len(), 1, "{listed}");
+    assert!(!listed.to_string().contains("never closed"), "{listed}");
+}

@@ -48,7 +48,7 @@ struct FrontMatter {
 /// more than its size is worth (YAML parsing is not linear in the length of a list).
 pub const MAX_FRONT_MATTER_BYTES: usize = 64 * 1024;
 
-fn front_matter_too_large(len: usize) -> String {
+pub(crate) fn front_matter_too_large(len: usize) -> String {
     format!(
         "its front matter is {len} bytes; the limit is {MAX_FRONT_MATTER_BYTES} (fewer tags, citations or relations)"
     )

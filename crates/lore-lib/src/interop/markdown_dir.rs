@@ -68,6 +68,13 @@ pub fn import(dir: &Path, now: Timestamp) -> Result<Converted> {
             continue;
         };
         let (fields, body) = match record::split_front_matter(&text) {
+            Ok((yaml, _)) if yaml.len() > record::MAX_FRONT_MATTER_BYTES => {
+                bad.push(format!(
+                    "skipped: {origin}: {}",
+                    record::front_matter_too_large(yaml.len())
+                ));
+                continue;
+            }
             Ok((yaml, body)) => match serde_norway::from_str::<serde_norway::Value>(yaml) {
                 Ok(serde_norway::Value::Mapping(m)) => (m, body.to_string()),
                 Ok(_) => (serde_norway::Mapping::new(), body.to_string()),
@@ -76,6 +83,13 @@ pub fn import(dir: &Path, now: Timestamp) -> Result<Converted> {
                     continue;
                 }
             },
+            // A file that opens a front matter it never closes is not a plain note: its first
+            // lines would become the body, fields and all.
+            Err(why) if text.starts_with("---\n") || text.starts_with("---\r\n") => {
+                bad.push(format!("skipped: {origin}: {why}"));
+                continue;
+            }
+            // No front matter at all: a plain markdown note, its text the body.
             Err(_) => (serde_norway::Mapping::new(), text.clone()),
         };
         let fallback_namespace = rel_text
