@@ -19,6 +19,26 @@ pub(crate) struct GitCli {
     timeout: Duration,
 }
 
+/// How git says an atomic push's other refs failed because one ref was refused (by version).
+const COLLATERAL: &[&str] = &["atomic transaction failed", "atomic push failed"];
+
+/// Whether every refusal of a push (its `--porcelain` `!` lines) says the remote moved or was
+/// being written, which is worth a new round; any other refusal (a hook, a permission, a
+/// protected ref) is the remote's answer.
+fn remote_moved(rejected: &[&str]) -> bool {
+    const MOVED: &[&str] = &[
+        "stale info",
+        "fetch first",
+        "non-fast-forward",
+        "failed to lock",
+        "cannot lock",
+        "incorrect old value",
+    ];
+    rejected
+        .iter()
+        .all(|l| MOVED.iter().chain(COLLATERAL).any(|m| l.contains(m)))
+}
+
 /// One ref a push updates.
 #[derive(Clone, Debug)]
 pub(crate) struct PushUpdate {
@@ -118,25 +138,14 @@ impl GitCli {
             return Ok(PushOutcome::Pushed);
         }
         let rejected: Vec<&str> = out.stdout.lines().filter(|l| l.starts_with('!')).collect();
-        // Refusals because the remote moved (or was being written) are worth a new round;
-        // any other refusal (a hook, a permission, a protected ref) is the remote's answer.
-        const MOVED: &[&str] = &[
-            "stale info",
-            "fetch first",
-            "non-fast-forward",
-            "atomic transaction failed",
-            "failed to lock",
-            "cannot lock",
-            "incorrect old value",
-        ];
         if rejected.is_empty() {
             Err(unreachable(remote, &out.stderr))
-        } else if rejected.iter().all(|l| MOVED.iter().any(|m| l.contains(m))) {
+        } else if remote_moved(&rejected) {
             Ok(PushOutcome::Rejected(rejected.join("; ")))
         } else {
             let refused: Vec<&str> = rejected
                 .iter()
-                .filter(|l| !l.contains("atomic transaction failed"))
+                .filter(|l| !COLLATERAL.iter().any(|c| l.contains(c)))
                 .map(|l| l.trim_start_matches('!').trim())
                 .collect();
             Err(Error::Remote {
@@ -284,5 +293,29 @@ fn unreachable(remote: &str, stderr: &str) -> Error {
         } else {
             message
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::remote_moved;
+
+    #[test]
+    fn a_stale_lease_with_its_atomic_collateral_is_worth_a_new_round() {
+        // As git 2.47 prints a lease that no longer holds in an atomic push of several refs.
+        let lines = [
+            "!\t573ddd02:refs/lore/memory\t[rejected] (stale info)",
+            "!\t3abd1ad2:refs/lore/outcomes/a/best\t[rejected] (atomic push failed)",
+            "!\t787b290c:refs/lore/thoughts/a\t[rejected] (atomic push failed)",
+        ];
+        assert!(remote_moved(&lines));
+        let older = ["!\tx:refs/lore/memory\t[rejected] (atomic transaction failed)"];
+        assert!(remote_moved(&older));
+        // A hook's refusal is the remote's answer, whatever else failed with it.
+        let hook = [
+            "!\tx:refs/lore/memory\t[remote rejected] (pre-receive hook declined)",
+            "!\ty:refs/lore/ctx/main\t[rejected] (atomic push failed)",
+        ];
+        assert!(!remote_moved(&hook));
     }
 }
