@@ -13,6 +13,7 @@
 pub mod browse;
 pub mod ctx;
 pub mod memory;
+pub mod recall;
 pub mod review;
 pub mod sequential;
 pub mod store;
