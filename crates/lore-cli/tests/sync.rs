@@ -267,17 +267,8 @@ fn a_remote_that_moves_during_the_merge_is_merged_again_not_overwritten() {
                 assert!(out.status.success());
             }
         })));
-    let report = lore::sync::sync(
-        lore_handle.store(),
-        &lore::sync::SyncOptions {
-            remote: None,
-            direction: lore::sync::Direction::Both,
-            dry_run: false,
-            timeout: std::time::Duration::from_secs(60),
-            now: jiff::Timestamp::now(),
-        },
-    )
-    .unwrap();
+    let report =
+        lore::sync::sync(lore_handle.store(), &lore::sync::SyncOptions::default()).unwrap();
     assert!(fired.load(std::sync::atomic::Ordering::SeqCst));
     assert!(
         report.rounds >= 2,

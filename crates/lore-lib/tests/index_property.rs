@@ -1,9 +1,5 @@
 //! Property: the index after any sequence of incremental catch-ups equals a fresh rebuild.
 
-// A test process reads its own settings (worker roles, case counts) from the environment;
-// the library it tests does not.
-#![allow(clippy::disallowed_methods)]
-
 use lore::index::Index;
 use lore::store::{Edit, Message};
 use lore::{ListFilter, Lore, NewMemory, Patch, Status, Store, WriteContext};
@@ -139,16 +135,8 @@ fn apply(lore: &mut Lore, op: &Op, step: usize) {
     }
 }
 
-/// The cases are drawn from a fixed seed, so a run in CI is reproducible. How many cases: 64, or `PROPTEST_CASES` when set (to run many more).
-fn cases(default: u32) -> u32 {
-    std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
 proptest! {
-    #![proptest_config(ProptestConfig { cases: cases(64), rng_seed: proptest::test_runner::RngSeed::Fixed(0x10e), ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: lore_testutils::proptest_cases(64), rng_seed: proptest::test_runner::RngSeed::Fixed(0x10e), ..ProptestConfig::default() })]
 
     #[test]
     fn incremental_index_equals_a_fresh_rebuild(ops in proptest::collection::vec(op(), 1..25)) {

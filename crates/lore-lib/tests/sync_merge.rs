@@ -3,9 +3,8 @@
 //! damaged tombstone stops the merge rather than letting a forget silently not travel.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
-use lore::sync::{Direction, SyncOptions, sync};
+use lore::sync::sync;
 use lore::{Lore, NewMemory, Patch, Status, Store, WriteContext};
 
 fn git(dir: &Path, home: &Path, args: &[&str]) {
@@ -36,16 +35,7 @@ fn sync_now(lore: &Lore) -> lore::sync::SyncReport {
 }
 
 fn try_sync(lore: &Lore) -> lore::Result<lore::sync::SyncReport> {
-    sync(
-        lore.store(),
-        &SyncOptions {
-            remote: None,
-            direction: Direction::Both,
-            dry_run: false,
-            timeout: Duration::from_secs(60),
-            now: jiff::Timestamp::now(),
-        },
-    )
+    sync(lore.store(), &lore::sync::SyncOptions::default())
 }
 
 fn shared(a: &mut Lore, b: &mut Lore, body: &str) -> String {

@@ -4,16 +4,11 @@
 //! open conflict record — never lost — and after `git gc --prune=now` no object in any clone or
 //! the remote holds a purged memory's text.
 
-// A test process reads its own settings (worker roles, case counts) from the environment;
-// the library it tests does not.
-#![allow(clippy::disallowed_methods)]
-
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use lore::merge::open_conflicts;
 use lore::store::layout;
-use lore::sync::{Direction, SyncOptions, sync};
+use lore::sync::{SyncOptions, sync};
 use lore::{Lore, MemoryId, NewMemory, Patch, Store, WriteContext};
 use proptest::prelude::*;
 
@@ -40,16 +35,6 @@ fn op() -> impl Strategy<Value = Op> {
 
 fn git(dir: &Path, home: &Path, args: &[&str]) {
     lore_testutils::git_in(dir, home, args);
-}
-
-fn options() -> SyncOptions {
-    SyncOptions {
-        remote: None,
-        direction: Direction::Both,
-        dry_run: false,
-        timeout: Duration::from_secs(60),
-        now: jiff::Timestamp::now(),
-    }
 }
 
 fn run(ops: &[Op]) {
@@ -132,13 +117,13 @@ fn run(ops: &[Op]) {
                 }
             }
             Op::Sync { clone } => {
-                sync(lores[*clone].store(), &options()).unwrap();
+                sync(lores[*clone].store(), &SyncOptions::default()).unwrap();
             }
         }
     }
     for _ in 0..2 {
         for lore in &lores {
-            sync(lore.store(), &options()).unwrap();
+            sync(lore.store(), &SyncOptions::default()).unwrap();
         }
     }
     let tip = lores[0].store().tip().unwrap();
@@ -205,16 +190,8 @@ fn all_objects(repo: &Path, home: &Path) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-/// The cases are drawn from a fixed seed, so a run in CI is reproducible. How many cases: 32, or `PROPTEST_CASES` when set (to run many more).
-fn cases(default: u32) -> u32 {
-    std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
 proptest! {
-    #![proptest_config(ProptestConfig { cases: cases(32), max_shrink_iters: 20, rng_seed: proptest::test_runner::RngSeed::Fixed(0x10e), ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: lore_testutils::proptest_cases(32), max_shrink_iters: 20, rng_seed: proptest::test_runner::RngSeed::Fixed(0x10e), ..ProptestConfig::default() })]
 
     #[test]
     fn every_acknowledged_write_survives_any_interleaving(ops in proptest::collection::vec(op(), 1..24)) {

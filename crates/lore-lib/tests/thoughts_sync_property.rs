@@ -4,11 +4,10 @@
 //! nothing is parked.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use git2::Oid;
 use lore::Store;
-use lore::sync::{Direction, SyncOptions, sync};
+use lore::sync::{SyncOptions, sync};
 use lore::thoughts::index::ThoughtIndex;
 use lore::thoughts::write::{self, NewThought};
 use lore::thoughts::{Outcome, Scores};
@@ -51,16 +50,6 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (clone.clone(), any::<usize>()).prop_map(|(clone, pick)| Op::Finish { clone, pick }),
         3 => clone.prop_map(|clone| Op::Sync { clone }),
     ]
-}
-
-fn options() -> SyncOptions {
-    SyncOptions {
-        remote: None,
-        direction: Direction::Both,
-        dry_run: false,
-        timeout: Duration::from_secs(60),
-        now: jiff::Timestamp::now(),
-    }
 }
 
 fn clones(dir: &Path, home: &Path) -> Vec<PathBuf> {
@@ -141,7 +130,7 @@ fn apply(lores: &mut [Lore], op: &Op, counter: usize) {
             }
         }
         Op::Sync { clone } => {
-            let report = sync(lores[clone].store(), &options()).unwrap();
+            let report = sync(lores[clone].store(), &SyncOptions::default()).unwrap();
             for r in &report.refs {
                 assert_ne!(r.action, lore::sync::RefAction::Parked, "{}", r.name);
             }
@@ -160,13 +149,13 @@ fn run(ops: &[Op]) {
         .collect();
     // One shared project identity, as `lore sync` gives clones of one remote.
     lores[0].store().init().unwrap();
-    sync(lores[0].store(), &options()).unwrap();
+    sync(lores[0].store(), &SyncOptions::default()).unwrap();
     for (counter, op) in ops.iter().enumerate() {
         apply(&mut lores, op, counter);
     }
     for _ in 0..2 {
         for lore in &lores {
-            sync(lore.store(), &options()).unwrap();
+            sync(lore.store(), &SyncOptions::default()).unwrap();
         }
     }
     let first = tree(lores[0].store());
@@ -187,7 +176,7 @@ fn run(ops: &[Op]) {
 
 proptest! {
     #![proptest_config(ProptestConfig {
-        cases: 12,
+        cases: lore_testutils::proptest_cases(12),
         rng_seed: proptest::test_runner::RngSeed::Fixed(27),
         ..ProptestConfig::default()
     })]

@@ -164,3 +164,12 @@ impl Default for TestRepo {
         Self::new()
     }
 }
+
+/// How many cases a property test draws: `default`, or `PROPTEST_CASES` when set (to run many
+/// more). The cases come from a fixed seed, so a CI run is reproducible.
+pub fn proptest_cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}

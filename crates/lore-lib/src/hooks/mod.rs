@@ -175,11 +175,9 @@ fn auto_sync(lore: &mut Lore, direction: crate::sync::Direction) {
         return;
     }
     let options = crate::sync::SyncOptions {
-        remote: None,
         direction,
-        dry_run: false,
         timeout: AUTO_SYNC_TIMEOUT,
-        now: jiff::Timestamp::now(),
+        ..crate::sync::SyncOptions::default()
     };
     if let Err(e) = crate::sync::sync(lore.store(), &options)
         && !matches!(e, Error::Remote { .. } | Error::NoRemote(_))

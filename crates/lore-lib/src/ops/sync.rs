@@ -13,8 +13,7 @@ use crate::memory::{Conflict, GcReport, Resolution, Resolved};
 use crate::sync::setup::SetupReport;
 use crate::sync::{Direction, SyncOptions, SyncReport};
 
-/// The default time limit of one git network call during sync.
-pub const DEFAULT_SYNC_TIMEOUT_SECS: u64 = 60;
+pub use crate::sync::DEFAULT_SYNC_TIMEOUT_SECS;
 
 /// Sync lore's refs with a remote: fetch, merge, push.
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]

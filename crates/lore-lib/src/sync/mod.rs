@@ -68,6 +68,9 @@ pub enum Direction {
     PushOnly,
 }
 
+/// The default time limit of one git network call during sync, in seconds.
+pub const DEFAULT_SYNC_TIMEOUT_SECS: u64 = 60;
+
 /// How to sync.
 #[derive(Clone, Debug)]
 pub struct SyncOptions {
@@ -81,6 +84,19 @@ pub struct SyncOptions {
     pub timeout: Duration,
     /// The time to record in merge commits and conflict records.
     pub now: Timestamp,
+}
+
+impl Default for SyncOptions {
+    /// Both directions with the upstream remote, for real, the default time limit, now.
+    fn default() -> Self {
+        SyncOptions {
+            remote: None,
+            direction: Direction::Both,
+            dry_run: false,
+            timeout: Duration::from_secs(DEFAULT_SYNC_TIMEOUT_SECS),
+            now: Timestamp::now(),
+        }
+    }
 }
 
 /// What happened to one lore ref.
