@@ -10,21 +10,11 @@ use common::net::Net;
 
 const SECRET: &str = "ghp_R8x2LmQ4vT9wZ1kJ7nB3cY6pH0sD5fG2aE4u";
 
-/// Every object of a repository, as text: what `git cat-file --batch-all-objects` reads.
-fn all_objects(net: &Net, dir: &Path) -> String {
-    let out = std::process::Command::new("git")
-        .args(["cat-file", "--batch-all-objects", "--batch"])
-        .current_dir(dir)
-        .env("HOME", net.home())
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 fn assert_clean(net: &Net, dir: &Path, what: &str) {
     net.git(dir, &["gc", "-q", "--prune=now"]);
-    let objects = all_objects(net, dir);
+    // Every object, as text (what `git cat-file --batch-all-objects` reads).
+    let objects = net.git(dir, &["cat-file", "--batch-all-objects", "--batch"]);
+    assert!(objects.contains(" commit "), "{what}: no objects read");
     assert!(
         !objects.contains(SECRET),
         "{what}: an object still holds the purged secret"

@@ -168,7 +168,13 @@ fn run(ops: &[Op]) {
     assert_eq!(purged_texts.is_empty(), purged.is_empty());
     for repo in clones.iter().chain([&dir.path().join("central.git")]) {
         git(repo, &home, &["gc", "-q", "--prune=now"]);
-        let objects = all_objects(repo, &home);
+        let objects =
+            lore_testutils::git_in(repo, &home, &["cat-file", "--batch-all-objects", "--batch"]);
+        assert!(
+            objects.contains(" commit "),
+            "no objects read in {}",
+            repo.display()
+        );
         for text in &purged_texts {
             assert!(
                 !objects.contains(text.as_str()),
@@ -177,17 +183,6 @@ fn run(ops: &[Op]) {
             );
         }
     }
-}
-
-fn all_objects(repo: &Path, home: &Path) -> String {
-    let out = std::process::Command::new("git")
-        .args(["cat-file", "--batch-all-objects", "--batch"])
-        .current_dir(repo)
-        .env("HOME", home)
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 proptest! {
