@@ -170,8 +170,9 @@ fn run(ops: &[Op]) {
         git(repo, &home, &["gc", "-q", "--prune=now"]);
         let objects =
             lore_testutils::git_in(repo, &home, &["cat-file", "--batch-all-objects", "--batch"]);
+        // After the final syncs every repository holds the writes: an empty read is an error.
         assert!(
-            objects.contains(" commit "),
+            acknowledged.is_empty() || objects.contains(" commit "),
             "no objects read in {}",
             repo.display()
         );
