@@ -26,7 +26,8 @@ pub fn lore_command(dir: &Path, home: &Path, args: &[&str]) -> Command {
         .env_remove("LORE_SESSION")
         .env_remove("LORE_HOME")
         .env_remove("LORE_EMBEDDER")
-        .env_remove("LORE_MINILM_DIR");
+        .env_remove("LORE_MINILM_DIR")
+        .env_remove("LORE_E5_DIR");
     make_hermetic(&mut cmd, home);
     cmd
 }

@@ -134,42 +134,7 @@ pub fn distill(model: &dyn Teacher, options: &DistillOptions) -> Result<DistillR
     let table = model.token_rows(&tokens)?;
 
     // 2. PCA.
-    let n = table.len() as f64;
-    let mut mean = vec![0f64; hidden];
-    for row in &table {
-        for (m, &x) in mean.iter_mut().zip(row) {
-            *m += x as f64 / n;
-        }
-    }
-    let mut cov = vec![0f64; hidden * hidden];
-    let mut centred = vec![0f64; hidden];
-    for row in &table {
-        for (c, (&x, m)) in centred.iter_mut().zip(row.iter().zip(&mean)) {
-            *c = x as f64 - m;
-        }
-        for i in 0..hidden {
-            let ci = centred[i];
-            let line = &mut cov[i * hidden..(i + 1) * hidden];
-            for (slot, &cj) in line[i..].iter_mut().zip(&centred[i..]) {
-                *slot += ci * cj;
-            }
-        }
-    }
-    for i in 0..hidden {
-        for j in 0..i {
-            cov[i * hidden + j] = cov[j * hidden + i];
-        }
-    }
-    let (values, vectors) = symmetric_eigen(&cov, hidden);
-    let mut order: Vec<usize> = (0..hidden).collect();
-    order.sort_by(|&a, &b| values[b].total_cmp(&values[a]));
-    let total: f64 = values.iter().map(|v| v.max(0.0)).sum();
-    let keep = &order[options.skip..options.skip + options.dims];
-    let kept: f64 = keep.iter().map(|&i| values[i].max(0.0)).sum();
-    let components: Vec<Vec<f64>> = keep
-        .iter()
-        .map(|&k| (0..hidden).map(|r| vectors[r * hidden + k]).collect())
-        .collect();
+    let pca = principal_components(&table, options.dims, options.skip);
 
     // 3. Project, weight, done.
     let harmonic: f64 = (1..=tokens.len()).map(|r| 1.0 / r as f64).sum();
@@ -179,12 +144,12 @@ pub fn distill(model: &dyn Teacher, options: &DistillOptions) -> Result<DistillR
         .map(|(rank, row)| {
             let p = 1.0 / ((rank + 1) as f64 * harmonic);
             let weight = options.sif / (options.sif + p);
-            components
+            pca.components
                 .iter()
                 .map(|c| {
                     let proj: f64 = c
                         .iter()
-                        .zip(row.iter().zip(&mean))
+                        .zip(row.iter().zip(&pca.mean))
                         .map(|(w, (&x, m))| w * (x as f64 - m))
                         .sum();
                     (proj * weight) as f32
@@ -217,35 +182,103 @@ pub fn distill(model: &dyn Teacher, options: &DistillOptions) -> Result<DistillR
         &header, &tokens, &rows,
     )?))?;
 
-    // 4. Calibrate the copyability threshold and the relevance floor against the teacher's:
-    // text against text for the one, query against text for the other.
-    let (mut xs, mut ys, mut queries) = (Vec::new(), Vec::new(), Vec::new());
-    for (a, b) in &options.pairs {
-        let full = model.embed(&[a.as_str(), b.as_str()])?;
-        let query = model.embed_queries(&[a.as_str()])?;
-        let fast = probe.embed(&[a.as_str(), b.as_str()])?;
-        xs.push(dot(&full[0], &full[1]) as f64);
-        queries.push(dot(&query[0], &full[1]) as f64);
-        ys.push(dot(&fast[0], &fast[1]) as f64);
-    }
-    let (slope, intercept, correlation) = linear_fit(&xs, &ys);
-    if xs.len() >= 2 && slope.is_finite() {
-        header.near_duplicate =
-            ((slope * model.near_duplicate() as f64 + intercept) as f32).clamp(0.5, 0.99);
-    }
-    let (slope, intercept, _) = linear_fit(&queries, &ys);
-    if xs.len() >= 2 && slope.is_finite() {
-        header.relevance_floor =
-            ((slope * model.relevance_floor() as f64 + intercept) as f32).clamp(0.0, 0.9);
-    }
+    // 4. Calibrate the thresholds against the teacher's.
+    let correlation = calibrate(model, &probe, &options.pairs, &mut header)?;
     let bytes = StaticEmbedder::write(&header, &tokens, &rows)?;
     Ok(DistillReport {
         header,
         bytes,
-        explained_variance: if total > 0.0 { kept / total } else { 0.0 },
+        explained_variance: pca.explained,
         pair_correlation: correlation,
-        pairs: xs.len(),
+        pairs: options.pairs.len(),
     })
+}
+
+/// The principal components of a table's rows.
+struct Pca {
+    /// The rows' mean.
+    mean: Vec<f64>,
+    /// The kept components, largest variance first.
+    components: Vec<Vec<f64>>,
+    /// Share of the variance they explain.
+    explained: f64,
+}
+
+/// The `dims` principal components of `table` after the `skip` largest.
+fn principal_components(table: &[Vec<f32>], dims: usize, skip: usize) -> Pca {
+    let hidden = table.first().map_or(0, Vec::len);
+    let n = table.len() as f64;
+    let mut mean = vec![0f64; hidden];
+    for row in table {
+        for (m, &x) in mean.iter_mut().zip(row) {
+            *m += x as f64 / n;
+        }
+    }
+    let mut cov = vec![0f64; hidden * hidden];
+    let mut centred = vec![0f64; hidden];
+    for row in table {
+        for (c, (&x, m)) in centred.iter_mut().zip(row.iter().zip(&mean)) {
+            *c = x as f64 - m;
+        }
+        for i in 0..hidden {
+            let ci = centred[i];
+            let line = &mut cov[i * hidden..(i + 1) * hidden];
+            for (slot, &cj) in line[i..].iter_mut().zip(&centred[i..]) {
+                *slot += ci * cj;
+            }
+        }
+    }
+    for i in 0..hidden {
+        for j in 0..i {
+            cov[i * hidden + j] = cov[j * hidden + i];
+        }
+    }
+    let (values, vectors) = symmetric_eigen(&cov, hidden);
+    let mut order: Vec<usize> = (0..hidden).collect();
+    order.sort_by(|&a, &b| values[b].total_cmp(&values[a]));
+    let total: f64 = values.iter().map(|v| v.max(0.0)).sum();
+    let keep = &order[skip..skip + dims];
+    let kept: f64 = keep.iter().map(|&i| values[i].max(0.0)).sum();
+    Pca {
+        mean,
+        components: keep
+            .iter()
+            .map(|&k| (0..hidden).map(|r| vectors[r * hidden + k]).collect())
+            .collect(),
+        explained: if total > 0.0 { kept / total } else { 0.0 },
+    }
+}
+
+/// Sets the header's near-duplicate threshold and relevance floor to the static cosines a
+/// least-squares fit over `pairs` maps the teacher's own to: text against text for the one,
+/// query against text for the other. Returns the correlation of the static and the teacher's
+/// text-to-text cosines.
+fn calibrate(
+    model: &dyn Teacher,
+    probe: &StaticEmbedder,
+    pairs: &[(String, String)],
+    header: &mut StaticHeader,
+) -> Result<f64> {
+    let (mut texts, mut queries, mut ys) = (Vec::new(), Vec::new(), Vec::new());
+    for (a, b) in pairs {
+        let full = model.embed(&[a.as_str(), b.as_str()])?;
+        let query = model.embed_queries(&[a.as_str()])?;
+        let fast = probe.embed(&[a.as_str(), b.as_str()])?;
+        texts.push(dot(&full[0], &full[1]) as f64);
+        queries.push(dot(&query[0], &full[1]) as f64);
+        ys.push(dot(&fast[0], &fast[1]) as f64);
+    }
+    let (slope, intercept, correlation) = linear_fit(&texts, &ys);
+    if pairs.len() >= 2 && slope.is_finite() {
+        header.near_duplicate =
+            ((slope * model.near_duplicate() as f64 + intercept) as f32).clamp(0.5, 0.99);
+    }
+    let (slope, intercept, _) = linear_fit(&queries, &ys);
+    if pairs.len() >= 2 && slope.is_finite() {
+        header.relevance_floor =
+            ((slope * model.relevance_floor() as f64 + intercept) as f32).clamp(0.0, 0.9);
+    }
+    Ok(correlation)
 }
 
 /// Least squares `y ≈ slope·x + intercept`, and Pearson's r.

