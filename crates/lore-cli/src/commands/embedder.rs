@@ -37,8 +37,9 @@ pub struct DistillArgs {
     /// Where to write the model file.
     #[arg(long, value_name = "FILE")]
     pub out: std::path::PathBuf,
-    /// The transformer to distil from: e5 (multilingual-e5-small) or minilm (all-MiniLM-L6-v2).
-    #[arg(long, default_value = "e5", value_name = "TIER")]
+    /// The transformer to distil from: minilm (all-MiniLM-L6-v2, the teacher of the built-in
+    /// model) or e5 (multilingual-e5-small).
+    #[arg(long, default_value = "minilm", value_name = "TIER")]
     pub teacher: String,
     /// Principal components to keep.
     #[arg(long, default_value_t = 256)]
@@ -215,5 +216,5 @@ fn distill(_: &mut Ui, _: &GlobalArgs, _: &DistillArgs) -> CmdResult {
     Err(crate::error::CommandError::usage(
         "this lore was built without a transformer; distilling needs one",
     )
-    .hint("cargo build --release --features e5"))
+    .hint("cargo build --release --features minilm"))
 }

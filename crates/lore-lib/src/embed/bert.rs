@@ -42,21 +42,59 @@ pub fn attention_bias(mask: &Tensor) -> candle_core::Result<Tensor> {
     (mask.ones_like()? - &mask)?.affine(f32::MIN as f64, 0.0)
 }
 
-/// Pools every sequence with `run`, at most `batch` at a time, sequences of similar length
-/// together (little is spent on padding); the vectors come back in the sequences' order.
+/// Pools every sequence with `run`, sequences of similar length together (little is spent on
+/// padding), at most `batch` at a time and at most `tokens` padded tokens a batch (one
+/// sequence alone may exceed it); the vectors come back in the sequences' order.
 pub fn by_length(
     seqs: &[Vec<u32>],
     batch: usize,
+    tokens: usize,
     mut run: impl FnMut(&[Vec<u32>]) -> Result<Vec<Vec<f32>>>,
 ) -> Result<Vec<Vec<f32>>> {
     let mut order: Vec<usize> = (0..seqs.len()).collect();
     order.sort_by_key(|&i| seqs[i].len());
     let mut out = vec![Vec::new(); seqs.len()];
-    for group in order.chunks(batch.max(1)) {
+    let mut start = 0;
+    while start < order.len() {
+        // Sorted by length, so the last member is the longest.
+        let mut end = start + 1;
+        while end < order.len()
+            && end - start < batch
+            && (end - start + 1) * seqs[order[end]].len() <= tokens
+        {
+            end += 1;
+        }
+        let group = &order[start..end];
         let members: Vec<Vec<u32>> = group.iter().map(|&i| seqs[i].clone()).collect();
         for (&i, v) in group.iter().zip(run(&members)?) {
             out[i] = v;
         }
+        start = end;
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batches_keep_order_and_respect_both_limits() {
+        let seqs: Vec<Vec<u32>> = [3usize, 1, 8, 2, 2, 9, 1]
+            .iter()
+            .map(|&n| vec![n as u32; n])
+            .collect();
+        let mut sizes = Vec::new();
+        let out = by_length(&seqs, 3, 16, |batch| {
+            let longest = batch.iter().map(Vec::len).max().unwrap();
+            assert!(batch.len() == 1 || batch.len() * longest <= 16);
+            sizes.push(batch.len());
+            Ok(batch.iter().map(|s| vec![s.len() as f32]).collect())
+        })
+        .unwrap();
+        let lengths: Vec<f32> = seqs.iter().map(|s| s.len() as f32).collect();
+        assert_eq!(out.concat(), lengths);
+        // 1 1 2 | 2 3 | 8 | 9
+        assert_eq!(sizes, vec![3, 2, 1, 1]);
+    }
 }

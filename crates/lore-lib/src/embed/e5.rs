@@ -31,6 +31,8 @@ pub const NEAR_DUPLICATE: f32 = 0.94;
 pub const RELATED: f32 = 0.79;
 /// Texts (or windows) per forward pass.
 const BATCH: usize = 32;
+/// Padded tokens per forward pass (eight full windows).
+const BATCH_TOKENS: usize = 4096;
 
 /// Which of the model's two input forms a text takes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -230,7 +232,8 @@ impl E5 {
                 owner.push(i);
             }
         }
-        let pooled = super::bert::by_length(&windows, BATCH, |batch| self.pooled(batch))?;
+        let pooled =
+            super::bert::by_length(&windows, BATCH, BATCH_TOKENS, |batch| self.pooled(batch))?;
         let mut sums = vec![vec![0f32; self.dims.hidden]; texts.len()];
         let mut weights = vec![0f32; texts.len()];
         for ((v, seq), &i) in pooled.iter().zip(&windows).zip(&owner) {

@@ -107,7 +107,8 @@ impl Embedder for MiniLm {
             .iter()
             .map(|t| self.token_ids(t))
             .collect::<Result<Vec<_>>>()?;
-        let mut out = super::bert::by_length(&seqs, BATCH, |batch| self.pooled(batch))?;
+        let mut out =
+            super::bert::by_length(&seqs, BATCH, BATCH * MAX_TOKENS, |batch| self.pooled(batch))?;
         out.iter_mut().for_each(|v| normalize(v));
         Ok(out)
     }
