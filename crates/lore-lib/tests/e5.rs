@@ -19,11 +19,7 @@ fn model() -> E5 {
     E5::load(&dir).unwrap_or_else(|e| panic!("LORE_E5_DIR={}: {e}", dir.display()))
 }
 
-#[derive(serde::Deserialize)]
-struct Reference {
-    sentences: Vec<Sentence>,
-}
-
+/// A sentence with the engine's token ids and vectors, in both forms.
 #[derive(serde::Deserialize)]
 struct Sentence {
     text: String,
@@ -33,17 +29,22 @@ struct Sentence {
     passage: Vec<f32>,
 }
 
-fn reference() -> Reference {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/e5-reference.json");
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+/// The sentences of `tests/data/e5-reference.json` (written by scripts/e5-reference.py).
+fn reference() -> Vec<Sentence> {
+    #[derive(serde::Deserialize)]
+    struct File {
+        sentences: Vec<Sentence>,
+    }
+    let file: File = serde_json::from_str(include_str!("data/e5-reference.json")).unwrap();
+    file.sentences
 }
 
 #[test]
 fn token_ids_match_the_engine() {
     let model = model();
     let reference = reference();
-    assert!(reference.sentences.len() >= 25);
-    for s in &reference.sentences {
+    assert!(reference.len() >= 25);
+    for s in &reference {
         assert_eq!(
             model.token_ids(&s.text, Form::Query),
             s.query_ids,
@@ -58,10 +59,7 @@ fn token_ids_match_the_engine() {
         );
     }
     assert!(
-        reference
-            .sentences
-            .iter()
-            .any(|s| s.passage_ids.len() > 510),
+        reference.iter().any(|s| s.passage_ids.len() > 510),
         "one sentence spans two windows"
     );
 }
@@ -70,19 +68,11 @@ fn token_ids_match_the_engine() {
 fn vectors_match_the_engine() {
     let model = model();
     let reference = reference();
-    let texts: Vec<&str> = reference
-        .sentences
-        .iter()
-        .map(|s| s.text.as_str())
-        .collect();
+    let texts: Vec<&str> = reference.iter().map(|s| s.text.as_str()).collect();
     let passages = model.embed(&texts).unwrap();
     let queries = model.embed_queries(&texts).unwrap();
     let mut least = 1f32;
-    for (s, (p, q)) in reference
-        .sentences
-        .iter()
-        .zip(passages.iter().zip(&queries))
-    {
+    for (s, (p, q)) in reference.iter().zip(passages.iter().zip(&queries)) {
         for (got, expected) in [(p, &s.passage), (q, &s.query)] {
             let cosine = dot(got, expected);
             least = least.min(cosine);

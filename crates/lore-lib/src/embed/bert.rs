@@ -3,7 +3,16 @@
 
 use candle_core::{DType, Device, Tensor};
 
+use super::ChunkPolicy;
 use crate::error::Result;
+
+/// How the transformer tiers cut texts: 128 words are about 180 tokens of English, inside
+/// minilm's 256-token window and e5's 512.
+pub const CHUNKING: ChunkPolicy = ChunkPolicy {
+    words: 128,
+    overlap: 24,
+    max_chunks: 64,
+};
 
 /// Runs `forward` on a padded batch (ids and mask, `batch × longest`, padded with `pad`) and
 /// mean-pools its output over the mask: one vector per sequence, not normalised.

@@ -272,12 +272,7 @@ impl Embedder for E5 {
     }
 
     fn chunking(&self) -> ChunkPolicy {
-        // As the minilm tier: about 180 tokens of English, well inside one window.
-        ChunkPolicy {
-            words: 128,
-            overlap: 24,
-            max_chunks: 64,
-        }
+        super::bert::CHUNKING
     }
 
     fn near_duplicate(&self) -> f32 {

@@ -114,12 +114,7 @@ impl Embedder for MiniLm {
     }
 
     fn chunking(&self) -> ChunkPolicy {
-        // About 180 tokens of English: under the 256-token window.
-        ChunkPolicy {
-            words: 128,
-            overlap: 24,
-            max_chunks: 64,
-        }
+        super::bert::CHUNKING
     }
 
     fn near_duplicate(&self) -> f32 {
