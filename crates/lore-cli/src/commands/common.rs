@@ -402,6 +402,13 @@ pub struct RankArgs {
     /// Keep near-duplicate memories as separate hits.
     #[arg(long)]
     pub no_collapse: bool,
+    /// How much memories written near a time the query names approximately ("two days ago")
+    /// gain: score × (1 + W × closeness).
+    #[arg(long, value_name = "W", default_value_t = lore::index::rank::DEFAULT_TIME_BOOST)]
+    pub time_boost: f64,
+    /// Do not read time expressions in the query ("last week", "in March") as a window.
+    #[arg(long)]
+    pub no_time: bool,
 }
 
 impl RankArgs {
@@ -439,6 +446,8 @@ impl RankArgs {
             half_life_days: Some(self.half_life),
             namespace_weights,
             no_collapse: self.no_collapse,
+            time_boost: Some(self.time_boost),
+            no_time: self.no_time,
         })
     }
 }

@@ -58,6 +58,9 @@ pub struct Lore {
     last_catch_up: Option<CatchUp>,
     /// Contested memories at a tip (see `conflicts.rs`), cached while the tip stays.
     contradictions: RefCell<Option<ContestedAt>>,
+    /// The time zone days and weeks are read in ("yesterday", "last week"): UTC unless the
+    /// front end sets the user's.
+    time_zone: jiff::tz::TimeZone,
 }
 
 impl Lore {
@@ -71,7 +74,26 @@ impl Lore {
             warnings: RefCell::new(Vec::new()),
             last_catch_up: None,
             contradictions: RefCell::new(None),
+            time_zone: jiff::tz::TimeZone::UTC,
         }
+    }
+
+    /// Sets the time zone in which queries' days and weeks are read.
+    pub fn set_time_zone(&mut self, time_zone: jiff::tz::TimeZone) {
+        self.time_zone = time_zone;
+    }
+
+    /// The window of time `text` names ("last week", "two days ago"), read at `now` (default:
+    /// the clock) in this handle's time zone.
+    pub fn time_window(
+        &self,
+        text: &str,
+        now: Option<jiff::Timestamp>,
+    ) -> Option<crate::index::time_window::TimeWindow> {
+        let now = now
+            .unwrap_or_else(jiff::Timestamp::now)
+            .to_zoned(self.time_zone.clone());
+        crate::index::time_window::find(text, &now)
     }
 
     /// Overrides the secret policy for this handle's writes (else `git config lore.secrets`,
