@@ -77,7 +77,7 @@ pub const RRF_K: f64 = 60.0;
 impl Default for RankOptions {
     fn default() -> Self {
         RankOptions {
-            // Measured on LongMemEval (README): score fusion ranks better than RRF here.
+            // Measured on LongMemEval (docs/evaluation.md): score fusion ranks better than RRF here.
             fusion: Fusion::Score {
                 lexical: DEFAULT_LEXICAL_WEIGHT,
             },
