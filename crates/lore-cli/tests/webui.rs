@@ -381,6 +381,21 @@ fn assert_versions(browser: &Browser, expected: &[&String], shown: &str) {
     assert!(browser.count("table.diff tr.add") + browser.count("table.diff tr.del") > 0);
 }
 
+/// This clone's edit of the contested memory `decisions/api`: its summary now says version 3.
+/// Returns the commit.
+fn edit_api(repo: &TestRepo) -> String {
+    ok(
+        repo,
+        &[
+            "update",
+            "decisions/api",
+            "--summary",
+            "The API uses version 3",
+        ],
+    );
+    clones::memory_tip(&repo.path(), &repo.home())
+}
+
 /// A memory's versions are the commits that changed it: a sync merge that combined both
 /// clones' edits is one (labelled by what it brought, its diff against this clone's version
 /// before), a merge that took one side's version or left the memory alone is not, and another
@@ -412,16 +427,7 @@ fn a_memory_lists_the_commits_that_changed_it_and_the_merge_that_combined_it() {
     // Both clones edit the memory, in different fields: the merge combines them. The other
     // clone's edit is the newer (a second later), so it is listed next to the merge, and the
     // merge's diff must start from this clone's edit to show what the merge brought.
-    ok(
-        &repo,
-        &[
-            "update",
-            "decisions/api",
-            "--summary",
-            "The API uses version 3",
-        ],
-    );
-    let ours = tip(&repo);
+    let ours = edit_api(&repo);
     std::thread::sleep(Duration::from_millis(1100));
     other.lore(&[
         "update",
@@ -456,9 +462,7 @@ fn a_memory_lists_the_commits_that_changed_it_and_the_merge_that_combined_it() {
         .as_str()
         .unwrap()
         .to_string();
-    let server = UiServer::start(&repo);
-    let browser = Browser::start();
-    visit(&browser, &server.login_url(), "memories-two-clones");
+    let (server, browser) = server::open(&repo, "memories-two-clones");
     visit(
         &browser,
         &format!("{}/memory/{id}", server.base()),
@@ -551,16 +555,7 @@ fn the_sync_page_names_each_side_and_what_each_button_keeps() {
     other.lore(&["forget", "decisions/api"]);
     let forgot = other.tip();
     other.lore(&["sync"]);
-    ok(
-        &repo,
-        &[
-            "update",
-            "decisions/api",
-            "--summary",
-            "The API uses version 3",
-        ],
-    );
-    let edited = clones::memory_tip(&repo.path(), &repo.home());
+    let edited = edit_api(&repo);
     clones::sync(&repo);
     let me = format!(
         "{} <{}>",
@@ -569,9 +564,7 @@ fn the_sync_page_names_each_side_and_what_each_button_keeps() {
     );
     let short = |c: &str| c[..7].to_string();
 
-    let server = UiServer::start(&repo);
-    let browser = Browser::start();
-    visit(&browser, &server.login_url(), "memories");
+    let (server, browser) = server::open(&repo, "memories");
     visit(
         &browser,
         &format!("{}/sync", server.base()),

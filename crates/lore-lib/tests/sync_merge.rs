@@ -238,21 +238,27 @@ fn a_contradiction_over_a_secret_kept_under_warn_elsewhere_still_merges() {
     assert_eq!(report.memories.conflicts, 1, "{report:?}");
 }
 
-#[test]
-fn a_sync_merge_that_only_brought_a_version_is_not_a_version_in_history() {
-    let dir = tempfile::tempdir().unwrap();
-    let (mut a, mut b) = two_clones(dir.path());
+/// Two clones sharing a memory whose body `a` then changed (not synced yet); its id.
+fn shared_then_edited_on_a(dir: &Path) -> (Lore, Lore, String) {
+    let (mut a, mut b) = two_clones(dir);
     let id = shared(&mut a, &mut b, "first\n");
-    let ctx = WriteContext::default();
     a.update(
         &id,
         &Patch {
             body: Some("second\n".into()),
             ..Patch::default()
         },
-        &ctx,
+        &WriteContext::default(),
     )
     .unwrap();
+    (a, b, id)
+}
+
+#[test]
+fn a_sync_merge_that_only_brought_a_version_is_not_a_version_in_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, mut b, id) = shared_then_edited_on_a(dir.path());
+    let ctx = WriteContext::default();
     // b writes something else, so its sync is a real merge, not a fast-forward.
     b.remember(
         &NewMemory {
@@ -286,18 +292,8 @@ fn a_sync_merge_that_only_brought_a_version_is_not_a_version_in_history() {
 #[test]
 fn a_sync_merge_that_combined_both_edits_is_a_version_saying_what_it_brought() {
     let dir = tempfile::tempdir().unwrap();
-    let (mut a, mut b) = two_clones(dir.path());
-    let id = shared(&mut a, &mut b, "first\n");
+    let (a, mut b, id) = shared_then_edited_on_a(dir.path());
     let ctx = WriteContext::default();
-    a.update(
-        &id,
-        &Patch {
-            body: Some("second\n".into()),
-            ..Patch::default()
-        },
-        &ctx,
-    )
-    .unwrap();
     let mine = b
         .update(
             &id,

@@ -81,3 +81,12 @@ pub fn visit(browser: &Browser, url: &str, name: &str) {
     browser.screenshot(&screenshots().join(format!("{name}.png")));
     browser.assert_no_console_errors(name);
 }
+
+/// Starts `lore ui` on `repo` and a browser, and logs in through the printed address (its
+/// screenshot saved as `name`).
+pub fn open(repo: &TestRepo, name: &str) -> (UiServer, Browser) {
+    let server = UiServer::start(repo);
+    let browser = Browser::start();
+    visit(&browser, &server.login_url(), name);
+    (server, browser)
+}
