@@ -396,18 +396,32 @@ fn edit_api(repo: &TestRepo) -> String {
     clones::memory_tip(&repo.path(), &repo.home())
 }
 
-/// A memory's versions are the commits that changed it: a sync merge that combined both
-/// clones' edits is one (labelled by what it brought, its diff against this clone's version
-/// before), a merge that took one side's version or left the memory alone is not, and another
-/// memory that held the same key earlier lends it none of its versions.
-#[test]
-fn a_memory_lists_the_commits_that_changed_it_and_the_merge_that_combined_it() {
-    let repo = TestRepo::new();
+/// The commits of a history in which two clones edit `decisions/api`.
+struct ApiHistory {
+    created: String,
+    ours: String,
+    theirs: String,
+    /// The merge that combined both edits.
+    combined: String,
+    /// A merge that left the memory alone.
+    unrelated: String,
+    /// The other clone's later edit, and the merge that took it as it was.
+    tagged: String,
+    took: String,
+    /// The version of `decisions/cache`, a key another memory held before.
+    cache_created: String,
+}
+
+/// Writes that history: `decisions/api` remembered here; both clones edit it in different
+/// fields (the other clone's edit a second later, so it is listed next to the merge, and the
+/// merge's diff must start from this clone's edit to show what the merge brought); a merge
+/// that leaves it alone; a merge that takes the other clone's next edit as it is.
+fn edit_on_both_clones(repo: &TestRepo) -> ApiHistory {
     let tip = |repo: &TestRepo| clones::memory_tip(&repo.path(), &repo.home());
     let remember = |args: &[&str]| {
         let mut all = vec!["remember", "-n", "decisions"];
         all.extend_from_slice(args);
-        ok(&repo, &all);
+        ok(repo, &all);
     };
     remember(&[
         "The API uses version 2",
@@ -416,18 +430,14 @@ fn a_memory_lists_the_commits_that_changed_it_and_the_merge_that_combined_it() {
         "--body",
         "Clients send a version header.",
     ]);
-    let created = tip(&repo);
+    let created = tip(repo);
     // Another memory held the key `cache` before this one.
     remember(&["Cache responses for an hour", "--key", "cache"]);
-    ok(&repo, &["forget", "decisions/cache"]);
+    ok(repo, &["forget", "decisions/cache"]);
     remember(&["Cache responses for a day", "--key", "cache"]);
-    let cache_created = tip(&repo);
-    let other = clones::OtherClone::of(&repo);
-
-    // Both clones edit the memory, in different fields: the merge combines them. The other
-    // clone's edit is the newer (a second later), so it is listed next to the merge, and the
-    // merge's diff must start from this clone's edit to show what the merge brought.
-    let ours = edit_api(&repo);
+    let cache_created = tip(repo);
+    let other = clones::OtherClone::of(repo);
+    let ours = edit_api(repo);
     std::thread::sleep(Duration::from_millis(1100));
     other.lore(&[
         "update",
@@ -437,27 +447,56 @@ fn a_memory_lists_the_commits_that_changed_it_and_the_merge_that_combined_it() {
     ]);
     let theirs = other.tip();
     other.lore(&["sync"]);
-    clones::sync(&repo);
-    let combined = tip(&repo);
-    assert_eq!(clones::parents(&repo, &combined), 2, "a merge");
+    clones::sync(repo);
+    let combined = tip(repo);
+    assert_eq!(clones::parents(repo, &combined), 2, "a merge");
     // A merge that leaves the memory alone.
     other.lore(&["sync"]);
     other.lore(&["remember", "-n", "decisions", "Deploys happen on Tuesdays"]);
     other.lore(&["sync"]);
     remember(&["Logs are kept for a week"]);
-    clones::sync(&repo);
-    let unrelated = tip(&repo);
-    assert_eq!(clones::parents(&repo, &unrelated), 2, "a merge");
+    clones::sync(repo);
+    let unrelated = tip(repo);
+    assert_eq!(clones::parents(repo, &unrelated), 2, "a merge");
     // A merge that takes the other clone's version as it is.
     other.lore(&["sync"]);
     other.lore(&["update", "decisions/api", "--tag", "breaking"]);
     let tagged = other.tip();
     other.lore(&["sync"]);
     remember(&["Backups run nightly"]);
-    clones::sync(&repo);
-    let took = tip(&repo);
-    assert_eq!(clones::parents(&repo, &took), 2, "a merge");
+    clones::sync(repo);
+    let took = tip(repo);
+    assert_eq!(clones::parents(repo, &took), 2, "a merge");
 
+    ApiHistory {
+        created,
+        ours,
+        theirs,
+        combined,
+        unrelated,
+        tagged,
+        took,
+        cache_created,
+    }
+}
+
+/// A memory's versions are the commits that changed it: a sync merge that combined both
+/// clones' edits is one (labelled by what it brought, its diff against this clone's version
+/// before), a merge that took one side's version or left the memory alone is not, and another
+/// memory that held the same key earlier lends it none of its versions.
+#[test]
+fn a_memory_lists_the_commits_that_changed_it_and_the_merge_that_combined_it() {
+    let repo = TestRepo::new();
+    let ApiHistory {
+        created,
+        ours,
+        theirs,
+        combined,
+        unrelated,
+        tagged,
+        took,
+        cache_created,
+    } = edit_on_both_clones(&repo);
     let id = json(&repo, &["show", "decisions/api"])["memory"]["id"]
         .as_str()
         .unwrap()
