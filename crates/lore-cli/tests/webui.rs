@@ -487,16 +487,7 @@ fn edit_on_both_clones(repo: &TestRepo) -> ApiHistory {
 #[test]
 fn a_memory_lists_the_commits_that_changed_it_and_the_merge_that_combined_it() {
     let repo = TestRepo::new();
-    let ApiHistory {
-        created,
-        ours,
-        theirs,
-        combined,
-        unrelated,
-        tagged,
-        took,
-        cache_created,
-    } = edit_on_both_clones(&repo);
+    let h = edit_on_both_clones(&repo);
     let id = json(&repo, &["show", "decisions/api"])["memory"]["id"]
         .as_str()
         .unwrap()
@@ -509,22 +500,22 @@ fn a_memory_lists_the_commits_that_changed_it_and_the_merge_that_combined_it() {
     );
     assert_versions(
         &browser,
-        &[&tagged, &combined, &ours, &theirs, &created],
-        &tagged,
+        &[&h.tagged, &h.combined, &h.ours, &h.theirs, &h.created],
+        &h.tagged,
     );
     let rows = timeline_commits(&browser);
     assert!(
-        !rows.contains(&unrelated),
+        !rows.contains(&h.unrelated),
         "a merge that left it alone is listed"
     );
     assert!(
-        !rows.contains(&took),
+        !rows.contains(&h.took),
         "a merge that took a side's version is listed"
     );
     // The merge that combined the edits says what it brought, and its diff shows just that.
     let label = texts(
         &browser,
-        &format!("#timeline li[data-commit='{combined}'] .subject"),
+        &format!("#timeline li[data-commit='{}'] .subject", h.combined),
     );
     assert_eq!(
         label,
@@ -534,7 +525,8 @@ fn a_memory_lists_the_commits_that_changed_it_and_the_merge_that_combined_it() {
     );
     let href = browser
         .execute(&format!(
-            "return document.querySelector(\"#timeline li[data-commit='{combined}'] a\").href;"
+            "return document.querySelector(\"#timeline li[data-commit='{}'] a\").href;",
+            h.combined
         ))
         .as_str()
         .unwrap()
@@ -542,8 +534,8 @@ fn a_memory_lists_the_commits_that_changed_it_and_the_merge_that_combined_it() {
     visit(&browser, &href, "memory-merge-diff");
     assert_versions(
         &browser,
-        &[&tagged, &combined, &ours, &theirs, &created],
-        &combined,
+        &[&h.tagged, &h.combined, &h.ours, &h.theirs, &h.created],
+        &h.combined,
     );
     let added = texts(&browser, "table.diff tr.add").join("\n");
     let removed = texts(&browser, "table.diff tr.del").join("\n");
@@ -565,7 +557,7 @@ fn a_memory_lists_the_commits_that_changed_it_and_the_merge_that_combined_it() {
     );
     assert_eq!(
         timeline_commits(&browser),
-        [cache_created],
+        std::slice::from_ref(&h.cache_created),
         "{}",
         browser.text()
     );
