@@ -289,6 +289,28 @@ pub async fn index(State(app): State<Arc<App>>, Query(query): Pairs) -> Response
     app.page(query, render_index).await
 }
 
+/// What a timeline row says a commit did: its subject, or for a merge that made a version of
+/// its own, what it brought to this clone's version.
+fn version_label(v: &lore::MemoryVersion) -> String {
+    let Some(m) = &v.merge else {
+        return format!("<span class=\"subject\">{}</span>", esc(&v.subject));
+    };
+    let from = m
+        .remote
+        .as_deref()
+        .map(|r| format!(" from {}", esc(r)))
+        .unwrap_or_default();
+    let what = if m.fields.is_empty() {
+        "only its times".to_string()
+    } else {
+        esc(&m.fields.join(", "))
+    };
+    format!(
+        "<span class=\"subject merge\" title=\"{}\">Merge{from} brought: {what}</span>",
+        esc(&v.subject)
+    )
+}
+
 fn timeline(id: &str, versions: &[lore::MemoryVersion], to: &str) -> String {
     let mut out = String::from(
         "<form method=\"get\" class=\"timeline-form\"><ol class=\"timeline\" id=\"timeline\">",
@@ -304,16 +326,26 @@ fn timeline(id: &str, versions: &[lore::MemoryVersion], to: &str) -> String {
         } else {
             ""
         };
+        // A commit that removed the memory's file forgot it, unless it wrote it at another
+        // path (a move).
+        let moved = versions
+            .iter()
+            .any(|o| o.commit == v.commit && o.memory.is_some());
         let what = match &v.memory {
             Some(m) => esc(&m.summary),
-            None => "<em>deleted</em>".into(),
+            None if moved => format!("<em>moved from {}</em>", esc(&v.path)),
+            None => "<em>forgotten</em>".into(),
         };
-        let previous = versions.get(i + 1);
-        let diff_link = match previous {
+        // A merge's diff starts at the version this clone had before it: what it brought.
+        let before = match &v.merge {
+            Some(m) => m.from.as_deref(),
+            None => versions.get(i + 1).map(|p| p.commit.as_str()),
+        };
+        let diff_link = match before {
             Some(p) => format!(
                 "<a href=\"/memory/{}{}#diff\">diff with the version before</a>",
                 enc(id),
-                html::query(&[("from", &p.commit), ("to", &v.commit)])
+                html::query(&[("from", p), ("to", &v.commit)])
             ),
             None => "first version".into(),
         };
@@ -322,12 +354,12 @@ fn timeline(id: &str, versions: &[lore::MemoryVersion], to: &str) -> String {
             "<li class=\"version\" data-commit=\"{commit}\"{current}>\
              <label><input type=\"radio\" name=\"from\" value=\"{commit}\"> from</label> \
              <label><input type=\"radio\" name=\"to\" value=\"{commit}\"> to</label> \
-             <code title=\"{commit}\">{short}</code> {time} <span class=\"subject\">{subject}\
-             </span> <span class=\"muted\">{committer}</span><br>{what} · {diff_link}</li>",
+             <code title=\"{commit}\">{short}</code> {time} {label} \
+             <span class=\"muted\">{committer}</span><br>{what} · {diff_link}</li>",
             commit = esc(&v.commit),
             short = esc(short(&v.commit)),
             time = html::time(&v.time),
-            subject = esc(&v.subject),
+            label = version_label(v),
             committer = esc(&v.committer),
         );
     }

@@ -33,7 +33,7 @@ pub use citations::{FileContent, FileLimits, StaleMemory, VerifyReport};
 pub use conflicts::{Conflict, ConflictVersion, Resolution, Resolved};
 pub use doctor::{RefCheck, RefState, RestorePoint};
 pub use edit::{Patch, Superseded};
-pub use history::MemoryVersion;
+pub use history::{MemoryVersion, MergeBrought};
 pub use lifecycle::{GcReport, LifecyclePolicy};
 pub use novelty::{DuplicateOf, Novelty, Remembered};
 pub use screening::{DEFAULT_MAX_BODY_BYTES, MAX_BODY_CONFIG, RefSecret, StoredSecret, WriteRules};

@@ -251,10 +251,6 @@ impl Operation for Context {
             },
         )
     }
-
-    fn agent_text(output: &context::Context) -> Option<String> {
-        Some(output.text.clone())
-    }
 }
 
 #[cfg(test)]
