@@ -60,9 +60,9 @@ pub struct Filter {
     /// Only memories with this tag.
     #[serde(default)]
     pub tag: Option<String>,
-    /// Only these statuses (active, resolved, superseded, archived); empty: all.
+    /// Only these statuses; empty: all.
     #[serde(default)]
-    pub status: Vec<String>,
+    pub status: Vec<Status>,
     /// Only memories updated since: 2026-01-31, RFC 3339, or an age (30m, 12h, 7d, 2w).
     #[serde(default)]
     pub since: Option<String>,
@@ -76,10 +76,9 @@ impl Filter {
     pub fn to_list_filter(&self) -> Result<ListFilter> {
         let now = jiff::Timestamp::now();
         let mut statuses = Vec::new();
-        for s in split_list(&self.status) {
-            let st: Status = s.parse()?;
-            if !statuses.contains(&st) {
-                statuses.push(st);
+        for st in &self.status {
+            if !statuses.contains(st) {
+                statuses.push(*st);
             }
         }
         Ok(ListFilter {
@@ -561,6 +560,24 @@ mod tests {
         for bad in ["a.rs:3-1", "a.rs:0", "a.rs:5-"] {
             let err = parse_cite(bad).unwrap_err().to_string();
             assert!(err.contains("line range"), "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn a_status_filter_is_typed_and_its_schema_lists_the_statuses() {
+        let f: Filter =
+            serde_json::from_value(serde_json::json!({ "status": ["active", "superseded"] }))
+                .unwrap();
+        assert_eq!(f.status, [Status::Active, Status::Superseded]);
+        let err = serde_json::from_value::<Filter>(serde_json::json!({ "status": ["bogus"] }))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("archived"), "{err}");
+        let schema = serde_json::to_value(schemars::schema_for!(Filter))
+            .unwrap()
+            .to_string();
+        for s in Status::ALL {
+            assert!(schema.contains(&format!("\"{}\"", s.as_str())), "{schema}");
         }
     }
 }
