@@ -108,6 +108,8 @@ pub struct Index {
     vectors_stamp: std::cell::Cell<u64>,
     /// This handle found the memory rows intact (or wrote them): later catch-ups skip the count.
     rows_verified: std::cell::Cell<bool>,
+    /// Failures that lost nothing but should be heard (see [`Index::take_warnings`]).
+    warnings: std::cell::RefCell<Vec<String>>,
 }
 
 /// A hybrid search's request.

@@ -244,13 +244,19 @@ impl Lore {
     /// Runs a read against the caught-up index; a damaged index is rebuilt and the read retried.
     fn read<T>(&mut self, f: impl Fn(&Index) -> Result<T>) -> Result<T> {
         let first = f(self.index()?);
-        match first {
+        let result = match first {
             Err(e) if index::is_corruption(&e) => {
                 self.rebuild_index(&e.to_string())?;
                 f(self.index()?)
             }
             other => other,
+        };
+        if let Some(index) = &self.index {
+            for warning in index.take_warnings() {
+                self.warn(warning);
+            }
         }
+        result
     }
 }
 
