@@ -38,7 +38,7 @@ use crate::store::{FileChange, Store};
 
 pub(crate) use open::{copy_into_memory, is_write_refusal};
 pub use open::{is_corruption, is_out_of_space, recorded_tip};
-pub use query::{Hit, ListFilter, SortBy, query_terms};
+pub use query::{Hit, ListFilter, SortBy, is_stop_word, query_terms};
 pub use rank::{Explain, Fusion, RankOptions};
 use vectors::{Pending, VectorMatrix};
 
