@@ -47,9 +47,9 @@ pub use index::{Hit, IndexNotice, ListFilter, SortBy};
 pub use localstate::linefile;
 pub use memory::{
     BatchReport, Conflict, ConflictVersion, DuplicateOf, FileContent, FileLimits, GcReport,
-    IndexStatus, LifecyclePolicy, Lore, MemoryVersion, NamespaceCount, NewMemory, Novelty, Patch,
-    RefCheck, RefState, Remembered, Resolution, Resolved, RestorePoint, StaleMemory, StoreStatus,
-    StoredSecret, Superseded, VerifyReport, WriteContext, Written,
+    IndexStatus, LifecyclePolicy, Lore, MemoryVersion, NamespaceCount, NewMemory, Novelty,
+    OtherHead, Patch, RefCheck, RefState, Remembered, Resolution, Resolved, RestorePoint,
+    StaleMemory, StoreStatus, StoredSecret, Superseded, VerifyReport, WriteContext, Written,
 };
 /// The bounds every memory write is checked against.
 pub use memory::{DEFAULT_MAX_BODY_BYTES, MAX_BODY_CONFIG, WriteRules};

@@ -12,6 +12,7 @@ mod guard;
 mod history;
 pub mod layout;
 pub mod locks;
+mod lost;
 mod open;
 pub mod purge;
 pub mod purged;
@@ -30,6 +31,7 @@ pub use history::FileVersion;
 pub(crate) use history::blob_at;
 use history::diff_trees;
 pub use layout::{LORE_REF_PREFIX, MEMORY_REF};
+pub use lost::ChainHead;
 pub use write_context::WriteContext;
 
 /// The store format version written to `lore.yaml`.
