@@ -116,9 +116,12 @@ impl Operation for Import {
             },
         };
         let read = converted.memories.len();
+        let mut converted = converted;
+        if format == Format::Notes {
+            same_as_stored_notes(env, &mut converted.memories)?;
+        }
         // Records imported before (their id made from their content exists) are not written
         // again: one line says how many.
-        let mut converted = converted;
         let mut already = 0;
         if !converted.derived_ids.is_empty() && env.lore.store().tip()?.is_some() {
             let mut kept = Vec::with_capacity(converted.memories.len());
@@ -183,6 +186,27 @@ impl Operation for Import {
             dry_run: self.dry_run,
         })
     }
+}
+
+/// A note carries less than a memory file (its body framed as git-notes-memory frames it): a
+/// memory read from a note that reads back exactly as the stored memory's own note is that
+/// memory, unchanged, and is replaced here by the stored one (so the write sees no change).
+fn same_as_stored_notes(env: &mut Env<'_>, memories: &mut [crate::Memory]) -> Result<()> {
+    if env.lore.store().tip()?.is_none() {
+        return Ok(());
+    }
+    for m in memories {
+        match env.lore.get(m.id.as_str()) {
+            Ok(stored) if stored.id == m.id && stored != *m => {
+                if interop::notes::as_read_back(&stored)? == *m {
+                    *m = stored;
+                }
+            }
+            Ok(_) | Err(Error::NotFound(_)) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 /// Export memories.
