@@ -13,6 +13,7 @@ mod edit;
 mod history;
 mod lifecycle;
 mod lost_writes;
+mod namespaces;
 mod novelty;
 mod resolve;
 mod screening;

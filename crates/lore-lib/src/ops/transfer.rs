@@ -252,7 +252,7 @@ impl Operation for Export {
         let format = format(&self.format)?;
         let filter = crate::index::ListFilter {
             sort: SortBy::CreatedAsc,
-            ..self.filter.to_list_filter()?
+            ..self.filter.to_list_filter(env.lore)?
         };
         env.progress.phase("reading memories", None);
         let memories = env.lore.list(&filter)?;
