@@ -31,19 +31,31 @@ fn first_point(found: &Value) -> &Value {
     &found["restore_points"][0]
 }
 
-#[test]
-fn memories_written_after_the_index_last_caught_up_come_back() {
-    let repo = TestRepo::new();
-    // Writes leave the index where it was (the first write built it): no read in between.
+/// Writes three memories with no read in between (writes leave the index where the first one
+/// built it); returns the commit the ref is then at.
+fn write_three(repo: &TestRepo) -> String {
     for s in [
         "first memory alpha",
         "second memory beta",
         "third memory gamma",
     ] {
-        ok(&repo, &["remember", s]);
+        ok(repo, &["remember", s]);
     }
-    let newest = tip(&repo);
+    tip(repo)
+}
+
+/// A store with three memories written with no read in between, then its memory ref deleted;
+/// and the commit the ref was at.
+fn three_written_then_lost() -> (TestRepo, String) {
+    let repo = TestRepo::new();
+    let newest = write_three(&repo);
     repo.git(&["update-ref", "-d", "refs/lore/memory"]);
+    (repo, newest)
+}
+
+#[test]
+fn memories_written_after_the_index_last_caught_up_come_back() {
+    let (repo, newest) = three_written_then_lost();
 
     // Without --restore: what it would restore, and how it was found.
     let found = json(&repo, &["doctor"]);
@@ -71,16 +83,7 @@ fn memories_written_after_the_index_last_caught_up_come_back() {
 
 #[test]
 fn a_read_after_the_loss_keeps_the_index_commit_and_the_newer_writes_still_come_back() {
-    let repo = TestRepo::new();
-    for s in [
-        "first memory alpha",
-        "second memory beta",
-        "third memory gamma",
-    ] {
-        ok(&repo, &["remember", s]);
-    }
-    let newest = tip(&repo);
-    repo.git(&["update-ref", "-d", "refs/lore/memory"]);
+    let (repo, newest) = three_written_then_lost();
     // The read keeps the index's commit under refs/lore-lost/memory and empties the index.
     assert!(summaries(&repo).is_empty());
     let found = json(&repo, &["doctor"]);
@@ -95,27 +98,10 @@ fn a_read_after_the_loss_keeps_the_index_commit_and_the_newer_writes_still_come_
 /// A memory commit on `parent` whose tree is `parent`'s with `path` as it is at `from`: a
 /// write made on `parent` that never reached the ref.
 fn write_on(repo: &TestRepo, parent: &str, path: &str, from: &str, subject: &str) -> String {
-    let index = repo.home().join("scratch-index");
-    let git = |args: &[&str]| {
-        let out = repo
-            .git_command(args)
-            .env("GIT_INDEX_FILE", &index)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "git {args:?}: {out:?}");
-        String::from_utf8(out.stdout).unwrap().trim().to_string()
-    };
-    git(&["read-tree", parent]);
-    let blob = git(&["rev-parse", &format!("{from}:{path}")]);
-    git(&[
-        "update-index",
-        "--add",
-        "--cacheinfo",
-        &format!("100644,{blob},{path}"),
-    ]);
-    let tree = git(&["write-tree"]);
+    let blob = repo.git(&["rev-parse", &format!("{from}:{path}")]);
+    let entry = format!("100644,{},{path}", blob.trim());
     let message = format!("{subject}\n\nLore-Action: remember\n");
-    git(&["commit-tree", &tree, "-p", parent, "-m", &message])
+    repo.commit_edited(parent, &[&["--add", "--cacheinfo", &entry]], &message)
 }
 
 #[test]
@@ -218,14 +204,7 @@ fn a_damaged_ref_with_a_reflog_comes_back_at_its_last_entry() {
     let repo = TestRepo::new();
     // git keeps a reflog for refs outside refs/heads only when told to.
     repo.git(&["config", "core.logAllRefUpdates", "always"]);
-    for s in [
-        "first memory alpha",
-        "second memory beta",
-        "third memory gamma",
-    ] {
-        ok(&repo, &["remember", s]);
-    }
-    let newest = tip(&repo);
+    let newest = write_three(&repo);
     std::fs::write(repo.path().join(".git/refs/lore/memory"), "garbage\n").unwrap();
 
     let found = json(&repo, &["doctor"]);

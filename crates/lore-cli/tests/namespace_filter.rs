@@ -65,29 +65,12 @@ fn a_namespace_that_only_its_memories_name_is_still_read() {
     let record = r#"{"namespace": "handmade", "summary": "Written under a namespace of its own"}"#;
     let out = run(&repo, &["import", "jsonl", "-"], Some(record.as_bytes()));
     assert!(out.status.success(), "{out:?}");
-    let marker = "handmade/.namespace.yaml";
     let tip = repo.git(&["rev-parse", "refs/lore/memory"]);
-    let index = repo.home().join("scratch-index");
-    let git = |args: &[&str]| {
-        let out = repo
-            .git_command(args)
-            .env("GIT_INDEX_FILE", &index)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "git {args:?}: {out:?}");
-        String::from_utf8(out.stdout).unwrap().trim().to_string()
-    };
-    git(&["read-tree", tip.trim()]);
-    git(&["rm", "--cached", "-q", marker]);
-    let tree = git(&["write-tree"]);
-    let commit = git(&[
-        "commit-tree",
-        &tree,
-        "-p",
+    let commit = repo.commit_edited(
         tip.trim(),
-        "-m",
+        &[&["--force-remove", "handmade/.namespace.yaml"]],
         "drop the marker\n\nLore-Action: edit\n",
-    ]);
+    );
     repo.git(&["update-ref", "refs/lore/memory", &commit]);
     let listed = json(&repo, &["list", "-n", "handmade"]);
     assert_eq!(listed["memories"].as_array().unwrap().len(), 1, "{listed}");

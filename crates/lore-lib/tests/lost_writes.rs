@@ -4,10 +4,9 @@
 
 use std::io::Write;
 use std::process::Stdio;
-use std::time::{Duration, Instant};
 
 use lore::{ListFilter, Lore, NewMemory, Store, WriteContext};
-use lore_testutils::TestRepo;
+use lore_testutils::{TestRepo, best_of_three};
 
 const ID_ALPHABET: &[u8] = b"0123456789abcdefghjkmnpqrstvwxyz";
 
@@ -87,17 +86,6 @@ fn lost_store(n: usize) -> (TestRepo, Lore, String) {
     repo.git(&["update-ref", "-d", "refs/lore-scratch/memory"]);
     repo.git(&["update-ref", "-d", "refs/lore/memory"]);
     (repo, lore, last)
-}
-
-fn best_of_three(mut f: impl FnMut()) -> Duration {
-    (0..3)
-        .map(|_| {
-            let start = Instant::now();
-            f();
-            start.elapsed()
-        })
-        .min()
-        .unwrap()
 }
 
 #[test]
