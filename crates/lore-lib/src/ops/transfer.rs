@@ -93,30 +93,8 @@ impl Operation for Import {
         let now = crate::model::to_millis(env.write.now.unwrap_or_else(jiff::Timestamp::now));
         let format = format(&self.format)?;
         env.progress.phase("reading", None);
-        let converted = match format {
-            Format::Notes => interop::notes::import(env.lore.store(), now)?,
-            Format::Markdown => {
-                interop::markdown_dir::import(Path::new(need(&self.path, "directory")?), now)?
-            }
-            Format::Jsonl => match (&self.data, &self.path) {
-                (Some(data), None) => {
-                    interop::jsonl::import(&mut data.as_bytes(), "the data given", now)?
-                }
-                (None, Some(p)) => {
-                    let file = std::fs::File::open(p).map_err(|e| Error::io(p.clone(), e))?;
-                    interop::jsonl::import(&mut BufReader::new(file), p, now)?
-                }
-                _ => {
-                    return Err(Error::Invalid {
-                        what: "path",
-                        value: String::new(),
-                        reason: "give the file to import, or the data, not both".into(),
-                    });
-                }
-            },
-        };
+        let mut converted = self.read(format, env, now)?;
         let read = converted.memories.len();
-        let mut converted = converted;
         if format == Format::Notes {
             same_as_stored_notes(env, &mut converted.memories)?;
         }
@@ -184,6 +162,39 @@ impl Operation for Import {
                 .map(|w| crate::secrets::scrubbed_message(w))
                 .collect(),
             dry_run: self.dry_run,
+        })
+    }
+}
+
+impl Import {
+    /// The records of the source, converted to memories.
+    fn read(
+        &self,
+        format: Format,
+        env: &mut Env<'_>,
+        now: jiff::Timestamp,
+    ) -> Result<interop::Converted> {
+        Ok(match format {
+            Format::Notes => interop::notes::import(env.lore.store(), now)?,
+            Format::Markdown => {
+                interop::markdown_dir::import(Path::new(need(&self.path, "directory")?), now)?
+            }
+            Format::Jsonl => match (&self.data, &self.path) {
+                (Some(data), None) => {
+                    interop::jsonl::import(&mut data.as_bytes(), "the data given", now)?
+                }
+                (None, Some(p)) => {
+                    let file = std::fs::File::open(p).map_err(|e| Error::io(p.clone(), e))?;
+                    interop::jsonl::import(&mut BufReader::new(file), p, now)?
+                }
+                _ => {
+                    return Err(Error::Invalid {
+                        what: "path",
+                        value: String::new(),
+                        reason: "give the file to import, or the data, not both".into(),
+                    });
+                }
+            },
         })
     }
 }
