@@ -72,8 +72,13 @@ pub struct Filter {
 }
 
 impl Filter {
-    /// The index filter this asks for.
-    pub fn to_list_filter(&self) -> Result<ListFilter> {
+    /// The index filter this asks for. A namespace that is neither built in nor registered
+    /// (and holds no memory) is refused, with the closest known name, as a write refuses it.
+    pub fn to_list_filter(&self, lore: &mut crate::Lore) -> Result<ListFilter> {
+        let namespace = self.namespace.clone().filter(|n| !n.is_empty());
+        if let Some(ns) = &namespace {
+            lore.check_namespace_filter(ns)?;
+        }
         let now = jiff::Timestamp::now();
         let mut statuses = Vec::new();
         for st in &self.status {
@@ -82,7 +87,7 @@ impl Filter {
             }
         }
         Ok(ListFilter {
-            namespace: self.namespace.clone().filter(|n| !n.is_empty()),
+            namespace,
             tag: self.tag.clone().filter(|t| !t.is_empty()),
             statuses,
             since: self
@@ -300,7 +305,7 @@ impl Operation for List {
     type Output = Listed;
 
     fn run(self, env: &mut Env<'_>) -> Result<Listed> {
-        let mut filter = self.filter.to_list_filter()?;
+        let mut filter = self.filter.to_list_filter(env.lore)?;
         filter.sort = one_of(
             "sort",
             self.sort.as_deref().unwrap_or("updated"),
