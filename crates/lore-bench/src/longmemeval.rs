@@ -39,6 +39,10 @@ pub struct EvalLongMemEval {
     /// Ranking knobs, as `recall` takes them.
     #[serde(default, flatten)]
     pub ranking: Ranking,
+    /// List the questions whose gold sessions are not all in the top 5, with the place of each
+    /// gold session.
+    #[serde(default)]
+    pub misses: bool,
     /// Where the per-question repositories are made (emptied as it goes): set by the front
     /// end, never taken from a client's arguments.
     #[serde(skip)]
@@ -65,7 +69,11 @@ impl Operation for EvalLongMemEval {
         };
         let embedder = env.lore.embedder().cloned();
         let threads = self.threads.unwrap_or_else(default_threads);
-        longmemeval(questions, embedder, &options, work, threads, &*env.progress)
+        let mut report = longmemeval(questions, embedder, &options, work, threads, &*env.progress)?;
+        if !self.misses {
+            report.misses.clear();
+        }
+        Ok(report)
     }
 }
 
@@ -134,6 +142,24 @@ pub struct EvalReport {
     pub threads: usize,
     /// The same metrics per question type.
     pub by_type: Vec<CategoryMetrics>,
+    /// Questions whose gold sessions are not all in the top 5 (when asked for).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub misses: Vec<Miss>,
+}
+
+/// A question whose gold sessions are not all in the top 5.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct Miss {
+    /// The question's id.
+    pub question_id: String,
+    /// Its type.
+    pub question_type: String,
+    /// The question.
+    pub question: String,
+    /// When it was asked.
+    pub question_date: String,
+    /// The place of each gold session in the ranking (1 = first; `None`: not ranked).
+    pub gold_places: Vec<Option<usize>>,
 }
 
 /// Reads the benchmark file: a JSON list of questions, optionally gzip-compressed.
@@ -203,6 +229,8 @@ struct Outcome {
     indexing: f64,
     /// The query, milliseconds.
     latency: f64,
+    /// The question, when its gold sessions are not all in the top 5.
+    miss: Option<Miss>,
 }
 
 /// Runs the benchmark on `threads` threads; `work` is a directory for the per-question
@@ -231,6 +259,7 @@ pub fn longmemeval(
     let mut by_type = Tally::default();
     let (mut skipped, mut loose_n, mut loose_hits, mut indexing) = (0usize, 0usize, 0usize, 0f64);
     let mut latencies = Vec::new();
+    let mut misses = Vec::new();
     for outcome in &outcomes {
         let Some(o) = outcome else {
             skipped += 1;
@@ -240,6 +269,7 @@ pub fn longmemeval(
         loose_hits += o.loose_hit as usize;
         indexing += o.indexing;
         latencies.push(o.latency);
+        misses.extend(o.miss.clone());
         match &o.scores {
             Some(scores) => {
                 tally.add("all", scores);
@@ -265,6 +295,7 @@ pub fn longmemeval(
         query_ms_p95: percentile(&latencies, 0.95),
         threads,
         by_type: by_type.by_category(),
+        misses,
     })
 }
 
@@ -355,7 +386,23 @@ fn evaluate(
         .collect();
     drop(lore);
     let _ = std::fs::remove_dir_all(dir);
+    let mut gold_places: Vec<Option<usize>> = gold
+        .iter()
+        .map(|g| ranking.iter().position(|s| s == g).map(|p| p + 1))
+        .collect();
+    gold_places.sort_by_key(|p| p.unwrap_or(usize::MAX));
+    let miss = gold_places
+        .iter()
+        .any(|p| p.is_none_or(|p| p > 5))
+        .then(|| Miss {
+            question_id: q.question_id.clone(),
+            question_type: q.question_type.clone(),
+            question: q.question.clone(),
+            question_date: q.question_date.clone(),
+            gold_places,
+        });
     Ok(Outcome {
+        miss,
         question_type: q.question_type.clone(),
         scores: (!gold.is_empty()).then(|| score_ranking(&ranking, &gold)),
         loose_hit: ranking.iter().take(5).any(|s| loose.contains(s)),

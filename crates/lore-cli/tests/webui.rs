@@ -6,88 +6,20 @@
 //! a foreign Origin is refused. Every page is screenshotted into target/webui-screenshots/, and
 //! any browser console error fails the test.
 
+#[path = "webui/clones.rs"]
+mod clones;
 mod common;
+#[path = "webui/server.rs"]
+mod server;
 #[path = "webui/webdriver.rs"]
 mod webdriver;
 
-use std::io::{BufRead, BufReader};
-use std::net::SocketAddr;
-use std::path::PathBuf;
-use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{json, lore_command, ok};
+use common::{json, ok};
 use lore_testutils::TestRepo;
+use server::{UiServer, screenshots, visit};
 use webdriver::{Browser, http};
-
-/// A running `lore ui`; killed when dropped.
-struct UiServer {
-    child: Child,
-    addr: SocketAddr,
-    token: String,
-}
-
-impl UiServer {
-    fn start(repo: &TestRepo) -> UiServer {
-        let mut child = lore_command(
-            &repo.path(),
-            &repo.home(),
-            &["ui", "--addr", "127.0.0.1:0", "--no-open"],
-        )
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("starting lore ui");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().expect("stdout"))
-            .read_line(&mut line)
-            .expect("reading the address");
-        let url = line
-            .trim()
-            .strip_prefix("lore ui: ")
-            .unwrap_or_else(|| panic!("lore ui printed {line:?}"))
-            .to_string();
-        let rest = url.strip_prefix("http://").expect("an http address");
-        let (host, query) = rest.split_once("/?token=").expect("a token in the address");
-        UiServer {
-            child,
-            addr: host.parse().expect("host:port"),
-            token: query.to_string(),
-        }
-    }
-
-    fn base(&self) -> String {
-        format!("http://{}", self.addr)
-    }
-
-    fn login_url(&self) -> String {
-        format!("{}/?token={}", self.base(), self.token)
-    }
-}
-
-impl Drop for UiServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn screenshots() -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/webui-screenshots");
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-/// Visits a page, checks it for console errors and saves its screenshot.
-fn visit(browser: &Browser, url: &str, name: &str) {
-    browser.goto(url);
-    browser.wait_for("the page", Duration::from_secs(10), |b| {
-        b.execute("return document.readyState === 'complete' && !!document.getElementById('main');")
-            == serde_json::Value::Bool(true)
-    });
-    browser.screenshot(&screenshots().join(format!("{name}.png")));
-    browser.assert_no_console_errors(name);
-}
 
 fn queue_suggestion(repo: &TestRepo, id: &str, summary: &str) {
     let dir = repo.path().join(".git/lore/capture");
@@ -399,19 +331,245 @@ fn the_web_ui_works_in_a_real_browser() {
     assert_eq!(shown["memory"]["status"], "archived", "{shown}");
 }
 
+/// The texts of the elements a CSS selector matches, in order.
+fn texts(browser: &Browser, css: &str) -> Vec<String> {
+    let script =
+        format!("return [...document.querySelectorAll({css:?})].map(e => e.innerText.trim());");
+    serde_json::from_value(browser.execute(&script)).unwrap_or_default()
+}
+
+/// The commits of the rows of a memory page's versions list, in order.
+fn timeline_commits(browser: &Browser) -> Vec<String> {
+    serde_json::from_value(browser.execute(
+        "return [...document.querySelectorAll('#timeline li.version')].map(li => li.dataset.commit);",
+    ))
+    .unwrap_or_default()
+}
+
+fn sorted(mut v: Vec<String>) -> Vec<String> {
+    v.sort();
+    v
+}
+
+/// Checks the versions list of the memory page on screen: its rows are exactly `expected`'s
+/// commits, one row is marked as the version shown (`shown`), and the diff below shows a
+/// difference.
+fn assert_versions(browser: &Browser, expected: &[&String], shown: &str) {
+    let rows = timeline_commits(browser);
+    assert_eq!(
+        sorted(rows.clone()),
+        sorted(expected.iter().map(|c| c.to_string()).collect()),
+        "the versions list holds exactly the commits that changed this memory:\n{}",
+        browser.text()
+    );
+    assert_eq!(
+        browser.count("#timeline li[aria-current]"),
+        1,
+        "one row is highlighted: {}",
+        browser.text()
+    );
+    assert_eq!(
+        browser
+            .execute("return document.querySelector('#timeline li[aria-current]').dataset.commit;"),
+        serde_json::Value::String(shown.to_string()),
+    );
+    assert!(
+        !browser.text().contains("No difference"),
+        "the diff shows a difference: {}",
+        browser.text()
+    );
+    assert!(browser.count("table.diff tr.add") + browser.count("table.diff tr.del") > 0);
+}
+
+/// This clone's edit of the contested memory `decisions/api`: its summary now says version 3.
+/// Returns the commit.
+fn edit_api(repo: &TestRepo) -> String {
+    ok(
+        repo,
+        &[
+            "update",
+            "decisions/api",
+            "--summary",
+            "The API uses version 3",
+        ],
+    );
+    clones::memory_tip(&repo.path(), &repo.home())
+}
+
+/// The commits of a history in which two clones edit `decisions/api`.
+struct ApiHistory {
+    created: String,
+    ours: String,
+    theirs: String,
+    /// The merge that combined both edits.
+    combined: String,
+    /// A merge that left the memory alone.
+    unrelated: String,
+    /// The other clone's later edit, and the merge that took it as it was.
+    tagged: String,
+    took: String,
+    /// The version of `decisions/cache`, a key another memory held before.
+    cache_created: String,
+}
+
+/// Writes that history: `decisions/api` remembered here; both clones edit it in different
+/// fields (the other clone's edit a second later, so it is listed next to the merge, and the
+/// merge's diff must start from this clone's edit to show what the merge brought); a merge
+/// that leaves it alone; a merge that takes the other clone's next edit as it is.
+fn edit_on_both_clones(repo: &TestRepo) -> ApiHistory {
+    let tip = |repo: &TestRepo| clones::memory_tip(&repo.path(), &repo.home());
+    let remember = |args: &[&str]| {
+        let mut all = vec!["remember", "-n", "decisions"];
+        all.extend_from_slice(args);
+        ok(repo, &all);
+    };
+    remember(&[
+        "The API uses version 2",
+        "--key",
+        "api",
+        "--body",
+        "Clients send a version header.",
+    ]);
+    let created = tip(repo);
+    // Another memory held the key `cache` before this one.
+    remember(&["Cache responses for an hour", "--key", "cache"]);
+    ok(repo, &["forget", "decisions/cache"]);
+    remember(&["Cache responses for a day", "--key", "cache"]);
+    let cache_created = tip(repo);
+    let other = clones::OtherClone::of(repo);
+    let ours = edit_api(repo);
+    std::thread::sleep(Duration::from_millis(1100));
+    other.lore(&[
+        "update",
+        "decisions/api",
+        "--body",
+        "Clients send a version header; version 1 is gone.",
+    ]);
+    let theirs = other.tip();
+    other.lore(&["sync"]);
+    clones::sync(repo);
+    let combined = tip(repo);
+    assert_eq!(clones::parents(repo, &combined), 2, "a merge");
+    // A merge that leaves the memory alone.
+    other.lore(&["sync"]);
+    other.lore(&["remember", "-n", "decisions", "Deploys happen on Tuesdays"]);
+    other.lore(&["sync"]);
+    remember(&["Logs are kept for a week"]);
+    clones::sync(repo);
+    let unrelated = tip(repo);
+    assert_eq!(clones::parents(repo, &unrelated), 2, "a merge");
+    // A merge that takes the other clone's version as it is.
+    other.lore(&["sync"]);
+    other.lore(&["update", "decisions/api", "--tag", "breaking"]);
+    let tagged = other.tip();
+    other.lore(&["sync"]);
+    remember(&["Backups run nightly"]);
+    clones::sync(repo);
+    let took = tip(repo);
+    assert_eq!(clones::parents(repo, &took), 2, "a merge");
+
+    ApiHistory {
+        created,
+        ours,
+        theirs,
+        combined,
+        unrelated,
+        tagged,
+        took,
+        cache_created,
+    }
+}
+
+/// A memory's versions are the commits that changed it: a sync merge that combined both
+/// clones' edits is one (labelled by what it brought, its diff against this clone's version
+/// before), a merge that took one side's version or left the memory alone is not, and another
+/// memory that held the same key earlier lends it none of its versions.
+#[test]
+fn a_memory_lists_the_commits_that_changed_it_and_the_merge_that_combined_it() {
+    let repo = TestRepo::new();
+    let h = edit_on_both_clones(&repo);
+    let id = json(&repo, &["show", "decisions/api"])["memory"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (server, browser) = server::open(&repo, "memories-two-clones");
+    visit(
+        &browser,
+        &format!("{}/memory/{id}", server.base()),
+        "memory-versions",
+    );
+    assert_versions(
+        &browser,
+        &[&h.tagged, &h.combined, &h.ours, &h.theirs, &h.created],
+        &h.tagged,
+    );
+    let rows = timeline_commits(&browser);
+    assert!(
+        !rows.contains(&h.unrelated),
+        "a merge that left it alone is listed"
+    );
+    assert!(
+        !rows.contains(&h.took),
+        "a merge that took a side's version is listed"
+    );
+    // The merge that combined the edits says what it brought, and its diff shows just that.
+    let label = texts(
+        &browser,
+        &format!("#timeline li[data-commit='{}'] .subject", h.combined),
+    );
+    assert_eq!(
+        label,
+        ["Merge from origin brought: body"],
+        "{}",
+        browser.text()
+    );
+    let href = browser
+        .execute(&format!(
+            "return document.querySelector(\"#timeline li[data-commit='{}'] a\").href;",
+            h.combined
+        ))
+        .as_str()
+        .unwrap()
+        .to_string();
+    visit(&browser, &href, "memory-merge-diff");
+    assert_versions(
+        &browser,
+        &[&h.tagged, &h.combined, &h.ours, &h.theirs, &h.created],
+        &h.combined,
+    );
+    let added = texts(&browser, "table.diff tr.add").join("\n");
+    let removed = texts(&browser, "table.diff tr.del").join("\n");
+    assert!(added.contains("version 1 is gone"), "{added}");
+    assert!(
+        !added.contains("version 3") && !removed.contains("version 2"),
+        "{added}\n{removed}"
+    );
+
+    // The memory that holds the key now has only its own version.
+    let cache = json(&repo, &["show", "decisions/cache"])["memory"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    visit(
+        &browser,
+        &format!("{}/memory/{cache}", server.base()),
+        "memory-reused-key",
+    );
+    assert_eq!(
+        timeline_commits(&browser),
+        std::slice::from_ref(&h.cache_created),
+        "{}",
+        browser.text()
+    );
+    assert_eq!(browser.count("#timeline li[aria-current]"), 1);
+}
+
 /// A contradiction on the Sync page reads as what happened: the forgetting side as a forget,
-/// each side named by its author and commit, each button saying which version it keeps; the
-/// Overview prints counts as counts.
+/// each side named by its author and the commit that wrote it, each button saying which version
+/// it keeps; the Overview prints counts as counts.
 #[test]
 fn the_sync_page_names_each_side_and_what_each_button_keeps() {
     let repo = TestRepo::new();
-    let central = repo.home().join("central.git");
-    lore_testutils::git_in(
-        &repo.home(),
-        &repo.home(),
-        &["init", "-q", "--bare", central.to_str().unwrap()],
-    );
-    repo.git(&["remote", "add", "origin", central.to_str().unwrap()]);
     ok(
         &repo,
         &[
@@ -423,71 +581,65 @@ fn the_sync_page_names_each_side_and_what_each_button_keeps() {
             "api",
         ],
     );
-    ok(&repo, &["sync"]);
-    // Another clone, another person: forgets it.
-    let other = repo.home().join("other");
-    lore_testutils::git_in(
-        &repo.home(),
-        &repo.home(),
-        &[
-            "clone",
-            "-q",
-            central.to_str().unwrap(),
-            other.to_str().unwrap(),
-        ],
+    // Another clone, another person: forgets it; this one edits it.
+    let other = clones::OtherClone::of(&repo);
+    other.lore(&["forget", "decisions/api"]);
+    let forgot = other.tip();
+    other.lore(&["sync"]);
+    let edited = edit_api(&repo);
+    clones::sync(&repo);
+    let me = format!(
+        "{} <{}>",
+        repo.git(&["config", "user.name"]).trim(),
+        repo.git(&["config", "user.email"]).trim()
     );
-    lore_testutils::git_in(
-        &other,
-        &repo.home(),
-        &["config", "user.name", "Other Person"],
-    );
-    lore_testutils::git_in(
-        &other,
-        &repo.home(),
-        &["config", "user.email", "other@example.com"],
-    );
-    let run = |dir: &std::path::Path, args: &[&str]| {
-        let out = lore_command(dir, &repo.home(), args).output().unwrap();
-        assert!(
-            out.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
-    run(&other, &["sync"]);
-    run(&other, &["forget", "decisions/api"]);
-    run(&other, &["sync"]);
-    ok(
-        &repo,
-        &[
-            "update",
-            "decisions/api",
-            "--summary",
-            "The API uses version 3",
-        ],
-    );
-    ok(&repo, &["sync"]);
+    let short = |c: &str| c[..7].to_string();
 
-    let server = UiServer::start(&repo);
-    let browser = Browser::start();
-    visit(&browser, &server.login_url(), "memories");
+    let (server, browser) = server::open(&repo, "memories");
     visit(
         &browser,
         &format!("{}/sync", server.base()),
         "sync-contradiction",
     );
     let text = browser.text();
-    assert!(text.contains("Forgot the memory"), "{text}");
-    assert!(
-        text.contains("by Other Person <other@example.com>"),
-        "{text}"
-    );
-    assert!(
-        text.contains("Accept the forget (other version 1, by Other Person <other@example.com>)"),
-        "{text}"
-    );
-    assert!(text.contains("Keep the version in force (by "), "{text}");
+    // The side that forgot reads as a forget, not as a version with an empty body.
+    assert_eq!(browser.count("section.side.forgot"), 1, "{text}");
+    assert_eq!(browser.count("section.side.forgot pre"), 0, "{text}");
+    let forget_side = texts(&browser, "section.side.forgot").join("\n");
+    assert!(forget_side.contains("Forgot the memory"), "{forget_side}");
     assert!(!text.contains("(forgotten)"), "{text}");
+    // Each side is named by its author and the commit that wrote it.
+    let sides = texts(&browser, "section.side");
+    let side = |title: &str| {
+        sides
+            .iter()
+            .find(|s| s.starts_with(title))
+            .unwrap_or_else(|| panic!("no side {title:?}: {sides:?}"))
+            .clone()
+    };
+    let in_force = side("In force");
+    assert!(
+        in_force.contains(&format!("by {me}")) && in_force.contains(&short(&edited)),
+        "{in_force}"
+    );
+    assert!(in_force.contains("The API uses version 3"), "{in_force}");
+    let forgetting = side("Other version 1");
+    assert!(
+        forgetting.contains(&format!("by {}", clones::OTHER))
+            && forgetting.contains(&short(&forgot)),
+        "{forgetting}"
+    );
+    // Each button says what it keeps; none offers to keep a forget "beside" the version.
+    let buttons = texts(&browser, "article.conflict-card button");
+    assert_eq!(
+        buttons,
+        [
+            format!("Keep the version in force (by {me})"),
+            format!("Accept the forget (other version 1, by {})", clones::OTHER),
+            "Resolve with this text".to_string(),
+        ],
+        "{text}"
+    );
     browser.assert_no_console_errors("sync page");
     visit(
         &browser,

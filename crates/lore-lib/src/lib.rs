@@ -45,11 +45,13 @@ pub use error::{Error, ErrorClass, Result};
 pub use index::{Hit, IndexNotice, ListFilter, SortBy};
 /// The JSON-lines files of local state, at their former path.
 pub use localstate::linefile;
+/// A line of memory writes `doctor` found beside the one it restores.
+pub use memory::OtherHead;
 pub use memory::{
     BatchReport, Conflict, ConflictVersion, DuplicateOf, FileContent, FileLimits, GcReport,
-    IndexStatus, LifecyclePolicy, Lore, MemoryVersion, NamespaceCount, NewMemory, Novelty, Patch,
-    RefCheck, RefState, Remembered, Resolution, Resolved, RestorePoint, StaleMemory, StoreStatus,
-    StoredSecret, Superseded, VerifyReport, WriteContext, Written,
+    IndexStatus, LifecyclePolicy, Lore, MemoryVersion, MergeBrought, NamespaceCount, NewMemory,
+    Novelty, Patch, RefCheck, RefState, Remembered, Resolution, Resolved, RestorePoint,
+    StaleMemory, StoreStatus, StoredSecret, Superseded, VerifyReport, WriteContext, Written,
 };
 /// The bounds every memory write is checked against.
 pub use memory::{DEFAULT_MAX_BODY_BYTES, MAX_BODY_CONFIG, WriteRules};

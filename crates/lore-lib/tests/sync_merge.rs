@@ -238,21 +238,27 @@ fn a_contradiction_over_a_secret_kept_under_warn_elsewhere_still_merges() {
     assert_eq!(report.memories.conflicts, 1, "{report:?}");
 }
 
-#[test]
-fn a_sync_merge_that_only_brought_a_version_is_not_a_version_in_history() {
-    let dir = tempfile::tempdir().unwrap();
-    let (mut a, mut b) = two_clones(dir.path());
+/// Two clones sharing a memory whose body `a` then changed (not synced yet); its id.
+fn shared_then_edited_on_a(dir: &Path) -> (Lore, Lore, String) {
+    let (mut a, mut b) = two_clones(dir);
     let id = shared(&mut a, &mut b, "first\n");
-    let ctx = WriteContext::default();
     a.update(
         &id,
         &Patch {
             body: Some("second\n".into()),
             ..Patch::default()
         },
-        &ctx,
+        &WriteContext::default(),
     )
     .unwrap();
+    (a, b, id)
+}
+
+#[test]
+fn a_sync_merge_that_only_brought_a_version_is_not_a_version_in_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, mut b, id) = shared_then_edited_on_a(dir.path());
+    let ctx = WriteContext::default();
     // b writes something else, so its sync is a real merge, not a fast-forward.
     b.remember(
         &NewMemory {
@@ -281,4 +287,34 @@ fn a_sync_merge_that_only_brought_a_version_is_not_a_version_in_history() {
         versions[0].memory.as_ref().map(|m| m.body.as_str()),
         Some("second\n")
     );
+}
+
+#[test]
+fn a_sync_merge_that_combined_both_edits_is_a_version_saying_what_it_brought() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, mut b, id) = shared_then_edited_on_a(dir.path());
+    let ctx = WriteContext::default();
+    let mine = b
+        .update(
+            &id,
+            &Patch {
+                add_tags: vec!["ci".into()],
+                ..Patch::default()
+            },
+            &ctx,
+        )
+        .unwrap()
+        .commit;
+    sync_now(&a);
+    sync_now(&b);
+    let (_, versions) = b.history(&id).unwrap();
+    let merge = versions[0]
+        .merge
+        .as_ref()
+        .expect("the merge is the newest version");
+    assert!(versions[0].subject.starts_with("merge "), "{versions:?}");
+    assert_eq!(merge.fields, ["body"], "{merge:?}");
+    assert_eq!(merge.remote.as_deref(), Some("origin"));
+    assert_eq!(merge.from.as_deref(), Some(mine.as_str()), "{versions:?}");
+    assert!(versions[1..].iter().all(|v| v.merge.is_none()));
 }

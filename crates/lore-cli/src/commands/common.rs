@@ -357,14 +357,19 @@ pub struct FilterArgs {
     #[arg(long, short = 't')]
     pub tag: Option<String>,
     /// Only these statuses (comma-separated or repeated): active, resolved, superseded, archived.
-    #[arg(long)]
-    pub status: Vec<String>,
+    #[arg(long, value_delimiter = ',', value_parser = parse_status)]
+    pub status: Vec<lore::Status>,
     /// Only memories updated since (2026-01-31, RFC 3339, or an age: 30m, 12h, 7d, 2w).
     #[arg(long)]
     pub since: Option<String>,
     /// Only memories updated before this time.
     #[arg(long)]
     pub until: Option<String>,
+}
+
+/// A status as `--status` takes it.
+fn parse_status(text: &str) -> Result<lore::Status, String> {
+    text.trim().parse().map_err(|e: lore::Error| e.to_string())
 }
 
 impl FilterArgs {
@@ -402,6 +407,13 @@ pub struct RankArgs {
     /// Keep near-duplicate memories as separate hits.
     #[arg(long)]
     pub no_collapse: bool,
+    /// How much memories written near a time the query names approximately ("two days ago")
+    /// gain: score × (1 + W × closeness).
+    #[arg(long, value_name = "W", default_value_t = lore::index::rank::DEFAULT_TIME_BOOST)]
+    pub time_boost: f64,
+    /// Do not read time expressions in the query ("last week", "in March") as a window.
+    #[arg(long)]
+    pub no_time: bool,
 }
 
 impl RankArgs {
@@ -439,6 +451,8 @@ impl RankArgs {
             half_life_days: Some(self.half_life),
             namespace_weights,
             no_collapse: self.no_collapse,
+            time_boost: Some(self.time_boost),
+            no_time: self.no_time,
         })
     }
 }

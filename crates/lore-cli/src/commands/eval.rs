@@ -70,6 +70,9 @@ pub struct LongMemEvalArgs {
     /// Questions evaluated at once (default: one per core; 1 for quiet latency figures).
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
+    /// List the questions whose gold sessions are not all in the top 5, with the place of each.
+    #[arg(long)]
+    pub misses: bool,
     #[command(flatten)]
     pub rank: RankArgs,
 }
@@ -109,6 +112,7 @@ pub fn run_with_progress(
                 questions: args.questions,
                 threads: args.threads,
                 ranking: ranking(&args.rank)?,
+                misses: args.misses,
                 work_dir: work.path().to_path_buf(),
             };
             let report = measure(ui, global, request, &scratch, progress)?;
@@ -154,6 +158,8 @@ fn ranking(rank: &RankArgs) -> CmdResult<Ranking> {
         half_life_days: Some(rank.half_life),
         namespace_weights: options.namespace_weights.into_iter().collect(),
         no_collapse: rank.no_collapse,
+        time_boost: Some(rank.time_boost),
+        no_time: rank.no_time,
     })
 }
 
@@ -246,6 +252,26 @@ fn longmemeval_text(s: &mut String, report: &EvalReport) {
     ));
     s.push_str("\nper question type\n");
     category_table(s, &report.by_type, "recall_any", |a| a.recall_any);
+    if !report.misses.is_empty() {
+        s.push_str(
+            "\nquestions with a gold session outside the top 5 (places of the gold sessions)\n",
+        );
+        for m in &report.misses {
+            let places: Vec<String> = m
+                .gold_places
+                .iter()
+                .map(|p| p.map_or("-".into(), |p| p.to_string()))
+                .collect();
+            s.push_str(&format!(
+                "  {} [{}] {} | asked {} | {}\n",
+                m.question_id,
+                m.question_type,
+                places.join(","),
+                m.question_date,
+                lore::agent_text::neutralize_controls(&m.question)
+            ));
+        }
+    }
 }
 
 fn locomo_text(s: &mut String, report: &LoCoMoReport) {

@@ -33,11 +33,17 @@ pub fn run(ui: &mut Ui, session: &mut Session, args: &HistoryArgs) -> CmdResult 
             if v.id != out.memory.id.as_str() {
                 state.push_str(&format!("  (of {})", v.id));
             }
+            // A merge that made a version of its own says what it brought.
+            let action = match &v.merge {
+                Some(m) if m.fields.is_empty() => "merge brought its times".to_string(),
+                Some(m) => format!("merge brought {}", m.fields.join(", ")),
+                None => v.subject.split(':').next().unwrap_or("").to_string(),
+            };
             s.push_str(&format!(
                 "  {}  {}  {}  {}\n",
                 common::short(&v.commit),
                 common::short_time(v.time),
-                v.subject.split(':').next().unwrap_or(""),
+                action,
                 state
             ));
         }

@@ -49,6 +49,18 @@ pub fn run(ui: &mut Ui, session: &mut Session, args: &RecallArgs) -> CmdResult {
     )?;
     let hits = &out.hits;
     ui.emit(&out, |s| {
+        if let Some(w) = &out.time_window {
+            let how = match w.usage {
+                lore::index::time_window::WindowUse::Filter => "only memories written then",
+                lore::index::time_window::WindowUse::Boost => "memories written near then first",
+            };
+            s.push_str(&format!(
+                "time: {:?} read as {} .. {}: {how}\n",
+                lore::agent_text::neutralize_controls(&w.phrase),
+                local_time(w.start),
+                local_time(w.end)
+            ));
+        }
         if hits.is_empty() {
             s.push_str("Nothing relevant found.\n");
         }
@@ -73,7 +85,7 @@ pub fn run(ui: &mut Ui, session: &mut Session, args: &RecallArgs) -> CmdResult {
             if let Some(x) = &h.explain {
                 let part = |v: Option<String>| v.unwrap_or_else(|| "-".into());
                 s.push_str(&format!(
-                    "          bm25 {} (#{}), cosine {} (#{}), fused {:.4} × recency {:.3} × namespace {:.2} × status {:.2}\n",
+                    "          bm25 {} (#{}), cosine {} (#{}), fused {:.4} × recency {:.3} × namespace {:.2} × status {:.2}{}{}\n",
                     part(x.bm25.map(|v| format!("{v:.3}"))),
                     part(x.bm25_rank.map(|v| v.to_string())),
                     part(x.cosine.map(|v| format!("{v:.3}"))),
@@ -81,10 +93,25 @@ pub fn run(ui: &mut Ui, session: &mut Session, args: &RecallArgs) -> CmdResult {
                     x.fused,
                     x.recency,
                     x.namespace,
-                    x.status
+                    x.status,
+                    x.time.map(|t| format!(" × time {t:.2}")).unwrap_or_default(),
+                    x.supersedes
+                        .as_ref()
+                        .map(|old| format!(" (raised above {old}, which it supersedes)"))
+                        .unwrap_or_default()
                 ));
             }
         }
     });
     Ok(())
+}
+
+/// A window's edge in the user's time zone ("the beginning" for an open start).
+fn local_time(t: jiff::Timestamp) -> String {
+    if t == jiff::Timestamp::MIN {
+        return "the beginning".into();
+    }
+    t.to_zoned(jiff::tz::TimeZone::system())
+        .strftime("%Y-%m-%d %H:%M")
+        .to_string()
 }

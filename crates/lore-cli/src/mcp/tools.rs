@@ -13,21 +13,18 @@ use lore::ops::{
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
 use serde_json::Value;
 
-/// What one call returned: the response as JSON, and the text an agent reads, if the operation
-/// has one (a rendered view); else the JSON is the text.
+/// What one call returned: the response as JSON.
 pub struct Reply {
     value: Value,
-    text: Option<String>,
 }
 
 impl Reply {
-    /// The tool result: structured content, with the text as the first content block — a
-    /// rendering, else the response as plain JSON that parses back to the structured content —
-    /// and warnings, if any, in a second block.
+    /// The tool result: structured content, with the same response as the first text block —
+    /// plain JSON that parses back to the structured content, for clients that read only text
+    /// (an operation whose response is a rendering carries it as a field, e.g. `text`) — and
+    /// warnings, if any, in a second block.
     pub fn into_result(self, warnings: &[String]) -> CallToolResult {
-        let text = self
-            .text
-            .unwrap_or_else(|| lore::agent_text::json_text(&self.value));
+        let text = lore::agent_text::json_text(&self.value);
         let mut content = vec![ContentBlock::text(text)];
         if !warnings.is_empty() {
             let lines: Vec<String> = warnings
@@ -67,12 +64,11 @@ fn tool<O: Operation>() -> Tool {
 
 fn reply<O: Operation>(env: &mut Env<'_>, args: Value) -> lore::Result<Reply> {
     let out = ops::run_json::<O>(env, args)?;
-    let text = O::agent_text(&out);
     let value = serde_json::to_value(&out).map_err(|e| lore::Error::Parse {
         context: "encoding the result".into(),
         message: e.to_string(),
     })?;
-    Ok(Reply { value, text })
+    Ok(Reply { value })
 }
 
 macro_rules! catalog {

@@ -83,17 +83,18 @@ fn explain(hit: &Hit) -> String {
     )
 }
 
-fn filter_of(ctx: &PageCtx) -> Filter {
-    Filter {
+/// The filter the page's query string asks for; a status that is not one is an error.
+fn filter_of(ctx: &PageCtx) -> Result<Filter, lore::Error> {
+    Ok(Filter {
         namespace: ctx.param("namespace").map(str::to_string),
         tag: ctx.param("tag").map(str::to_string),
-        status: ctx
-            .param("status")
-            .map(|s| vec![s.to_string()])
-            .unwrap_or_default(),
+        status: match ctx.param("status").filter(|s| !s.is_empty()) {
+            Some(s) => vec![s.parse()?],
+            None => Vec::new(),
+        },
         since: None,
         until: None,
-    }
+    })
 }
 
 fn search_form(app_env: &mut lore::ops::Env<'_>, ctx: &PageCtx) -> Result<String, lore::Error> {
@@ -191,7 +192,7 @@ fn search_results(
         env,
         Recall {
             query: q.to_string(),
-            filter: filter_of(ctx),
+            filter: filter_of(ctx)?,
             limit: Some(20),
             explain: true,
             ..Recall::default()
@@ -250,7 +251,7 @@ fn memory_list(
     let listed = run_op(
         env,
         List {
-            filter: filter_of(ctx),
+            filter: filter_of(ctx)?,
             sort: None,
             limit: Some(if stale_only.is_some() { 0 } else { 50 }),
         },
@@ -289,6 +290,28 @@ pub async fn index(State(app): State<Arc<App>>, Query(query): Pairs) -> Response
     app.page(query, render_index).await
 }
 
+/// What a timeline row says a commit did: its subject, or for a merge that made a version of
+/// its own, what it brought to this clone's version.
+fn version_label(v: &lore::MemoryVersion) -> String {
+    let Some(m) = &v.merge else {
+        return format!("<span class=\"subject\">{}</span>", esc(&v.subject));
+    };
+    let from = m
+        .remote
+        .as_deref()
+        .map(|r| format!(" from {}", esc(r)))
+        .unwrap_or_default();
+    let what = if m.fields.is_empty() {
+        "only its times".to_string()
+    } else {
+        esc(&m.fields.join(", "))
+    };
+    format!(
+        "<span class=\"subject merge\" title=\"{}\">Merge{from} brought: {what}</span>",
+        esc(&v.subject)
+    )
+}
+
 fn timeline(id: &str, versions: &[lore::MemoryVersion], to: &str) -> String {
     let mut out = String::from(
         "<form method=\"get\" class=\"timeline-form\"><ol class=\"timeline\" id=\"timeline\">",
@@ -304,16 +327,26 @@ fn timeline(id: &str, versions: &[lore::MemoryVersion], to: &str) -> String {
         } else {
             ""
         };
+        // A commit that removed the memory's file forgot it, unless it wrote it at another
+        // path (a move).
+        let moved = versions
+            .iter()
+            .any(|o| o.commit == v.commit && o.memory.is_some());
         let what = match &v.memory {
             Some(m) => esc(&m.summary),
-            None => "<em>deleted</em>".into(),
+            None if moved => format!("<em>moved from {}</em>", esc(&v.path)),
+            None => "<em>forgotten</em>".into(),
         };
-        let previous = versions.get(i + 1);
-        let diff_link = match previous {
+        // A merge's diff starts at the version this clone had before it: what it brought.
+        let before = match &v.merge {
+            Some(m) => m.from.as_deref(),
+            None => versions.get(i + 1).map(|p| p.commit.as_str()),
+        };
+        let diff_link = match before {
             Some(p) => format!(
                 "<a href=\"/memory/{}{}#diff\">diff with the version before</a>",
                 enc(id),
-                html::query(&[("from", &p.commit), ("to", &v.commit)])
+                html::query(&[("from", p), ("to", &v.commit)])
             ),
             None => "first version".into(),
         };
@@ -322,12 +355,12 @@ fn timeline(id: &str, versions: &[lore::MemoryVersion], to: &str) -> String {
             "<li class=\"version\" data-commit=\"{commit}\"{current}>\
              <label><input type=\"radio\" name=\"from\" value=\"{commit}\"> from</label> \
              <label><input type=\"radio\" name=\"to\" value=\"{commit}\"> to</label> \
-             <code title=\"{commit}\">{short}</code> {time} <span class=\"subject\">{subject}\
-             </span> <span class=\"muted\">{committer}</span><br>{what} · {diff_link}</li>",
+             <code title=\"{commit}\">{short}</code> {time} {label} \
+             <span class=\"muted\">{committer}</span><br>{what} · {diff_link}</li>",
             commit = esc(&v.commit),
             short = esc(short(&v.commit)),
             time = html::time(&v.time),
-            subject = esc(&v.subject),
+            label = version_label(v),
             committer = esc(&v.committer),
         );
     }

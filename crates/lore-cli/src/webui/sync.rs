@@ -42,12 +42,18 @@ fn side(title: &str, v: Option<&ConflictVersion>) -> String {
             esc(v.summary.as_deref().unwrap_or(""))
         );
     }
+    // A memory without a body shows none, not an empty box.
+    let body = v
+        .body
+        .as_deref()
+        .filter(|b| !b.trim().is_empty())
+        .map(|b| format!("<pre class=\"doc\">{}</pre>", esc(b)))
+        .unwrap_or_default();
     format!(
         "<section class=\"side\"><h4>{}</h4><p class=\"muted\">{who}</p><p><strong>{}</strong></p>\
-         <pre class=\"doc\">{}</pre></section>",
+         {body}</section>",
         esc(title),
-        esc(v.summary.as_deref().unwrap_or("")),
-        esc(v.body.as_deref().unwrap_or(""))
+        esc(v.summary.as_deref().unwrap_or(""))
     )
 }
 
@@ -174,7 +180,21 @@ fn render(env: &mut lore::ops::Env<'_>, ctx: &PageCtx) -> Result<Page, lore::Err
                 ),
             ));
         }
-        body.push_str(&button("both", "Keep both", ""));
+        // Keeping both keeps the text of every other version that has one (a forget has
+        // none): appended to the version in force when it is the same memory, else kept as a
+        // memory of its own beside it.
+        let live_id = c.live.as_ref().map(|l| &l.id);
+        let kept: Vec<&ConflictVersion> = c.others.iter().filter(|o| !o.forgotten).collect();
+        if c.live.is_some() && !kept.is_empty() {
+            let label = if kept.iter().all(|o| Some(&o.id) == live_id) {
+                "Keep both: append the other text to the version in force"
+            } else if kept.iter().all(|o| Some(&o.id) != live_id) {
+                "Keep both: keep the other version as a memory of its own beside it"
+            } else {
+                "Keep both: each other text appended to the version in force or kept beside it"
+            };
+            body.push_str(&button("both", label, ""));
+        }
         body.push_str("</div>");
         let live = c.live.as_ref();
         body.push_str(&post_form(

@@ -96,6 +96,11 @@ async def exercise(client):
     hits = json.loads(await call("recall", {"query": "lexical recall sqlite"}))
     if not hits["hits"] or hits["hits"][0]["memory"]["id"] != mem_id:
         fail(f"recall did not find the memory: {hits}")
+    if any("body" in h["memory"] for h in hits["hits"]):
+        fail(f"recall without bodies returned a body key (an omitted body is absent): {hits}")
+    full = json.loads(await call("recall", {"query": "lexical recall sqlite", "bodies": True}))
+    if full["hits"][0]["memory"].get("body", "").strip() != "Bundled, no server; BM25 built in.":
+        fail(f"recall with bodies lacks the body: {full}")
     got = json.loads(await call("show", {"memory": mem_id, "level": "summary"}))
     if "body" in got["memory"]:
         fail("summary level returned a body (an omitted body is absent)")
@@ -113,6 +118,14 @@ async def exercise(client):
     await call("init", {})
     if json.loads(await call("status", {}))["total"] != 3:
         fail("status total")
+    # Text content is JSON, not HTML: markup in stored text comes back as written.
+    marked = 'Escape <b>tags</b> & "quotes" in the UI'
+    shown_text = await call("show", {"memory": json.loads(await call("remember", {
+        "namespace": "learnings", "summary": marked}))["memory"]["id"]})
+    if any(e in shown_text for e in ("&lt;", "&gt;", "&amp;", "&quot;")):
+        fail(f"the text content is HTML-escaped: {shown_text}")
+    if json.loads(shown_text)["memory"]["summary"] != marked:
+        fail(f"the summary did not come back as written: {shown_text}")
     await call("verify", {})
     await call("scan", {"history": True})
     await call("namespace_add", {"name": "runbooks", "description": "how to operate"})
@@ -172,10 +185,10 @@ async def exercise(client):
     if "ran the benchmark" not in steps:
         fail(f"ctx_recall: {steps}")
     # Merge back into main: the result starts with the merged branch's context.
-    merged = await ok(client, "ctx_merge", {"branch": "trigram", "into": "main", "prefer": "theirs"})
-    called.add("ctx_merge")
-    if "trigram" not in merged.split("---")[0]:
-        fail(f"merge did not show the branch first: {merged[:300]}")
+    merged = json.loads(await call("ctx_merge", {"branch": "trigram", "into": "main",
+                                                 "prefer": "theirs"}))
+    if next(iter(merged)) != "context" or not merged["text"].startswith("# Branch trigram"):
+        fail(f"merge did not show the branch first: {json.dumps(merged)[:300]}")
     await call("ctx_switch", {"name": "trigram"})
     queue = json.loads(await call("review_list", {}))
     if queue != {"suggestions": []}:

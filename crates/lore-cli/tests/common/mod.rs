@@ -17,18 +17,33 @@ pub fn lore_bin() -> &'static str {
     env!("CARGO_BIN_EXE_lore")
 }
 
+/// Variables of the caller's environment that choose what lore does; hermetic commands remove
+/// them.
+pub const LORE_VARIABLES: &[&str] = &[
+    "LORE_AGENT",
+    "LORE_SESSION",
+    "LORE_HOME",
+    "LORE_EMBEDDER",
+    "LORE_MINILM_DIR",
+    "LORE_E5_DIR",
+];
+
+/// Makes `cmd` (lore, or anything that runs lore) hermetic at `home`: none of the caller's lore
+/// or git variables, git's configuration and `HOME` inside `home`.
+pub fn isolate(cmd: &mut Command, home: &Path) {
+    for name in LORE_VARIABLES {
+        cmd.env_remove(name);
+    }
+    // Days and weeks in queries are read in the user's time zone: the same one everywhere.
+    cmd.env("TZ", "UTC");
+    make_hermetic(cmd, home);
+}
+
 /// A `lore` command in `dir`, with a hermetic environment rooted at `home`.
 pub fn lore_command(dir: &Path, home: &Path, args: &[&str]) -> Command {
     let mut cmd = Command::new(lore_bin());
-    cmd.args(args)
-        .current_dir(dir)
-        .env_remove("LORE_AGENT")
-        .env_remove("LORE_SESSION")
-        .env_remove("LORE_HOME")
-        .env_remove("LORE_EMBEDDER")
-        .env_remove("LORE_MINILM_DIR")
-        .env_remove("LORE_E5_DIR");
-    make_hermetic(&mut cmd, home);
+    cmd.args(args).current_dir(dir);
+    isolate(&mut cmd, home);
     cmd
 }
 

@@ -15,6 +15,7 @@ mod recall_tests;
 mod schema;
 mod sketch;
 mod telling;
+pub mod time_window;
 pub mod vector_cache;
 #[cfg(test)]
 mod vector_tests;
@@ -37,7 +38,7 @@ use crate::store::{FileChange, Store};
 
 pub(crate) use open::{copy_into_memory, is_write_refusal};
 pub use open::{is_corruption, is_out_of_space, recorded_tip};
-pub use query::{Hit, ListFilter, SortBy, query_terms};
+pub use query::{Hit, ListFilter, SortBy, is_stop_word, query_terms};
 pub use rank::{Explain, Fusion, RankOptions};
 use vectors::{Pending, VectorMatrix};
 
@@ -107,6 +108,8 @@ pub struct Index {
     vectors_stamp: std::cell::Cell<u64>,
     /// This handle found the memory rows intact (or wrote them): later catch-ups skip the count.
     rows_verified: std::cell::Cell<bool>,
+    /// Failures that lost nothing but should be heard (see [`Index::take_warnings`]).
+    warnings: std::cell::RefCell<Vec<String>>,
 }
 
 /// A hybrid search's request.
@@ -416,7 +419,13 @@ impl Index {
             explain,
         } = *query;
         let limit = filter.limit.unwrap_or(10).max(1);
-        let pool = options.candidates.max(limit * 3);
+        let within = options
+            .time_window
+            .as_ref()
+            .filter(|w| w.usage == time_window::WindowUse::Filter);
+        // A window filters candidates after they are found: look further for them.
+        let widen = if within.is_some() { 4 } else { 1 };
+        let pool = options.candidates.max(limit * 3) * widen;
         let lexical_filter = ListFilter {
             limit: Some(pool),
             ..filter.clone()
@@ -473,6 +482,9 @@ impl Index {
             }
             query_vector = Some(q);
         }
+        if let Some(w) = within {
+            candidates.retain(|c| w.contains(c.memory.created) || w.contains(c.memory.updated));
+        }
         let ranked = rank::fuse(candidates, options);
         let threshold = self.embedder.as_ref().map(|e| e.near_duplicate());
         // Head vectors are computed only for the pairs collapse compares.
@@ -513,9 +525,17 @@ impl Index {
             ranked.into_iter().map(Some).collect();
         let mut hits = Vec::with_capacity(groups.len());
         for (kept, folded) in groups {
-            let Some((c, score, why)) = ranked[kept].take() else {
+            // The group keeps the place and score of its best-ranked member.
+            let Some(group_score) = ranked[kept].as_ref().map(|r| r.1) else {
                 continue;
             };
+            let (kept, folded) = rank::in_force_first(kept, folded, |i| {
+                ranked[i].as_ref().map(|(c, ..)| c.memory.status)
+            });
+            let Some((c, own_score, why)) = ranked[kept].take() else {
+                continue;
+            };
+            let score = own_score.max(group_score);
             let mut hit = Hit::new(c.rowid, c.memory, score);
             hit.near_duplicate = match (threshold, why.cosine, &query_vector) {
                 (Some(t), Some(cos), Some(_)) => cos >= t,

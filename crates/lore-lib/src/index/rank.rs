@@ -4,6 +4,7 @@
 use jiff::Timestamp;
 use serde::Serialize;
 
+use super::time_window::{TimeWindow, WindowUse};
 use crate::model::{Memory, Status};
 
 /// How the lexical and vector rankings are combined.
@@ -40,9 +41,29 @@ pub struct RankOptions {
     pub candidates: usize,
     /// Fold near-duplicate memories into the best-ranked one.
     pub collapse: bool,
-    /// "Now" for recency (default: the clock).
+    /// "Now" for recency and for reading time expressions (default: the clock).
     pub now: Option<Timestamp>,
+    /// The window of time recall keeps to (a filter) or prefers (a boost). `None`: the one the
+    /// query names, if [`RankOptions::read_time`].
+    pub time_window: Option<TimeWindow>,
+    /// Read time expressions in the query ("last week", "two days ago") into a window.
+    pub read_time: bool,
+    /// How much a memory written inside a boosting window gains: its score is multiplied by
+    /// `1 + time_boost × closeness` (closeness 1 inside, falling off outside).
+    pub time_boost: f64,
 }
+
+/// Status weights that weigh every status alike (status then only orders near-copies and
+/// replacements, see [`in_force_first`]).
+pub const EQUAL_STATUS_WEIGHTS: [(Status, f64); 4] = [
+    (Status::Active, 1.0),
+    (Status::Resolved, 1.0),
+    (Status::Superseded, 1.0),
+    (Status::Archived, 1.0),
+];
+
+/// How much a memory inside a boosting time window gains, by default.
+pub const DEFAULT_TIME_BOOST: f64 = 0.5;
 
 /// The weight of BM25 in score fusion by default (the vector part gets the rest).
 pub const DEFAULT_LEXICAL_WEIGHT: f64 = 0.5;
@@ -56,7 +77,7 @@ pub const RRF_K: f64 = 60.0;
 impl Default for RankOptions {
     fn default() -> Self {
         RankOptions {
-            // Measured on LongMemEval (README): score fusion ranks better than RRF here.
+            // Measured on LongMemEval (docs/evaluation.md): score fusion ranks better than RRF here.
             fusion: Fusion::Score {
                 lexical: DEFAULT_LEXICAL_WEIGHT,
             },
@@ -72,6 +93,9 @@ impl Default for RankOptions {
             candidates: 40,
             collapse: true,
             now: None,
+            time_window: None,
+            read_time: true,
+            time_boost: DEFAULT_TIME_BOOST,
         }
     }
 }
@@ -117,6 +141,13 @@ pub struct Explain {
     pub namespace: f64,
     /// Status multiplier.
     pub status: f64,
+    /// Time-window multiplier (when the query names a time to prefer).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub time: Option<f64>,
+    /// The superseded memory whose relevance this one took, so that a replacement always ranks
+    /// above what it replaced.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub supersedes: Option<String>,
 }
 
 /// A candidate for fusion.
@@ -187,6 +218,15 @@ pub fn fuse(candidates: Vec<Candidate>, options: &RankOptions) -> Vec<(Candidate
             };
             let namespace = options.namespace_weight(c.memory.namespace.as_str());
             let status = options.status_weight(c.memory.status);
+            let time = match &options.time_window {
+                Some(w) if w.usage == WindowUse::Boost => {
+                    let near = w
+                        .closeness(c.memory.created)
+                        .max(w.closeness(c.memory.updated));
+                    Some(1.0 + options.time_boost * near)
+                }
+                _ => None,
+            };
             let explain = Explain {
                 bm25: c.lexical.map(|l| l.0),
                 bm25_rank: c.lexical.map(|l| l.1),
@@ -196,17 +236,55 @@ pub fn fuse(candidates: Vec<Candidate>, options: &RankOptions) -> Vec<(Candidate
                 recency,
                 namespace,
                 status,
+                time,
+                supersedes: None,
             };
-            let score = fused * recency * namespace * status;
+            let score = fused * recency * namespace * status * time.unwrap_or(1.0);
             (c, score, explain)
         })
         .collect();
+    successors_take_relevance(&mut out);
     out.sort_by(|a, b| {
         b.1.total_cmp(&a.1)
             .then(b.0.memory.updated.cmp(&a.0.memory.updated))
             .then_with(|| a.0.memory.id.cmp(&b.0.memory.id))
     });
     out
+}
+
+/// A memory that supersedes another candidate scores just above it when it scored lower: the
+/// old memory matched the query, and its replacement is the answer in force. Follows chains (a
+/// replacement that was itself replaced) to a fixed point; a cycle of `superseded_by` links
+/// (only damaged data makes one) stops after one pass per candidate.
+fn successors_take_relevance(out: &mut [(Candidate, f64, Explain)]) {
+    let at: std::collections::HashMap<String, usize> = out
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.0.memory.id.to_string(), i))
+        .collect();
+    let links: Vec<(usize, usize)> = out
+        .iter()
+        .enumerate()
+        .filter_map(|(old, c)| {
+            let by = c.0.memory.superseded_by.as_ref()?;
+            at.get(by.as_str()).map(|&new| (old, new))
+        })
+        .filter(|(old, new)| old != new)
+        .collect();
+    for _ in 0..out.len() {
+        let mut changed = false;
+        for &(old, new) in &links {
+            if out[new].1 <= out[old].1 {
+                let lifted = out[old].1.next_up();
+                out[new].1 = lifted;
+                out[new].2.supersedes = Some(out[old].0.memory.id.to_string());
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
 }
 
 /// Groups ranked items into near-duplicate clusters: each item joins the first kept item it is a
@@ -226,6 +304,43 @@ pub fn collapse(
         }
     }
     kept
+}
+
+/// How current a status is, for choosing among near-copies: active, then resolved, archived,
+/// superseded. A fixed order, not the ranking weights: with every weight set to 1, an active
+/// memory still stands for its stale copies.
+fn currency(status: Status) -> u8 {
+    match status {
+        Status::Active => 3,
+        Status::Resolved => 2,
+        Status::Archived => 1,
+        Status::Superseded => 0,
+    }
+}
+
+/// The member of a near-duplicate group that stands for it: the best-ranked one of the most
+/// current status, so an active memory is never folded under a resolved, archived or superseded
+/// near-copy of itself. The group keeps its place (the kept member's). `status` gives a
+/// member's status (`None`: no longer available).
+pub fn in_force_first(
+    kept: usize,
+    folded: Vec<usize>,
+    status: impl Fn(usize) -> Option<Status>,
+) -> (usize, Vec<usize>) {
+    let rank = |i: usize| status(i).map(currency);
+    let mut best = (kept, rank(kept));
+    for &i in &folded {
+        let r = rank(i);
+        if r > best.1 {
+            best = (i, r);
+        }
+    }
+    if best.0 == kept {
+        return (kept, folded);
+    }
+    let mut members: Vec<usize> = std::iter::once(kept).chain(folded).collect();
+    members.retain(|&i| i != best.0);
+    (best.0, members)
 }
 
 #[cfg(test)]
@@ -300,12 +415,7 @@ mod tests {
                 "{status:?}"
             );
             let flat = RankOptions {
-                status_weights: [
-                    (Status::Active, 1.0),
-                    (Status::Resolved, 1.0),
-                    (Status::Superseded, 1.0),
-                    (Status::Archived, 1.0),
-                ],
+                status_weights: EQUAL_STATUS_WEIGHTS,
                 ..RankOptions::default()
             };
             let stale = candidate(BETTER, "learnings", status, 0, 10.0, 0.80);

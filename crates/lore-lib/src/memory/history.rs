@@ -31,6 +31,26 @@ pub struct MemoryVersion {
     pub path: String,
     /// The memory at that version (none: deleted by this commit).
     pub memory: Option<Memory>,
+    /// For a sync merge that made a version of its own (it combined both sides' changes): what
+    /// it brought to this clone's version. Absent for every other commit.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub merge: Option<MergeBrought>,
+}
+
+/// What a merge brought to the version this clone had before it.
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct MergeBrought {
+    /// The remote it merged (the commit's `Lore-Remote` trailer), if it names one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub remote: Option<String>,
+    /// The fields that differ from this clone's version before the merge (`summary`, `body`,
+    /// `tags`, `status`, `key`, `citations`, `relations`, `confidence`, `anchor`, `author`,
+    /// `agent`, `session`); empty when only its times changed.
+    pub fields: Vec<String>,
+    /// The commit of this clone's version before the merge (the one its first parent holds),
+    /// where the diff of what it brought starts; absent when this clone had no version.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
 }
 
 impl Lore {
@@ -121,7 +141,8 @@ impl Lore {
     }
 
     fn versions(&self, path: &str, m: &Memory) -> Result<Vec<MemoryVersion>> {
-        self.tracked_versions(path, m)?
+        let mut versions = self
+            .tracked_versions(path, m)?
             .into_iter()
             .map(|(v, memory)| {
                 let time = Timestamp::from_second(v.time).map_err(|e| Error::Parse {
@@ -136,9 +157,52 @@ impl Lore {
                     committer: v.committer,
                     path: v.path,
                     memory,
+                    merge: None,
                 })
             })
-            .collect()
+            .collect::<Result<Vec<_>>>()?;
+        for i in 0..versions.len() {
+            versions[i].merge = self.merge_brought(&versions, i)?;
+        }
+        Ok(versions)
+    }
+
+    /// For a version made by a merge commit: the version this clone had before (the newest
+    /// older one its first parent reaches) and the fields the merge changed.
+    fn merge_brought(&self, versions: &[MemoryVersion], i: usize) -> Result<Option<MergeBrought>> {
+        let repo = self.store.repo();
+        let (Some(after), Ok(oid)) = (
+            &versions[i].memory,
+            git2::Oid::from_str(&versions[i].commit),
+        ) else {
+            return Ok(None);
+        };
+        let commit = repo.find_commit(oid)?;
+        if commit.parent_count() < 2 {
+            return Ok(None);
+        }
+        let first = commit.parent_id(0)?;
+        let mut before = None;
+        for v in &versions[i + 1..] {
+            let c = git2::Oid::from_str(&v.commit)?;
+            if c == first || repo.graph_descendant_of(first, c)? {
+                before = Some(v);
+                break;
+            }
+        }
+        let message = String::from_utf8_lossy(commit.message_bytes());
+        let remote = message
+            .lines()
+            .find_map(|l| l.strip_prefix("Lore-Remote:"))
+            .map(|r| r.trim().to_string());
+        Ok(Some(MergeBrought {
+            remote,
+            fields: before
+                .and_then(|b| b.memory.as_ref())
+                .map(|b| changed_fields(b, after))
+                .unwrap_or_default(),
+            from: before.map(|b| b.commit.clone()),
+        }))
     }
 
     /// Looks for a memory that is no longer at the tip, by exact id, through the chain: the
@@ -178,6 +242,37 @@ impl Lore {
         }
         Err(Error::NotFound(query.to_string()))
     }
+}
+
+/// The fields (by their names in a memory file) in which two versions of a memory differ, the
+/// three relation fields as one `relations`; the times are left out.
+fn changed_fields(before: &Memory, after: &Memory) -> Vec<String> {
+    let relations = |m: &Memory| {
+        (
+            m.relates_to.clone(),
+            m.supersedes.clone(),
+            m.superseded_by.clone(),
+        )
+    };
+    let checks = [
+        ("summary", before.summary != after.summary),
+        ("body", before.body != after.body),
+        ("tags", before.tags != after.tags),
+        ("status", before.status != after.status),
+        ("key", before.key != after.key),
+        ("citations", before.citations != after.citations),
+        ("relations", relations(before) != relations(after)),
+        ("confidence", before.confidence != after.confidence),
+        ("anchor", before.anchor != after.anchor),
+        ("author", before.author != after.author),
+        ("agent", before.agent != after.agent),
+        ("session", before.session != after.session),
+    ];
+    checks
+        .into_iter()
+        .filter(|(_, changed)| *changed)
+        .map(|(name, _)| name.to_string())
+        .collect()
 }
 
 /// Every path a memory may have had: where it is, its id path, and its key path.

@@ -12,6 +12,8 @@ mod doctor;
 mod edit;
 mod history;
 mod lifecycle;
+mod lost_writes;
+mod namespaces;
 mod novelty;
 mod resolve;
 mod screening;
@@ -31,9 +33,9 @@ use crate::store::Store;
 pub use crate::store::WriteContext;
 pub use citations::{FileContent, FileLimits, StaleMemory, VerifyReport};
 pub use conflicts::{Conflict, ConflictVersion, Resolution, Resolved};
-pub use doctor::{RefCheck, RefState, RestorePoint};
+pub use doctor::{OtherHead, RefCheck, RefState, RestorePoint};
 pub use edit::{Patch, Superseded};
-pub use history::MemoryVersion;
+pub use history::{MemoryVersion, MergeBrought};
 pub use lifecycle::{GcReport, LifecyclePolicy};
 pub use novelty::{DuplicateOf, Novelty, Remembered};
 pub use screening::{DEFAULT_MAX_BODY_BYTES, MAX_BODY_CONFIG, RefSecret, StoredSecret, WriteRules};
@@ -58,6 +60,9 @@ pub struct Lore {
     last_catch_up: Option<CatchUp>,
     /// Contested memories at a tip (see `conflicts.rs`), cached while the tip stays.
     contradictions: RefCell<Option<ContestedAt>>,
+    /// The time zone days and weeks are read in ("yesterday", "last week"): UTC unless the
+    /// front end sets the user's.
+    time_zone: jiff::tz::TimeZone,
 }
 
 impl Lore {
@@ -71,7 +76,26 @@ impl Lore {
             warnings: RefCell::new(Vec::new()),
             last_catch_up: None,
             contradictions: RefCell::new(None),
+            time_zone: jiff::tz::TimeZone::UTC,
         }
+    }
+
+    /// Sets the time zone in which queries' days and weeks are read.
+    pub fn set_time_zone(&mut self, time_zone: jiff::tz::TimeZone) {
+        self.time_zone = time_zone;
+    }
+
+    /// The window of time `text` names ("last week", "two days ago"), read at `now` (default:
+    /// the clock) in this handle's time zone.
+    pub fn time_window(
+        &self,
+        text: &str,
+        now: Option<jiff::Timestamp>,
+    ) -> Option<crate::index::time_window::TimeWindow> {
+        let now = now
+            .unwrap_or_else(jiff::Timestamp::now)
+            .to_zoned(self.time_zone.clone());
+        crate::index::time_window::find(text, &now)
     }
 
     /// Overrides the secret policy for this handle's writes (else `git config lore.secrets`,
@@ -222,13 +246,19 @@ impl Lore {
     /// Runs a read against the caught-up index; a damaged index is rebuilt and the read retried.
     fn read<T>(&mut self, f: impl Fn(&Index) -> Result<T>) -> Result<T> {
         let first = f(self.index()?);
-        match first {
+        let result = match first {
             Err(e) if index::is_corruption(&e) => {
                 self.rebuild_index(&e.to_string())?;
                 f(self.index()?)
             }
             other => other,
+        };
+        if let Some(index) = &self.index {
+            for warning in index.take_warnings() {
+                self.warn(warning);
+            }
         }
+        result
     }
 }
 

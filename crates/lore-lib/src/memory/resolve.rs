@@ -83,6 +83,16 @@ impl Lore {
         options: &RankOptions,
         explain: bool,
     ) -> Result<Vec<Hit>> {
+        let read;
+        let options = if options.read_time && options.time_window.is_none() {
+            read = RankOptions {
+                time_window: self.time_window(text, options.now),
+                ..options.clone()
+            };
+            &read
+        } else {
+            options
+        };
         let mut hits = self.read(|i| i.search(text, filter, options, explain))?;
         self.mark_contradicted(&mut hits)?;
         Ok(hits)

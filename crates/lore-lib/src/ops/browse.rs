@@ -405,6 +405,7 @@ mod tests {
             committer: String::new(),
             path: "learnings/x.md".into(),
             memory,
+            merge: None,
         }
     }
 

@@ -63,12 +63,6 @@ pub trait Operation: DeserializeOwned + JsonSchema + Send + 'static {
 
     /// Runs the operation.
     fn run(self, env: &mut Env<'_>) -> Result<Self::Output>;
-
-    /// The text an agent should read (markdown) when the response has one (a rendered view or
-    /// context); `None` shows the response's JSON.
-    fn agent_text(_output: &Self::Output) -> Option<String> {
-        None
-    }
 }
 
 /// What an operation runs against: the handle, who is writing, where progress goes, and the

@@ -93,32 +93,13 @@ impl Operation for Import {
         let now = crate::model::to_millis(env.write.now.unwrap_or_else(jiff::Timestamp::now));
         let format = format(&self.format)?;
         env.progress.phase("reading", None);
-        let converted = match format {
-            Format::Notes => interop::notes::import(env.lore.store(), now)?,
-            Format::Markdown => {
-                interop::markdown_dir::import(Path::new(need(&self.path, "directory")?), now)?
-            }
-            Format::Jsonl => match (&self.data, &self.path) {
-                (Some(data), None) => {
-                    interop::jsonl::import(&mut data.as_bytes(), "the data given", now)?
-                }
-                (None, Some(p)) => {
-                    let file = std::fs::File::open(p).map_err(|e| Error::io(p.clone(), e))?;
-                    interop::jsonl::import(&mut BufReader::new(file), p, now)?
-                }
-                _ => {
-                    return Err(Error::Invalid {
-                        what: "path",
-                        value: String::new(),
-                        reason: "give the file to import, or the data, not both".into(),
-                    });
-                }
-            },
-        };
+        let mut converted = self.read(format, env, now)?;
         let read = converted.memories.len();
+        if format == Format::Notes {
+            same_as_stored_notes(env, &mut converted.memories)?;
+        }
         // Records imported before (their id made from their content exists) are not written
         // again: one line says how many.
-        let mut converted = converted;
         let mut already = 0;
         if !converted.derived_ids.is_empty() && env.lore.store().tip()?.is_some() {
             let mut kept = Vec::with_capacity(converted.memories.len());
@@ -185,6 +166,60 @@ impl Operation for Import {
     }
 }
 
+impl Import {
+    /// The records of the source, converted to memories.
+    fn read(
+        &self,
+        format: Format,
+        env: &mut Env<'_>,
+        now: jiff::Timestamp,
+    ) -> Result<interop::Converted> {
+        Ok(match format {
+            Format::Notes => interop::notes::import(env.lore.store(), now)?,
+            Format::Markdown => {
+                interop::markdown_dir::import(Path::new(need(&self.path, "directory")?), now)?
+            }
+            Format::Jsonl => match (&self.data, &self.path) {
+                (Some(data), None) => {
+                    interop::jsonl::import(&mut data.as_bytes(), "the data given", now)?
+                }
+                (None, Some(p)) => {
+                    let file = std::fs::File::open(p).map_err(|e| Error::io(p.clone(), e))?;
+                    interop::jsonl::import(&mut BufReader::new(file), p, now)?
+                }
+                _ => {
+                    return Err(Error::Invalid {
+                        what: "path",
+                        value: String::new(),
+                        reason: "give the file to import, or the data, not both".into(),
+                    });
+                }
+            },
+        })
+    }
+}
+
+/// A note carries less than a memory file (its body framed as git-notes-memory frames it): a
+/// memory read from a note that reads back exactly as the stored memory's own note is that
+/// memory, unchanged, and is replaced here by the stored one (so the write sees no change).
+fn same_as_stored_notes(env: &mut Env<'_>, memories: &mut [crate::Memory]) -> Result<()> {
+    if env.lore.store().tip()?.is_none() {
+        return Ok(());
+    }
+    for m in memories {
+        match env.lore.get(m.id.as_str()) {
+            Ok(stored) if stored.id == m.id && stored != *m => {
+                if interop::notes::as_read_back(&stored)? == *m {
+                    *m = stored;
+                }
+            }
+            Ok(_) | Err(Error::NotFound(_)) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
 /// Export memories.
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -228,7 +263,7 @@ impl Operation for Export {
         let format = format(&self.format)?;
         let filter = crate::index::ListFilter {
             sort: SortBy::CreatedAsc,
-            ..self.filter.to_list_filter()?
+            ..self.filter.to_list_filter(env.lore)?
         };
         env.progress.phase("reading memories", None);
         let memories = env.lore.list(&filter)?;

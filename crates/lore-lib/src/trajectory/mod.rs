@@ -86,7 +86,7 @@ impl Strategy {
     }
 }
 
-/// Retrieval parameters. The defaults are the documented ones (README, "Trajectory recall").
+/// Retrieval parameters. The defaults are the documented ones (docs/trajectories.md).
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct Params {
     /// Units taken from the centroid ranking (K).

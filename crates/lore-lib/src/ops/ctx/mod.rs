@@ -349,6 +349,8 @@ pub struct CtxMerge {
 pub struct CtxMerged {
     /// The merged branch's latest commit entry (shown first, as GCC's MERGE does).
     pub context: BranchView,
+    /// That entry rendered as markdown (stored text neutralised), as `ctx_show` renders a view.
+    pub text: String,
     /// What the merge did.
     pub merge: MergeOutcome,
     /// What the secret scanner found and did.
@@ -398,17 +400,14 @@ impl Operation for CtxMerge {
                 merge.from, merge.uncommitted_left
             ));
         }
+        // A rendering for people and agents: stored text is neutralised, storage is not.
+        let text = crate::agent_text::neutralize(&context.render()).into_owned();
         Ok(CtxMerged {
             context,
+            text,
             merge,
             secrets,
         })
-    }
-
-    fn agent_text(out: &CtxMerged) -> Option<String> {
-        let merge = serde_json::to_string_pretty(&out.merge).unwrap_or_default();
-        let context = crate::agent_text::neutralize(&out.context.render()).into_owned();
-        Some(format!("{context}\n---\nmerge:\n{merge}\n"))
     }
 }
 

@@ -78,10 +78,6 @@ impl Operation for CtxShow {
         let text = neutralize(&view.render()).into_owned();
         Ok(CtxShown { view, text })
     }
-
-    fn agent_text(out: &CtxShown) -> Option<String> {
-        Some(out.text.clone())
-    }
 }
 
 /// Read metadata.
@@ -146,10 +142,6 @@ impl Operation for CtxRead {
             Ok((branch, content))
         })?;
         Ok(ContextDocument { branch, content })
-    }
-
-    fn agent_text(out: &ContextDocument) -> Option<String> {
-        Some(neutralize(&out.content).into_owned())
     }
 }
 
@@ -248,10 +240,6 @@ impl Operation for CtxSnapshot {
         })?;
         Ok(ContextSnapshot { version, content })
     }
-
-    fn agent_text(out: &ContextSnapshot) -> Option<String> {
-        Some(neutralize(&out.content).into_owned())
-    }
 }
 
 /// Find logged steps for a query.
@@ -340,9 +328,5 @@ impl Operation for CtxRecall {
             recalled,
             text,
         })
-    }
-
-    fn agent_text(out: &CtxRecalled) -> Option<String> {
-        Some(format!("{}\n{}", out.header(), out.text))
     }
 }
