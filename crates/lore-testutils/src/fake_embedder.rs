@@ -2,7 +2,7 @@
 //!
 //! Texts sharing words get similar vectors, so ranking, novelty and near-duplicate logic can be
 //! tested without a model; the vectors carry no meaning beyond word overlap. It is not an
-//! embedder users can choose: lore's own tiers are `none`, `static` and `minilm`.
+//! embedder users can choose: lore's own tiers are `none`, `static`, `minilm` and `e5`.
 
 use lore::embed::{ChunkPolicy, Embedder, EmbedderId, normalize};
 use lore::hash::fnv1a;

@@ -230,7 +230,7 @@ impl Substrate for Vectors {
             let texts: Vec<&str> = self.texts.iter().map(String::as_str).collect();
             return best_of(query, &texts, None);
         };
-        let q = e.embed(&[query])?.remove(0);
+        let q = e.embed_queries(&[query])?.remove(0);
         Ok(self
             .vectors
             .iter()

@@ -8,7 +8,7 @@ use crate::global::GlobalArgs;
 use crate::location;
 use crate::ui::Ui;
 
-/// Inspect the embedder, or distil the static model from all-MiniLM-L6-v2.
+/// Inspect the embedder, or distil the static model from a transformer.
 #[derive(Args, Debug)]
 pub struct EmbedderArgs {
     #[command(subcommand)]
@@ -26,7 +26,8 @@ pub enum EmbedderAction {
         /// Second text.
         b: String,
     },
-    /// Rebuild the static model from the transformer (needs a build with --features minilm).
+    /// Rebuild the static model from a transformer (needs a build with the teacher's feature,
+    /// --features e5 or minilm; the model is found as --embedder e5 or minilm finds it).
     Distill(DistillArgs),
 }
 
@@ -36,6 +37,10 @@ pub struct DistillArgs {
     /// Where to write the model file.
     #[arg(long, value_name = "FILE")]
     pub out: std::path::PathBuf,
+    /// The transformer to distil from: minilm (all-MiniLM-L6-v2, the teacher of the built-in
+    /// model) or e5 (multilingual-e5-small).
+    #[arg(long, default_value = "minilm", value_name = "TIER")]
+    pub teacher: String,
     /// Principal components to keep.
     #[arg(long, default_value_t = 256)]
     pub dims: usize,
@@ -92,7 +97,7 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, args: &EmbedderArgs) -> CmdResult {
         EmbedderAction::Similarity { a, b } => {
             let Some(embedder) = location::embedder(global)? else {
                 return Err(crate::error::CommandError::usage(
-                    "the none tier has no vectors; pick --embedder static or minilm",
+                    "the none tier has no vectors; pick --embedder static, minilm or e5",
                 ));
             };
             let v = embedder.embed(&[a.as_str(), b.as_str()])?;
@@ -121,14 +126,12 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, args: &EmbedderArgs) -> CmdResult {
     }
 }
 
-#[cfg(feature = "minilm")]
+#[cfg(any(feature = "minilm", feature = "e5"))]
 fn distill(ui: &mut Ui, global: &GlobalArgs, args: &DistillArgs) -> CmdResult {
     use crate::error::CommandError;
     use lore::embed::distill::{DistillOptions, distill};
-    use lore::embed::minilm::MiniLm;
 
-    let dir = location::minilm_dir(global)?;
-    let model = MiniLm::load(&dir)?;
+    let teacher = teacher(global, &args.teacher)?;
     let pairs = match &args.pairs {
         None => Vec::new(),
         Some(path) => super::common::read_text(&path.to_string_lossy())?
@@ -147,7 +150,7 @@ fn distill(ui: &mut Ui, global: &GlobalArgs, args: &DistillArgs) -> CmdResult {
             .collect::<CmdResult<Vec<_>>>()?,
     };
     let report = distill(
-        &model,
+        teacher.as_ref(),
         &DistillOptions {
             dims: args.dims,
             sif: args.sif,
@@ -160,7 +163,7 @@ fn distill(ui: &mut Ui, global: &GlobalArgs, args: &DistillArgs) -> CmdResult {
     ui.emit(&report, |s| {
         s.push_str(&format!(
             "wrote {} ({} bytes): {} tokens x {} dims, revision {}\n\
-             explained variance {:.3}; near-duplicate threshold {:.3} \
+             explained variance {:.3}; near-duplicate threshold {:.3}, relevance floor {:.3} \
              (static vs transformer cosine r = {:.3} on {} pairs)\n",
             args.out.display(),
             report.bytes.len(),
@@ -169,6 +172,7 @@ fn distill(ui: &mut Ui, global: &GlobalArgs, args: &DistillArgs) -> CmdResult {
             report.header.revision,
             report.explained_variance,
             report.header.near_duplicate,
+            report.header.relevance_floor,
             report.pair_correlation,
             report.pairs,
         ))
@@ -176,10 +180,41 @@ fn distill(ui: &mut Ui, global: &GlobalArgs, args: &DistillArgs) -> CmdResult {
     Ok(())
 }
 
-#[cfg(not(feature = "minilm"))]
+/// The transformer named by `--teacher`, loaded.
+#[cfg(any(feature = "minilm", feature = "e5"))]
+fn teacher(global: &GlobalArgs, name: &str) -> CmdResult<Box<dyn lore::embed::distill::Teacher>> {
+    use crate::error::CommandError;
+    // Used by the arm of a feature this build lacks.
+    #[allow(dead_code)]
+    fn unavailable(feature: &str) -> CommandError {
+        CommandError::usage(format!(
+            "this lore was built without the {feature} transformer"
+        ))
+        .hint(format!("cargo build --release --features {feature}"))
+    }
+    match name {
+        #[cfg(feature = "e5")]
+        "e5" => Ok(Box::new(lore::embed::e5::E5::load(&location::e5_dir(
+            global,
+        )?)?)),
+        #[cfg(not(feature = "e5"))]
+        "e5" => Err(unavailable("e5")),
+        #[cfg(feature = "minilm")]
+        "minilm" => Ok(Box::new(lore::embed::minilm::MiniLm::load(
+            &location::minilm_dir(global)?,
+        )?)),
+        #[cfg(not(feature = "minilm"))]
+        "minilm" => Err(unavailable("minilm")),
+        other => Err(CommandError::usage(format!(
+            "--teacher {other}: expected e5 or minilm"
+        ))),
+    }
+}
+
+#[cfg(not(any(feature = "minilm", feature = "e5")))]
 fn distill(_: &mut Ui, _: &GlobalArgs, _: &DistillArgs) -> CmdResult {
     Err(crate::error::CommandError::usage(
-        "this lore was built without the transformer; distilling needs it",
+        "this lore was built without a transformer; distilling needs one",
     )
     .hint("cargo build --release --features minilm"))
 }

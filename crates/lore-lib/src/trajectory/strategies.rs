@@ -49,7 +49,11 @@ impl TrajectoryIndex {
 
     /// Retrieves steps for a query within a token budget.
     pub fn recall(&self, query: &str, budget: usize, strategy: Strategy) -> Result<Recalled> {
-        let q = self.embedder.embed(&[query])?.pop().unwrap_or_default();
+        let q = self
+            .embedder
+            .embed_queries(&[query])?
+            .pop()
+            .unwrap_or_default();
         let terms = self.query_terms(query);
         let relevance = self.relevance(&q, &terms);
         let used = match strategy {

@@ -130,8 +130,8 @@ pub(super) fn internal(message: String) -> CommandError {
 /// The arguments that give timed `lore` runs the embedder of the in-process measurements.
 pub(super) fn embedder_args(global: &GlobalArgs) -> Vec<OsString> {
     let mut args: Vec<OsString> = vec!["--embedder".into(), global.embedder.clone().into()];
-    if let Some(dir) = &global.model_dir {
-        args.extend(["--model-dir".into(), dir.clone().into_os_string()]);
+    if let Some(dir) = location::given_model(global) {
+        args.extend(["--model-dir".into(), dir.into_os_string()]);
     }
     args
 }
