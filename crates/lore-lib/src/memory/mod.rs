@@ -17,6 +17,7 @@ mod resolve;
 mod screening;
 pub mod specifics;
 mod status;
+mod upkeep;
 mod write;
 
 use std::cell::RefCell;

@@ -72,6 +72,18 @@ pub struct BatchReport {
     pub secrets: Vec<(String, SecretReport)>,
 }
 
+impl BatchReport {
+    /// Adds what another batch of the same import did (its commit is the latest).
+    pub fn absorb(&mut self, other: BatchReport) {
+        self.written += other.written;
+        self.replaced += other.replaced;
+        self.unchanged += other.unchanged;
+        self.conflicts.extend(other.conflicts);
+        self.commit = other.commit.or(self.commit.take());
+        self.secrets.extend(other.secrets);
+    }
+}
+
 /// What a guard found on the tip a write is about to land on: write, or give back this value
 /// instead of writing.
 pub(super) type Guarded<T> = std::result::Result<Written, T>;

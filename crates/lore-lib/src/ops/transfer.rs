@@ -64,6 +64,9 @@ pub struct Import {
     /// Check and report without writing.
     #[serde(default)]
     pub dry_run: bool,
+    /// Records per commit (default [`IMPORT_BATCH`]): not offered to front ends.
+    #[serde(skip)]
+    pub batch: Option<usize>,
 }
 
 /// What an import did.
@@ -80,31 +83,48 @@ pub struct Imported {
     pub dry_run: bool,
 }
 
+/// Records written per commit by an import: a large file is read, written and indexed this
+/// many at a time, so memory stays bounded and the index is current when the import ends.
+pub const IMPORT_BATCH: usize = 20_000;
+
 impl Operation for Import {
     const NAME: &'static str = "import";
     const TITLE: &'static str = "Import memories";
     const DESCRIPTION: &'static str = "Import memories from JSONL, a markdown directory or \
-        git-notes-memory notes, as one commit. Re-importing the same data changes nothing; a \
-        memory whose id exists with other content is reported and skipped unless replace.";
+        git-notes-memory notes, one commit per 20,000 records, the index kept current as it \
+        goes. Re-importing the same data changes nothing; a memory whose id exists with other \
+        content is reported and skipped unless replace.";
     const EFFECT: Effect = Effect::Write { idempotent: true };
     type Output = Imported;
 
     fn run(self, env: &mut Env<'_>) -> Result<Imported> {
         let now = crate::model::to_millis(env.write.now.unwrap_or_else(jiff::Timestamp::now));
         let format = format(&self.format)?;
+        let mut out = Imported {
+            read: 0,
+            report: BatchReport::default(),
+            warnings: Vec::new(),
+            dry_run: self.dry_run,
+        };
         env.progress.phase("reading", None);
-        let converted = match format {
-            Format::Notes => interop::notes::import(env.lore.store(), now)?,
+        match format {
+            Format::Notes => {
+                let converted = interop::notes::import(env.lore.store(), now)?;
+                self.land(env, converted, &mut out)?;
+            }
             Format::Markdown => {
-                interop::markdown_dir::import(Path::new(need(&self.path, "directory")?), now)?
+                let dir = Path::new(need(&self.path, "directory")?);
+                self.land(env, interop::markdown_dir::import(dir, now)?, &mut out)?;
             }
             Format::Jsonl => match (&self.data, &self.path) {
                 (Some(data), None) => {
-                    interop::jsonl::import(&mut data.as_bytes(), "the data given", now)?
+                    self.land_jsonl(env, &mut data.as_bytes(), "the data given", None, &mut out)?
                 }
                 (None, Some(p)) => {
                     let file = std::fs::File::open(p).map_err(|e| Error::io(p.clone(), e))?;
-                    interop::jsonl::import(&mut BufReader::new(file), p, now)?
+                    let len = file.metadata().ok().map(|m| m.len());
+                    let mut input = BufReader::new(file);
+                    self.land_jsonl(env, &mut input, p, len, &mut out)?
                 }
                 _ => {
                     return Err(Error::Invalid {
@@ -114,7 +134,51 @@ impl Operation for Import {
                     });
                 }
             },
-        };
+        }
+        if out.report.written + out.report.replaced > 0 {
+            env.progress.phase("packing", None);
+            env.lore.settle_after_import()?;
+        }
+        // They quote the records' values: never a secret in what is shown.
+        out.warnings = out
+            .warnings
+            .iter()
+            .map(|w| crate::secrets::scrubbed_message(w))
+            .collect();
+        Ok(out)
+    }
+}
+
+impl Import {
+    /// Reads JSON lines from `input` a batch at a time and lands each batch.
+    fn land_jsonl(
+        &self,
+        env: &mut Env<'_>,
+        input: &mut dyn std::io::BufRead,
+        source: &str,
+        len: Option<u64>,
+        out: &mut Imported,
+    ) -> Result<()> {
+        let now = crate::model::to_millis(env.write.now.unwrap_or_else(jiff::Timestamp::now));
+        let mut reader = interop::jsonl::Reader::new(input, source);
+        env.progress.phase("importing (bytes read)", len);
+        while let Some(converted) =
+            reader.next_batch(now, self.batch.unwrap_or(IMPORT_BATCH).max(1))?
+        {
+            self.land(env, converted, out)?;
+            env.progress.advance(reader.bytes_read());
+        }
+        Ok(())
+    }
+
+    /// Writes one batch of converted records as one commit (those imported before, purged
+    /// ones, left out) and brings the index up to it; adds what happened to `out`.
+    fn land(
+        &self,
+        env: &mut Env<'_>,
+        converted: interop::Converted,
+        out: &mut Imported,
+    ) -> Result<()> {
         let read = converted.memories.len();
         // Records imported before (their id made from their content exists) are not written
         // again: one line says how many.
@@ -158,30 +222,20 @@ impl Operation for Import {
                 "{refused} record(s) are memories purged from this store (by id or the same text): skipped"
             ));
         }
-        let mut report = if self.dry_run || converted.memories.is_empty() {
-            BatchReport::default()
-        } else {
-            env.progress.phase("writing memories", Some(read as u64));
+        if !self.dry_run && !converted.memories.is_empty() {
             let subject = format!("import {}", self.format);
             let write = env.write.clone();
             let report =
                 env.lore
                     .write_batch(&converted.memories, &subject, self.replace, &write)?;
-            env.progress.advance(read as u64);
-            report
-        };
-        report.unchanged += already;
-        Ok(Imported {
-            read,
-            report,
-            // They quote the records' values: never a secret in what is shown.
-            warnings: converted
-                .warnings
-                .iter()
-                .map(|w| crate::secrets::scrubbed_message(w))
-                .collect(),
-            dry_run: self.dry_run,
-        })
+            // Indexed as it goes: the command after the import finds the index current.
+            env.lore.index()?;
+            out.report.absorb(report);
+        }
+        out.read += read;
+        out.report.unchanged += already;
+        out.warnings.append(&mut converted.warnings);
+        Ok(())
     }
 }
 

@@ -272,6 +272,26 @@ impl Store {
         Ok(true)
     }
 
+    /// Packs the repository's loose objects that its refs reach (`git repack -d`); when more
+    /// than 50 packs have built up (git's `gc.autoPackLimit`), all of them are packed into one
+    /// (`git repack -A -d`: what no ref reaches is left loose, never deleted, so objects a
+    /// concurrent writer has not yet referenced stay).
+    pub fn pack_objects(&self) -> Result<()> {
+        let packs = std::fs::read_dir(self.common_dir().join("objects").join("pack"))
+            .map(|entries| {
+                entries
+                    .flatten()
+                    .filter(|e| e.file_name().to_string_lossy().ends_with(".pack"))
+                    .count()
+            })
+            .unwrap_or(0);
+        let git = git_cli::GitCli::new(&self.common_dir(), Duration::from_secs(3600));
+        match packs > 50 {
+            true => git.maintain(&["repack", "-A", "-d", "-q"]),
+            false => git.maintain(&["repack", "-d", "-q"]),
+        }
+    }
+
     /// The work tree's root, if the repository has one.
     pub fn workdir(&self) -> Option<&Path> {
         self.repo.workdir()
