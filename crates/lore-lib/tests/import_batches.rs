@@ -71,3 +71,32 @@ fn a_batched_import_leaves_the_index_current_and_packs() {
         "3"
     );
 }
+
+#[test]
+fn a_record_the_write_refuses_in_a_later_batch_refuses_the_whole_import() {
+    let repo = TestRepo::new();
+    repo.git(&["config", "lore.maxBodyBytes", "200"]);
+    let mut lore = Lore::new(Store::discover(&repo.path()).unwrap());
+    let long = serde_json::json!({
+        "namespace": "learnings",
+        "summary": "a record with a body over the limit",
+        "body": "word ".repeat(100),
+    });
+    let data = jsonl(10) + &long.to_string() + "\n";
+    let mut env = Env::new(&mut lore, WriteContext::default());
+    let refused = env.run(Import {
+        format: "jsonl".into(),
+        data: Some(data),
+        batch: Some(4),
+        ..Import::default()
+    });
+    assert!(
+        refused.is_err(),
+        "the record over the limit was not refused"
+    );
+    let tip = repo
+        .git_command(&["rev-parse", "--verify", "-q", "refs/lore/memory"])
+        .output()
+        .unwrap();
+    assert!(!tip.status.success(), "an earlier batch was written");
+}

@@ -3,7 +3,7 @@
 
 use std::io::Write as _;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use lore::{Error, Result};
@@ -86,21 +86,9 @@ impl LoreProcess<'_> {
     /// Times one whole run against the repository at `dir`, with `stdin` as its input when
     /// given. A hook run fails if it says anything on stderr (hooks must stay quiet).
     pub(crate) fn time(&self, dir: &Path, args: &[&str], stdin: Option<&[u8]>) -> Result<Duration> {
-        let spawn_failed = |e: std::io::Error| Error::Io {
-            context: format!("running {}", self.binary.display()),
-            source: e,
-        };
+        let spawn_failed = |e: std::io::Error| self.failed_to_run(e);
         let t = Instant::now();
-        let mut child = Command::new(self.binary)
-            .arg("--repo")
-            .arg(dir)
-            .args(self.args)
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(spawn_failed)?;
+        let mut child = self.spawn(dir, args, Stdio::piped(), Stdio::piped())?;
         if let Some(mut pipe) = child.stdin.take() {
             pipe.write_all(stdin.unwrap_or_default())
                 .map_err(|e| Error::Io {
@@ -169,21 +157,9 @@ impl LoreProcess<'_> {
     /// memory in bytes beside the time: the kernel's high-water mark (`VmHWM`), read every
     /// 10 ms while the process runs, so growth in its last 10 ms may be missed.
     pub(crate) fn time_peak(&self, dir: &Path, args: &[&str]) -> Result<(Duration, u64)> {
-        let failed_to = |e: std::io::Error| Error::Io {
-            context: format!("running {}", self.binary.display()),
-            source: e,
-        };
+        let failed_to = |e: std::io::Error| self.failed_to_run(e);
         let t = Instant::now();
-        let mut child = Command::new(self.binary)
-            .arg("--repo")
-            .arg(dir)
-            .args(self.args)
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(failed_to)?;
+        let mut child = self.spawn(dir, args, Stdio::null(), Stdio::null())?;
         let stderr = child.stderr.take();
         let reader = std::thread::spawn(move || {
             let mut text = String::new();
@@ -215,6 +191,29 @@ impl LoreProcess<'_> {
             ));
         }
         Ok((elapsed, peak_kb * 1024))
+    }
+}
+
+impl LoreProcess<'_> {
+    /// Starts `lore --repo DIR <embedder args> ARGS` with these input and output, stderr piped.
+    fn spawn(&self, dir: &Path, args: &[&str], stdin: Stdio, stdout: Stdio) -> Result<Child> {
+        Command::new(self.binary)
+            .arg("--repo")
+            .arg(dir)
+            .args(self.args)
+            .args(args)
+            .stdin(stdin)
+            .stdout(stdout)
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| self.failed_to_run(e))
+    }
+
+    fn failed_to_run(&self, e: std::io::Error) -> Error {
+        Error::Io {
+            context: format!("running {}", self.binary.display()),
+            source: e,
+        }
     }
 }
 

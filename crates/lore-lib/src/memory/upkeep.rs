@@ -34,8 +34,7 @@ impl Lore {
         if threshold == 0 || !too_many_loose(&self.store.common_dir(), threshold) {
             return Ok(false);
         }
-        self.store.pack_objects()?;
-        Ok(true)
+        self.store.pack_objects()
     }
 }
 

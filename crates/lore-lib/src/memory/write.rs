@@ -277,6 +277,18 @@ impl Lore {
         })
     }
 
+    /// Checks memories as [`Lore::write_batch`] does before it writes (each valid, within the
+    /// size limit, allowed by the secret policy) and writes nothing: an import of several
+    /// batches checks all of them before it writes the first.
+    pub fn check_batch(&self, memories: &[Memory]) -> Result<()> {
+        let policy = self.write_rules()?;
+        for m in memories {
+            m.validate()?;
+            screen_memory(&mut m.clone(), policy)?;
+        }
+        Ok(())
+    }
+
     /// Registers a user-defined namespace.
     pub fn add_namespace(&self, name: &str, description: &str, ctx: &WriteContext) -> Result<bool> {
         let ns = Namespace::parse(name)?;

@@ -2,7 +2,8 @@
 //! git-notes-memory's notes layout. These name files on the machine that runs them, so they are
 //! offered to people (CLI, web UI), not to remote agents.
 
-use std::io::BufReader;
+use std::collections::HashSet;
+use std::io::{BufRead, BufReader};
 use std::path::Path;
 
 use schemars::JsonSchema;
@@ -118,13 +119,17 @@ impl Operation for Import {
             }
             Format::Jsonl => match (&self.data, &self.path) {
                 (Some(data), None) => {
-                    self.land_jsonl(env, &mut data.as_bytes(), "the data given", None, &mut out)?
+                    let open =
+                        || -> Result<Box<dyn BufRead + '_>> { Ok(Box::new(data.as_bytes())) };
+                    self.land_jsonl(env, &open, "the data given", None, &mut out)?
                 }
                 (None, Some(p)) => {
-                    let file = std::fs::File::open(p).map_err(|e| Error::io(p.clone(), e))?;
-                    let len = file.metadata().ok().map(|m| m.len());
-                    let mut input = BufReader::new(file);
-                    self.land_jsonl(env, &mut input, p, len, &mut out)?
+                    let open = || -> Result<Box<dyn BufRead>> {
+                        let file = std::fs::File::open(p).map_err(|e| Error::io(p.clone(), e))?;
+                        Ok(Box::new(BufReader::new(file)))
+                    };
+                    let len = std::fs::metadata(p).ok().map(|m| m.len());
+                    self.land_jsonl(env, &open, p, len, &mut out)?
                 }
                 _ => {
                     return Err(Error::Invalid {
@@ -150,21 +155,36 @@ impl Operation for Import {
 }
 
 impl Import {
-    /// Reads JSON lines from `input` a batch at a time and lands each batch.
-    fn land_jsonl(
+    /// Reads JSON lines a batch at a time and lands each batch. Input of more than one batch
+    /// is read twice (`open` gives it from the start): first every record is checked as the
+    /// write would check it, so bad data refuses the whole import before anything is written.
+    fn land_jsonl<'d>(
         &self,
         env: &mut Env<'_>,
-        input: &mut dyn std::io::BufRead,
+        open: &dyn Fn() -> Result<Box<dyn BufRead + 'd>>,
         source: &str,
         len: Option<u64>,
         out: &mut Imported,
     ) -> Result<()> {
         let now = crate::model::to_millis(env.write.now.unwrap_or_else(jiff::Timestamp::now));
-        let mut reader = interop::jsonl::Reader::new(input, source);
+        let batch = self.batch.unwrap_or(IMPORT_BATCH).max(1);
+        let mut input = open()?;
+        let mut reader = interop::jsonl::Reader::new(&mut *input, source);
+        let first = reader.next_batch(now, batch)?;
+        let more = first.is_some() && reader.next_batch(now, batch)?.is_some();
+        if more && !self.dry_run {
+            env.progress.phase("checking (bytes read)", len);
+            let mut input = open()?;
+            let mut reader = interop::jsonl::Reader::new(&mut *input, source);
+            while let Some(converted) = reader.next_batch(now, batch)? {
+                env.lore.check_batch(&converted.memories)?;
+                env.progress.advance(reader.bytes_read());
+            }
+        }
         env.progress.phase("importing (bytes read)", len);
-        while let Some(converted) =
-            reader.next_batch(now, self.batch.unwrap_or(IMPORT_BATCH).max(1))?
-        {
+        let mut input = open()?;
+        let mut reader = interop::jsonl::Reader::new(&mut *input, source);
+        while let Some(converted) = reader.next_batch(now, batch)? {
             self.land(env, converted, out)?;
             env.progress.advance(reader.bytes_read());
         }
@@ -185,24 +205,26 @@ impl Import {
         let mut converted = converted;
         let mut already = 0;
         if !converted.derived_ids.is_empty() && env.lore.store().tip()?.is_some() {
-            let mut kept = Vec::with_capacity(converted.memories.len());
-            for m in std::mem::take(&mut converted.memories) {
-                let before = match converted.derived_ids.contains(&m.id) {
-                    false => false,
-                    true => match env.lore.get(m.id.as_str()) {
-                        Ok(found) => found.id == m.id,
-                        // Imported before and forgotten since: forgetting it was meant.
-                        Err(Error::NotFound(_)) => env.lore.was_forgotten(&m.id)?,
-                        Err(e) => return Err(e),
-                    },
-                };
-                if before {
-                    already += 1;
-                } else {
-                    kept.push(m);
-                }
-            }
-            converted.memories = kept;
+            // One indexed lookup per record and one snapshot for the batch.
+            let derived: Vec<String> = (converted.memories.iter())
+                .filter(|m| converted.derived_ids.contains(&m.id))
+                .map(|m| m.id.to_string())
+                .collect();
+            let derived: Vec<&str> = derived.iter().map(String::as_str).collect();
+            let mut skip: HashSet<String> = (env.lore.index()?.paths_of(&derived)?.into_iter())
+                .map(|(id, _)| id)
+                .collect();
+            let absent: Vec<&str> = derived
+                .iter()
+                .copied()
+                .filter(|id| !skip.contains(*id))
+                .collect();
+            // Imported before and forgotten since: forgetting it was meant.
+            let forgotten = env.lore.forgotten_among(&absent)?;
+            skip.extend(forgotten.into_iter().map(str::to_string));
+            let before = converted.memories.len();
+            converted.memories.retain(|m| !skip.contains(m.id.as_str()));
+            already = before - converted.memories.len();
         }
         if already > 0 {
             converted.warnings.push(format!(

@@ -157,6 +157,20 @@ pub(super) fn measure_and_show<O: lore::ops::Operation>(
     Ok(())
 }
 
+/// [`measure_and_show`] for a request whose work directory (`work_dir`) is made first.
+pub(super) fn measure_in_work_dir<O: lore::ops::Operation>(
+    ui: &mut Ui,
+    global: &GlobalArgs,
+    (request, work_dir): (O, &std::path::Path),
+    tmp: &std::path::Path,
+    progress: SharedProgress,
+    draw: fn(&mut String, &O::Output),
+) -> CmdResult {
+    std::fs::create_dir_all(work_dir).map_err(|e| internal(format!("creating a work dir: {e}")))?;
+    let embedder = location::embedder(global)?;
+    measure_and_show(ui, request, tmp, embedder, progress, draw)
+}
+
 /// The report as a markdown table, one row per size.
 fn table(s: &mut String, out: &BenchReport) {
     s.push_str(&format!(
