@@ -85,8 +85,14 @@ fn advice(e: &Error, reader: Reader) -> Vec<String> {
     }
     match e {
         Error::UnknownNamespace { name, .. } => say(
-            format!("register it with `lore namespace add {name}`"),
-            format!("register it with the namespace_add tool (name {name:?})"),
+            format!(
+                "`lore namespace list` shows the namespaces; `lore namespace add {name}` \
+                 registers it"
+            ),
+            format!(
+                "the namespaces tool lists the namespaces; namespace_add registers one \
+                 (name {name:?})"
+            ),
         ),
         Error::MemoryRefLost(_) => say(
             "`lore doctor` lists what can restore it; `lore doctor --restore` puts it back".into(),

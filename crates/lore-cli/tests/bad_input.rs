@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{json, json_at, lore_command, ok, run, stdout_of};
+use common::{json, json_at, lore_command, ok, run};
 use lore_testutils::TestRepo;
 
 fn fails(repo: &TestRepo, args: &[&str], stdin: Option<&[u8]>, code: i32, needle: &str) {
@@ -215,31 +215,8 @@ fn a_hand_broken_file_is_reported_by_id_and_others_still_load() {
             .trim()
             .to_string()
     };
-    let index_file = repo.path().join(".git/lore-hand-edit-index");
-    let env_index = index_file.display().to_string();
-    let with_index = |args: &[&str]| {
-        let out = repo
-            .git_command(args)
-            .env("GIT_INDEX_FILE", &env_index)
-            .output()
-            .unwrap();
-        stdout_of(out, &format!("git {args:?}"))
-    };
-    with_index(&["read-tree", "refs/lore/memory"]);
-    with_index(&[
-        "update-index",
-        "--cacheinfo",
-        &format!("100644,{blob},{path}"),
-    ]);
-    let tree = with_index(&["write-tree"]);
-    let commit = repo.git(&[
-        "commit-tree",
-        tree.trim(),
-        "-p",
-        "refs/lore/memory",
-        "-m",
-        "hand edit",
-    ]);
+    let entry = format!("100644,{blob},{path}");
+    let commit = repo.commit_edited("refs/lore/memory", &[&["--cacheinfo", &entry]], "hand edit");
     repo.git(&["update-ref", "refs/lore/memory", commit.trim()]);
 
     let listed = json(&repo, &["list"])["memories"].clone();

@@ -26,6 +26,7 @@ const PEOPLE_ONLY: &[&[&str]] = &[
     &["review", "reject", "nothing"],
     &["namespace"],
     &["gc", "--dry-run"],
+    &["list", "-n", "decsions"],
 ];
 
 /// The text a command prints (stdout, then stderr) and its exit code, masked.

@@ -233,3 +233,24 @@ fn one_action_per_file_and_remove_leaves_no_empty_files() {
         "{cursor}"
     );
 }
+
+#[test]
+fn the_help_of_command_names_the_default_setup_uses() {
+    let repo = TestRepo::new();
+    let out = lore_command(&repo.path(), &repo.home(), &["setup", "--help"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let help = String::from_utf8(out.stdout).unwrap();
+    let option = help
+        .split("\n\n")
+        .find(|p| p.trim_start().starts_with("--command"))
+        .unwrap_or_else(|| panic!("{help}"));
+    let option = option.split_whitespace().collect::<Vec<_>>().join(" ");
+    // What a_committed_setup_runs_on_a_teammates_machine_with_lore_elsewhere_on_path shows.
+    assert!(
+        option.contains("default: `lore` when lore is on PATH"),
+        "{option}"
+    );
+    assert!(option.contains("absolute path"), "{option}");
+}

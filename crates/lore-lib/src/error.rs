@@ -34,7 +34,7 @@ pub enum Error {
     },
     /// A namespace that is neither built in nor registered.
     #[error(
-        "unknown namespace {name:?}{hint}; register it first",
+        "unknown namespace {name:?}{hint}: it is neither built in nor registered",
         hint = suggestion.as_ref().map(|s| format!(" (did you mean {s:?}?)")).unwrap_or_default()
     )]
     UnknownNamespace {

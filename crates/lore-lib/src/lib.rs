@@ -45,6 +45,8 @@ pub use error::{Error, ErrorClass, Result};
 pub use index::{Hit, IndexNotice, ListFilter, SortBy};
 /// The JSON-lines files of local state, at their former path.
 pub use localstate::linefile;
+/// A line of memory writes `doctor` found beside the one it restores.
+pub use memory::OtherHead;
 pub use memory::{
     BatchReport, Conflict, ConflictVersion, DuplicateOf, FileContent, FileLimits, GcReport,
     IndexStatus, LifecyclePolicy, Lore, MemoryVersion, MergeBrought, NamespaceCount, NewMemory,

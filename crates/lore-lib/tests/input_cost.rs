@@ -8,22 +8,11 @@
 use std::time::{Duration, Instant};
 
 use lore::{Lore, NewMemory, Store, WriteContext};
-use lore_testutils::TestRepo;
+use lore_testutils::{TestRepo, best_of_three};
 use proptest::prelude::*;
 
 const GROWTH: usize = 8;
 const MOST_RATIO: f64 = 24.0;
-
-fn best_of_three(mut f: impl FnMut()) -> Duration {
-    (0..3)
-        .map(|_| {
-            let start = Instant::now();
-            f();
-            start.elapsed()
-        })
-        .min()
-        .unwrap()
-}
 
 /// Asserts that `step` on `input(8n)` takes at most [`MOST_RATIO`] times `step` on `input(n)`.
 fn linear(what: &str, n: usize, input: impl Fn(usize) -> String, step: impl Fn(&str)) {

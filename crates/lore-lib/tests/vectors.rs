@@ -270,3 +270,24 @@ fn concurrent_writers_leave_a_cache_equal_to_the_table() {
     assert_eq!(reader.index().unwrap().doc_count().unwrap(), 33);
     assert!(segments(&repo).is_some());
 }
+
+#[test]
+fn a_cache_that_cannot_be_written_is_said_not_dropped() {
+    let repo = TestRepo::new();
+    let mut lore = open(&repo);
+    remember(&lore, "retry the upload with backoff");
+    let cache = vectors_cache_path(&index_path(lore.store()));
+    // A directory where the cache file goes: the file cannot be renamed into place.
+    std::fs::create_dir_all(cache.join("occupied")).unwrap();
+    assert_eq!(top(&mut lore, "upload"), ["retry the upload with backoff"]);
+    let warnings = lore.take_warnings();
+    assert!(
+        warnings.iter().any(|w| w.contains("vector cache")
+            && w.contains("could not be written")
+            && w.contains("every process will load")),
+        "{warnings:?}"
+    );
+    // Searches still answer, from the vectors the index holds.
+    let mut again = open(&repo);
+    assert_eq!(top(&mut again, "upload"), ["retry the upload with backoff"]);
+}

@@ -157,6 +157,46 @@ impl TestRepo {
         );
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
+
+    /// Commits, moving no ref, the tree of `parent` changed by `edits` (each the arguments of
+    /// one `git update-index` run on a scratch index, the work tree's index untouched), with
+    /// `message`; returns the new commit's id. A hand edit, as a user with stock git makes it.
+    pub fn commit_edited(&self, parent: &str, edits: &[&[&str]], message: &str) -> String {
+        let index = self.home().join("scratch-index");
+        let git = |args: &[&str]| {
+            let out = self
+                .git_command(args)
+                .env("GIT_INDEX_FILE", &index)
+                .output()
+                .expect("running git");
+            assert!(
+                out.status.success(),
+                "git {args:?} failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            String::from_utf8_lossy(&out.stdout).trim().to_string()
+        };
+        git(&["read-tree", parent]);
+        for edit in edits {
+            let mut args = vec!["update-index"];
+            args.extend_from_slice(edit);
+            git(&args);
+        }
+        let tree = git(&["write-tree"]);
+        git(&["commit-tree", &tree, "-p", parent, "-m", message])
+    }
+}
+
+/// The shortest of three runs of `f`: a timing with the least of the machine's noise in it.
+pub fn best_of_three(mut f: impl FnMut()) -> std::time::Duration {
+    (0..3)
+        .map(|_| {
+            let start = std::time::Instant::now();
+            f();
+            start.elapsed()
+        })
+        .min()
+        .expect("three runs")
 }
 
 impl Default for TestRepo {

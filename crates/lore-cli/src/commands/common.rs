@@ -357,14 +357,19 @@ pub struct FilterArgs {
     #[arg(long, short = 't')]
     pub tag: Option<String>,
     /// Only these statuses (comma-separated or repeated): active, resolved, superseded, archived.
-    #[arg(long)]
-    pub status: Vec<String>,
+    #[arg(long, value_delimiter = ',', value_parser = parse_status)]
+    pub status: Vec<lore::Status>,
     /// Only memories updated since (2026-01-31, RFC 3339, or an age: 30m, 12h, 7d, 2w).
     #[arg(long)]
     pub since: Option<String>,
     /// Only memories updated before this time.
     #[arg(long)]
     pub until: Option<String>,
+}
+
+/// A status as `--status` takes it.
+fn parse_status(text: &str) -> Result<lore::Status, String> {
+    text.trim().parse().map_err(|e: lore::Error| e.to_string())
 }
 
 impl FilterArgs {

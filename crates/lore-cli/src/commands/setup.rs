@@ -43,8 +43,9 @@ pub struct SetupArgs {
     /// Take lore out of the configuration.
     #[arg(long)]
     pub remove: bool,
-    /// The command that runs lore, as the agent should call it (default: this binary's path).
-    #[arg(long, value_name = "PATH")]
+    /// The command that runs lore, as the agent should call it (default: `lore` when lore is on
+    /// PATH, else this binary's absolute path, which setup then says).
+    #[arg(long, value_name = "COMMAND")]
     pub command: Option<String>,
 }
 

@@ -83,17 +83,18 @@ fn explain(hit: &Hit) -> String {
     )
 }
 
-fn filter_of(ctx: &PageCtx) -> Filter {
-    Filter {
+/// The filter the page's query string asks for; a status that is not one is an error.
+fn filter_of(ctx: &PageCtx) -> Result<Filter, lore::Error> {
+    Ok(Filter {
         namespace: ctx.param("namespace").map(str::to_string),
         tag: ctx.param("tag").map(str::to_string),
-        status: ctx
-            .param("status")
-            .map(|s| vec![s.to_string()])
-            .unwrap_or_default(),
+        status: match ctx.param("status").filter(|s| !s.is_empty()) {
+            Some(s) => vec![s.parse()?],
+            None => Vec::new(),
+        },
         since: None,
         until: None,
-    }
+    })
 }
 
 fn search_form(app_env: &mut lore::ops::Env<'_>, ctx: &PageCtx) -> Result<String, lore::Error> {
@@ -191,7 +192,7 @@ fn search_results(
         env,
         Recall {
             query: q.to_string(),
-            filter: filter_of(ctx),
+            filter: filter_of(ctx)?,
             limit: Some(20),
             explain: true,
             ..Recall::default()
@@ -250,7 +251,7 @@ fn memory_list(
     let listed = run_op(
         env,
         List {
-            filter: filter_of(ctx),
+            filter: filter_of(ctx)?,
             sort: None,
             limit: Some(if stale_only.is_some() { 0 } else { 50 }),
         },

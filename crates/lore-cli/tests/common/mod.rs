@@ -33,6 +33,8 @@ pub fn isolate(cmd: &mut Command, home: &Path) {
     for name in LORE_VARIABLES {
         cmd.env_remove(name);
     }
+    // Days and weeks in queries are read in the user's time zone: the same one everywhere.
+    cmd.env("TZ", "UTC");
     make_hermetic(cmd, home);
 }
 

@@ -317,19 +317,20 @@ fn inject(
     )))
 }
 
-const STOP_WORDS: &[&str] = &[
-    "about", "after", "again", "also", "been", "before", "being", "could", "does", "doing", "from",
-    "have", "here", "into", "just", "like", "make", "more", "most", "need", "only", "other",
-    "please", "should", "some", "such", "than", "that", "their", "them", "then", "there", "these",
-    "they", "this", "those", "very", "want", "what", "when", "where", "which", "while", "will",
-    "with", "would", "your",
+/// Words of a request to an agent that say nothing about its subject, beyond the stop words
+/// recall drops ([`crate::index::is_stop_word`]).
+const CHATTER: &[&str] = &[
+    "about", "after", "again", "also", "been", "before", "being", "could", "doing", "here", "just",
+    "like", "make", "more", "most", "need", "only", "other", "please", "should", "some", "such",
+    "than", "those", "very", "want", "while", "would",
 ];
 
+/// A text's words of four letters or more that are neither stop words nor chatter.
 fn distinctive_words(s: &str) -> std::collections::HashSet<String> {
     s.split(|c: char| !c.is_alphanumeric())
         .filter(|w| w.chars().count() >= 4)
         .map(str::to_lowercase)
-        .filter(|w| !STOP_WORDS.contains(&w.as_str()))
+        .filter(|w| !crate::index::is_stop_word(w) && !CHATTER.contains(&w.as_str()))
         .collect()
 }
 

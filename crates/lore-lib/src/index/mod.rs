@@ -39,7 +39,7 @@ use crate::store::{FileChange, Store};
 
 pub(crate) use open::{copy_into_memory, is_write_refusal};
 pub use open::{is_corruption, is_out_of_space, recorded_tip};
-pub use query::{Hit, ListFilter, SortBy, query_terms};
+pub use query::{Hit, ListFilter, SortBy, is_stop_word, query_terms};
 pub use rank::{Explain, Fusion, RankOptions};
 use vectors::{Pending, VectorMatrix};
 
@@ -109,6 +109,8 @@ pub struct Index {
     vectors_stamp: std::cell::Cell<u64>,
     /// This handle found the memory rows intact (or wrote them): later catch-ups skip the count.
     rows_verified: std::cell::Cell<bool>,
+    /// Failures that lost nothing but should be heard (see [`Index::take_warnings`]).
+    warnings: std::cell::RefCell<Vec<String>>,
 }
 
 /// A hybrid search's request.

@@ -219,6 +219,7 @@ impl Index {
             read_only: false,
             vectors_stamp: std::cell::Cell::new(0),
             rows_verified: std::cell::Cell::new(false),
+            warnings: std::cell::RefCell::new(Vec::new()),
         }
     }
 

@@ -22,6 +22,11 @@ const STOPWORDS: &[&str] = &[
     "will", "with", "you", "your",
 ];
 
+/// Whether `word` (lower case) is too common to help a query.
+pub fn is_stop_word(word: &str) -> bool {
+    STOPWORDS.contains(&word)
+}
+
 /// How listings are ordered.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum SortBy {

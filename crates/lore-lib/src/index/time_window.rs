@@ -693,9 +693,71 @@ mod tests {
     const F: WindowUse = WindowUse::Filter;
     const B: WindowUse = WindowUse::Boost;
 
+    /// Each case's window is as expected.
+    fn check(cases: &[(&str, &str, &str, WindowUse)]) {
+        for (text, start, end, usage) in cases {
+            assert_eq!(
+                window(text),
+                Some((start.to_string(), end.to_string(), *usage)),
+                "{text}"
+            );
+        }
+    }
+
+    /// Expressions that name their year: filters.
     #[test]
-    fn expressions_resolve_against_the_reference_time() {
-        let cases: &[(&str, &str, &str, WindowUse)] = &[
+    fn dated_expressions_filter() {
+        check(&[
+            (
+                "during March 2024",
+                "2024-03-01T00:00:00Z",
+                "2024-04-01T00:00:00Z",
+                F,
+            ),
+            ("in 2025", "2025-01-01T00:00:00Z", "2026-01-01T00:00:00Z", F),
+            (
+                "on 2026-05-01",
+                "2026-05-01T00:00:00Z",
+                "2026-05-02T00:00:00Z",
+                F,
+            ),
+            (
+                "on 2026/05/01",
+                "2026-05-01T00:00:00Z",
+                "2026-05-02T00:00:00Z",
+                F,
+            ),
+            (
+                "on the 3rd of June, 2024",
+                "2024-06-03T00:00:00Z",
+                "2024-06-04T00:00:00Z",
+                F,
+            ),
+            (
+                "since 2026-11-01",
+                "2026-11-01T00:00:00Z",
+                "2026-11-25T15:00:00Z",
+                F,
+            ),
+            (
+                "before 2026-01-01",
+                "-009999-01-02T01:59:59Z",
+                "2026-01-01T00:00:00Z",
+                F,
+            ),
+            (
+                "from 2026-01-05 to 2026-01-09",
+                "2026-01-05T00:00:00Z",
+                "2026-01-10T00:00:00Z",
+                F,
+            ),
+        ]);
+    }
+
+    /// Days, weeks, months and weekdays counted from today: boosts; several expressions make one window over them all.
+    #[test]
+    fn calendar_words_boost() {
+        check(&[
             (
                 "what did we decide yesterday",
                 "2026-11-24T00:00:00Z",
@@ -763,35 +825,10 @@ mod tests {
                 B,
             ),
             (
-                "during March 2024",
-                "2024-03-01T00:00:00Z",
-                "2024-04-01T00:00:00Z",
-                F,
-            ),
-            ("in 2025", "2025-01-01T00:00:00Z", "2026-01-01T00:00:00Z", F),
-            (
-                "on 2026-05-01",
-                "2026-05-01T00:00:00Z",
-                "2026-05-02T00:00:00Z",
-                F,
-            ),
-            (
-                "on 2026/05/01",
-                "2026-05-01T00:00:00Z",
-                "2026-05-02T00:00:00Z",
-                F,
-            ),
-            (
                 "on March 15th",
                 "2026-03-15T00:00:00Z",
                 "2026-03-16T00:00:00Z",
                 B,
-            ),
-            (
-                "on the 3rd of June, 2024",
-                "2024-06-03T00:00:00Z",
-                "2024-06-04T00:00:00Z",
-                F,
             ),
             (
                 "on Dec 24",
@@ -800,34 +837,10 @@ mod tests {
                 B,
             ),
             (
-                "since 2026-11-01",
-                "2026-11-01T00:00:00Z",
-                "2026-11-25T15:00:00Z",
-                F,
-            ),
-            (
                 "after October",
                 "2026-11-01T00:00:00Z",
                 "2026-11-25T15:00:00Z",
                 B,
-            ),
-            (
-                "before 2026-01-01",
-                "-009999-01-02T01:59:59Z",
-                "2026-01-01T00:00:00Z",
-                F,
-            ),
-            (
-                "between May 1 and May 3",
-                "2026-05-01T00:00:00Z",
-                "2026-05-04T00:00:00Z",
-                B,
-            ),
-            (
-                "from 2026-01-05 to 2026-01-09",
-                "2026-01-05T00:00:00Z",
-                "2026-01-10T00:00:00Z",
-                F,
             ),
             (
                 "in the past three months",
@@ -847,6 +860,31 @@ mod tests {
                 "2026-11-25T15:00:00Z",
                 B,
             ),
+            (
+                "what broke today",
+                "2026-11-25T00:00:00Z",
+                "2026-11-25T15:00:00Z",
+                B,
+            ),
+            (
+                "between May 1 and May 3",
+                "2026-05-01T00:00:00Z",
+                "2026-05-04T00:00:00Z",
+                B,
+            ),
+            (
+                "in March and April",
+                "2026-03-01T00:00:00Z",
+                "2026-05-01T00:00:00Z",
+                B,
+            ),
+        ]);
+    }
+
+    /// Distances in time ("two days ago", "recently"): boosts, wider the further back.
+    #[test]
+    fn approximate_distances_boost() {
+        check(&[
             (
                 "in the past few months",
                 "2026-08-25T00:00:00Z",
@@ -896,32 +934,12 @@ mod tests {
                 B,
             ),
             (
-                "what broke today",
-                "2026-11-25T00:00:00Z",
-                "2026-11-25T15:00:00Z",
-                B,
-            ),
-            // Several expressions: one window over them all.
-            (
-                "in March and April",
-                "2026-03-01T00:00:00Z",
-                "2026-05-01T00:00:00Z",
-                B,
-            ),
-            (
                 "two months ago and last week",
                 "2026-09-10T09:00:00Z",
                 "2026-11-23T00:00:00Z",
                 B,
             ),
-        ];
-        for (text, start, end, usage) in cases {
-            assert_eq!(
-                window(text),
-                Some((start.to_string(), end.to_string(), *usage)),
-                "{text}"
-            );
-        }
+        ]);
     }
 
     #[test]

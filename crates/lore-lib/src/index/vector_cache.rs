@@ -348,18 +348,30 @@ fn last_stamp(file: &File, dims: usize, embedder: &str) -> Option<(u64, Vec<f32>
 }
 
 /// Writes `matrix` as the whole cache, one base segment stamped `stamp` (a temporary file
-/// renamed into place, under the file's lock). Failures are ignored: the cache only saves the
-/// next process a load.
-pub fn write_whole(path: &Path, matrix: &VectorMatrix, stamp: u64, embedder: &str) {
+/// renamed into place, under the file's lock). A failure loses nothing (the cache only saves
+/// the next process a load) but is returned, so that the caller can say every process will
+/// load the vectors from the table until it is fixed.
+pub fn write_whole(
+    path: &Path,
+    matrix: &VectorMatrix,
+    stamp: u64,
+    embedder: &str,
+) -> std::result::Result<(), String> {
     if stamp == 0 {
-        return;
+        return Ok(());
     }
+    // Vectors read in place from the file are not resident: nothing to write from.
     let Ok(values) = matrix.resident_values() else {
-        return;
+        return Ok(());
     };
-    let Ok(_lock) = FileLock::exclusive(path) else {
-        return;
+    let unsaved = |what: &str, e: &dyn std::fmt::Display| {
+        format!(
+            "the vector cache {} could not be {what} ({e}): every process will load the \
+             vectors from the index until it can",
+            path.display()
+        )
     };
+    let _lock = FileLock::exclusive(path).map_err(|e| unsaved("locked", &e))?;
     let mut bytes = header(matrix.dims(), embedder, &matrix.center);
     bytes.extend_from_slice(&segment(
         0,
@@ -372,7 +384,7 @@ pub fn write_whole(path: &Path, matrix: &VectorMatrix, stamp: u64, embedder: &st
         },
         &matrix.center,
     ));
-    let _ = localstate::replace_contents(path, &bytes);
+    localstate::replace_contents(path, &bytes).map_err(|e| unsaved("written", &e))
 }
 
 /// The chunks a catch-up added, read from `conn` (row ids ascending, each memory's chunks in
@@ -628,6 +640,19 @@ impl VectorMatrix {
 
 /// Loading the matrix for searches, and checks of the cache for tests.
 impl Index {
+    /// Keeps a cache write's failure for [`Index::take_warnings`].
+    fn note(&self, written: std::result::Result<(), String>) {
+        if let Err(warning) = written {
+            self.warnings.borrow_mut().push(warning);
+        }
+    }
+
+    /// What went wrong without stopping the operation (a cache that could not be saved),
+    /// since the last call.
+    pub fn take_warnings(&self) -> Vec<String> {
+        std::mem::take(&mut *self.warnings.borrow_mut())
+    }
+
     /// Every chunk vector, loaded once per process (queued catch-up changes applied first;
     /// read from the cache file, or the table when the file does not hold this state).
     pub(super) fn matrix(&self) -> Result<Option<&VectorMatrix>> {
@@ -656,14 +681,14 @@ impl Index {
                         && wants_compaction(&loaded)
                         && let Some(whole) = read(&cache, stamp, dims, &name, true)
                     {
-                        write_whole(&cache, &whole.matrix, stamp, &name);
+                        self.note(write_whole(&cache, &whole.matrix, stamp, &name));
                     }
                     loaded.matrix
                 }
                 None => {
                     let m = VectorMatrix::load(&tx, dims)?;
                     if !self.read_only {
-                        write_whole(&cache, &m, stamp, &name);
+                        self.note(write_whole(&cache, &m, stamp, &name));
                     }
                     m
                 }
@@ -688,7 +713,8 @@ impl Index {
             let name = super::schema::read_meta(&tx, "embedder")?.unwrap_or_default();
             let m = VectorMatrix::load(&tx, embedder.id().dims)?;
             if !self.read_only {
-                write_whole(&super::vectors_cache_path(&self.path), &m, stamp, &name);
+                let cache = super::vectors_cache_path(&self.path);
+                self.note(write_whole(&cache, &m, stamp, &name));
             }
             tx.finish()?;
             let _ = self.reloaded.set(m);

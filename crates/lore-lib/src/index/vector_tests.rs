@@ -131,7 +131,7 @@ fn components_left_in_the_file_give_the_same_results_and_damage_is_caught() {
     let m = store(&mut rng, &words);
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("index.sqlite3.vectors");
-    vector_cache::write_whole(&path, &m, 7, "fake");
+    vector_cache::write_whole(&path, &m, 7, "fake").unwrap();
     let stored = vector_cache::read(&path, 7, DIMS, "fake", false)
         .expect("the file holds stamp 7")
         .matrix;

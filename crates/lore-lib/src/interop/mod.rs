@@ -239,10 +239,14 @@ pub fn convert(rec: &ImportRecord, now: Timestamp, warnings: &mut Vec<String>) -
         agent: text(f, "agent"),
         session: text(f, "session"),
         confidence,
-        anchor: text(f, "anchor")
-            .or_else(|| text(f, "commit"))
-            .or_else(|| rec.fallback_anchor.clone())
-            .filter(|a| a.len() >= 4 && a.bytes().all(|b| b.is_ascii_hexdigit())),
+        // `anchor: null` says the memory has none (a note is on some commit all the same).
+        anchor: match field(f, "anchor") {
+            Some(Value::Null) => None,
+            _ => text(f, "anchor")
+                .or_else(|| text(f, "commit"))
+                .or_else(|| rec.fallback_anchor.clone()),
+        }
+        .filter(|a| a.len() >= 4 && a.bytes().all(|b| b.is_ascii_hexdigit())),
         citations,
         relates_to,
         supersedes: id_field("supersedes"),

@@ -102,6 +102,9 @@ pub fn import(store: &Store, now: Timestamp) -> Result<Converted> {
     Ok(convert_all(&records, now))
 }
 
+/// A note's front matter: git-notes-memory's fields, then the fields of lore's own that it
+/// does not have (each only when it says something; readers ignore keys they do not know), so
+/// a memory read back from its note is the memory written.
 #[derive(Serialize)]
 struct NoteHeader<'a> {
     #[serde(rename = "type")]
@@ -120,26 +123,77 @@ struct NoteHeader<'a> {
     status: &'a str,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     relates_to: Vec<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    updated: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    author: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    agent: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    session: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    confidence: Option<f64>,
+    /// Written when it is not the commit the note is on (`null`: the memory has none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    anchor: Option<Option<&'a str>>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    citations: &'a [crate::model::Citation],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    supersedes: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    superseded_by: Option<&'a str>,
 }
 
-fn render_document(m: &Memory) -> Result<String> {
+/// The tags as a note carries them: git-notes-memory's `spec` and `phase` apart from the
+/// others when reading them back gives the same list (the first `spec:` and `phase:` tags at
+/// its end, in that order), else every tag in the list (the two fields repeat theirs).
+fn note_tags(m: &Memory) -> (Option<&str>, Option<&str>, Vec<&str>) {
     let tag_value = |prefix: &str| m.tags.iter().find_map(|t| t.strip_prefix(prefix));
+    let (spec, phase) = (tag_value("spec:"), tag_value("phase:"));
+    let apart: Vec<&str> = m
+        .tags
+        .iter()
+        .filter(|t| !t.starts_with("spec:") && !t.starts_with("phase:"))
+        .map(String::as_str)
+        .collect();
+    let read_back: Vec<String> = apart
+        .iter()
+        .map(|t| t.to_string())
+        .chain(spec.map(|s| format!("spec:{s}")))
+        .chain(phase.map(|p| format!("phase:{p}")))
+        .collect();
+    if read_back == m.tags {
+        (spec, phase, apart)
+    } else {
+        (spec, phase, m.tags.iter().map(String::as_str).collect())
+    }
+}
+
+/// One memory as a note's document, for the note on commit `on`.
+fn render_document(m: &Memory, on: Option<Oid>) -> Result<String> {
+    let (spec, phase, tags) = note_tags(m);
+    let on = on.map(|c| c.to_string());
+    let anchor = m.anchor.as_deref();
     let header = NoteHeader {
         kind: m.namespace.as_str(),
         id: m.id.as_str(),
         key: m.key.as_ref().map(|k| k.as_str()),
         timestamp: m.created.to_string(),
         summary: &m.summary,
-        spec: tag_value("spec:"),
-        phase: tag_value("phase:"),
-        tags: m
-            .tags
-            .iter()
-            .filter(|t| !t.starts_with("spec:") && !t.starts_with("phase:"))
-            .map(String::as_str)
-            .collect(),
+        spec,
+        phase,
+        tags,
         status: m.status.as_str(),
         relates_to: m.relates_to.iter().map(|r| r.as_str()).collect(),
+        updated: (m.updated != m.created).then(|| m.updated.to_string()),
+        author: m.author.as_deref(),
+        agent: m.agent.as_deref(),
+        session: m.session.as_deref(),
+        confidence: m.confidence,
+        anchor: (anchor != on.as_deref()).then_some(anchor),
+        citations: &m.citations,
+        supersedes: m.supersedes.as_ref().map(|s| s.as_str()),
+        superseded_by: m.superseded_by.as_ref().map(|s| s.as_str()),
     };
     let yaml = serde_norway::to_string(&header).map_err(|e| Error::Parse {
         context: format!("writing memory {} as a note", m.id),
@@ -152,6 +206,26 @@ fn render_document(m: &Memory) -> Result<String> {
         out.push('\n');
     }
     Ok(out)
+}
+
+/// A memory as reading back its note gives it: what the note format carries of it (bodies
+/// are framed as git-notes-memory frames them, so trailing blank lines and a missing final
+/// newline are not carried). A note read back as this is the same memory.
+pub fn as_read_back(m: &Memory) -> Result<Memory> {
+    let on = m.anchor.as_deref().and_then(|a| Oid::from_str(a).ok());
+    let text = render_document(m, on)?;
+    let Some((fields, body)) = split_documents(&text).into_iter().next() else {
+        return Ok(m.clone());
+    };
+    let record = ImportRecord {
+        origin: format!("memory {}", m.id),
+        fields,
+        body,
+        fallback_namespace: Some(m.namespace.to_string()),
+        fallback_id: Some(m.id.clone()),
+        fallback_anchor: on.map(|c| c.to_string()),
+    };
+    super::convert(&record, m.created, &mut Vec::new())
 }
 
 /// What an export to notes did.
@@ -213,7 +287,7 @@ pub fn export(store: &Store, memories: &[Memory]) -> Result<NotesExport> {
                 if i > 0 {
                     text.push('\n');
                 }
-                text.push_str(&render_document(m)?);
+                text.push_str(&render_document(m, Some(*commit))?);
             }
             // Copies of stored memories: a secret they hold (kept under `warn`) is carried.
             let mut stored = || -> Result<Vec<Vec<u8>>> {

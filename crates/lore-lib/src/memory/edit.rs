@@ -8,8 +8,9 @@ use std::collections::HashSet;
 use serde::Serialize;
 
 use super::Lore;
+use super::namespaces::check_namespace;
 use super::screening::screen_memory;
-use super::write::{NewMemory, Written, check_namespace, commit_text, display_name, free_path};
+use super::write::{NewMemory, Written, commit_text, display_name, free_path};
 use crate::error::{Error, Result};
 use crate::merge::records::Tombstone;
 use crate::model::{Citation, Memory, MemoryId, Status, check_summary, normalize_tags};

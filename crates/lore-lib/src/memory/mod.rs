@@ -12,6 +12,8 @@ mod doctor;
 mod edit;
 mod history;
 mod lifecycle;
+mod lost_writes;
+mod namespaces;
 mod novelty;
 mod resolve;
 mod screening;
@@ -32,7 +34,7 @@ use crate::store::Store;
 pub use crate::store::WriteContext;
 pub use citations::{FileContent, FileLimits, StaleMemory, VerifyReport};
 pub use conflicts::{Conflict, ConflictVersion, Resolution, Resolved};
-pub use doctor::{RefCheck, RefState, RestorePoint};
+pub use doctor::{OtherHead, RefCheck, RefState, RestorePoint};
 pub use edit::{Patch, Superseded};
 pub use history::{MemoryVersion, MergeBrought};
 pub use lifecycle::{GcReport, LifecyclePolicy};
@@ -245,13 +247,19 @@ impl Lore {
     /// Runs a read against the caught-up index; a damaged index is rebuilt and the read retried.
     fn read<T>(&mut self, f: impl Fn(&Index) -> Result<T>) -> Result<T> {
         let first = f(self.index()?);
-        match first {
+        let result = match first {
             Err(e) if index::is_corruption(&e) => {
                 self.rebuild_index(&e.to_string())?;
                 f(self.index()?)
             }
             other => other,
+        };
+        if let Some(index) = &self.index {
+            for warning in index.take_warnings() {
+                self.warn(warning);
+            }
         }
+        result
     }
 }
 

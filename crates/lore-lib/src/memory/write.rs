@@ -1,5 +1,5 @@
-//! Writing memories: one new memory, a batch (import), and namespaces; the path, namespace and
-//! commit-message rules every write shares.
+//! Writing memories: one new memory and a batch (import); the path and commit-message rules
+//! every write shares.
 
 use std::collections::HashSet;
 
@@ -8,14 +8,13 @@ use serde::Serialize;
 
 use super::Lore;
 use super::changes::IdPaths;
+use super::namespaces::{check_namespace, namespace_known, namespace_marker_edit};
 use super::screening::screen_memory;
 use crate::error::{Error, Result};
-use crate::model::{
-    BUILTIN_NAMESPACES, Citation, Key, Memory, MemoryId, Namespace, Status, normalize_tags,
-};
+use crate::model::{Citation, Key, Memory, MemoryId, Namespace, Status, normalize_tags};
 use crate::record;
 use crate::secrets::SecretReport;
-use crate::store::layout::{id_path, memory_path, namespace_marker_path, path_of};
+use crate::store::layout::{id_path, memory_path, path_of};
 use crate::store::{Edit, Message, Snapshot, WriteContext};
 
 /// A memory to write, as given by a user or an agent.
@@ -288,42 +287,6 @@ impl Lore {
         }
         Ok(())
     }
-
-    /// Registers a user-defined namespace.
-    pub fn add_namespace(&self, name: &str, description: &str, ctx: &WriteContext) -> Result<bool> {
-        let ns = Namespace::parse(name)?;
-        if ns.is_builtin() {
-            return Ok(false);
-        }
-        let (added, _) = self.store.transact(|snap| {
-            if namespace_known(snap, &ns)? {
-                return Ok((Vec::new(), Message::default(), false));
-            }
-            let message = Message {
-                subject: format!("namespace add {ns}"),
-                body: None,
-                trailers: ctx.trailers("namespace", &[]),
-            };
-            Ok((
-                vec![namespace_marker_edit(&ns, description)?],
-                message,
-                true,
-            ))
-        })?;
-        Ok(added)
-    }
-
-    /// All namespaces: built in, then registered.
-    pub fn namespaces(&mut self) -> Result<Vec<(String, bool)>> {
-        let mut out: Vec<(String, bool)> = BUILTIN_NAMESPACES
-            .iter()
-            .map(|n| (n.to_string(), true))
-            .collect();
-        for n in self.read(|i| i.registered_namespaces())? {
-            out.push((n, false));
-        }
-        Ok(out)
-    }
 }
 
 /// The commit id as text (empty when nothing was written).
@@ -337,48 +300,6 @@ pub(super) fn display_name(m: &Memory) -> String {
         Some(k) => format!("{}/{k}", m.namespace),
         None => format!("{}/{}", m.namespace, m.id),
     }
-}
-
-fn namespace_known(snap: &Snapshot<'_>, ns: &Namespace) -> Result<bool> {
-    Ok(ns.is_builtin() || snap.blob_id(&namespace_marker_path(ns))?.is_some())
-}
-
-fn namespace_marker_edit(ns: &Namespace, description: &str) -> Result<Edit> {
-    #[derive(Serialize)]
-    struct Marker<'a> {
-        name: &'a str,
-        description: &'a str,
-    }
-    let text = serde_norway::to_string(&Marker {
-        name: ns.as_str(),
-        description,
-    })
-    .map_err(|e| Error::Parse {
-        context: "writing a namespace marker".into(),
-        message: e.to_string(),
-    })?;
-    Ok(Edit::Upsert {
-        path: namespace_marker_path(ns),
-        content: text.into_bytes(),
-    })
-}
-
-/// Refuses a namespace that is neither built in nor registered on this tip, suggesting the
-/// closest built-in name.
-pub(super) fn check_namespace(snap: &Snapshot<'_>, ns: &Namespace) -> Result<()> {
-    if namespace_known(snap, ns)? {
-        return Ok(());
-    }
-    let suggestion = BUILTIN_NAMESPACES
-        .iter()
-        .map(|b| (edit_distance(b, ns.as_str()), *b))
-        .filter(|(d, _)| *d <= 3)
-        .min()
-        .map(|(_, b)| b.to_string());
-    Err(Error::UnknownNamespace {
-        name: ns.to_string(),
-        suggestion,
-    })
 }
 
 /// Picks the memory's path on this tip: the key's path (which must be free), or its id path
@@ -407,20 +328,4 @@ pub(super) fn free_path(snap: &Snapshot<'_>, memory: &mut Memory) -> Result<Stri
         }
         memory.id = MemoryId::generate()?;
     }
-}
-
-/// Levenshtein distance, for "did you mean" suggestions.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
-                .min(prev[j + 1] + 1)
-                .min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }

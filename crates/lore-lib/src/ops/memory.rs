@@ -60,9 +60,9 @@ pub struct Filter {
     /// Only memories with this tag.
     #[serde(default)]
     pub tag: Option<String>,
-    /// Only these statuses (active, resolved, superseded, archived); empty: all.
+    /// Only these statuses; empty: all.
     #[serde(default)]
-    pub status: Vec<String>,
+    pub status: Vec<Status>,
     /// Only memories updated since: 2026-01-31, RFC 3339, or an age (30m, 12h, 7d, 2w).
     #[serde(default)]
     pub since: Option<String>,
@@ -72,18 +72,22 @@ pub struct Filter {
 }
 
 impl Filter {
-    /// The index filter this asks for.
-    pub fn to_list_filter(&self) -> Result<ListFilter> {
+    /// The index filter this asks for. A namespace that is neither built in nor registered
+    /// (and holds no memory) is refused, with the closest known name, as a write refuses it.
+    pub fn to_list_filter(&self, lore: &mut crate::Lore) -> Result<ListFilter> {
+        let namespace = self.namespace.clone().filter(|n| !n.is_empty());
+        if let Some(ns) = &namespace {
+            lore.check_namespace_filter(ns)?;
+        }
         let now = jiff::Timestamp::now();
         let mut statuses = Vec::new();
-        for s in split_list(&self.status) {
-            let st: Status = s.parse()?;
-            if !statuses.contains(&st) {
-                statuses.push(st);
+        for st in &self.status {
+            if !statuses.contains(st) {
+                statuses.push(*st);
             }
         }
         Ok(ListFilter {
-            namespace: self.namespace.clone().filter(|n| !n.is_empty()),
+            namespace,
             tag: self.tag.clone().filter(|t| !t.is_empty()),
             statuses,
             since: self
@@ -301,7 +305,7 @@ impl Operation for List {
     type Output = Listed;
 
     fn run(self, env: &mut Env<'_>) -> Result<Listed> {
-        let mut filter = self.filter.to_list_filter()?;
+        let mut filter = self.filter.to_list_filter(env.lore)?;
         filter.sort = one_of(
             "sort",
             self.sort.as_deref().unwrap_or("updated"),
@@ -561,6 +565,24 @@ mod tests {
         for bad in ["a.rs:3-1", "a.rs:0", "a.rs:5-"] {
             let err = parse_cite(bad).unwrap_err().to_string();
             assert!(err.contains("line range"), "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn a_status_filter_is_typed_and_its_schema_lists_the_statuses() {
+        let f: Filter =
+            serde_json::from_value(serde_json::json!({ "status": ["active", "superseded"] }))
+                .unwrap();
+        assert_eq!(f.status, [Status::Active, Status::Superseded]);
+        let err = serde_json::from_value::<Filter>(serde_json::json!({ "status": ["bogus"] }))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("archived"), "{err}");
+        let schema = serde_json::to_value(schemars::schema_for!(Filter))
+            .unwrap()
+            .to_string();
+        for s in Status::ALL {
+            assert!(schema.contains(&format!("\"{}\"", s.as_str())), "{schema}");
         }
     }
 }

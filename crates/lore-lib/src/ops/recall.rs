@@ -183,7 +183,7 @@ impl Operation for Recall {
                 reason: "give something to recall, in words".into(),
             });
         }
-        let mut filter = self.filter.to_list_filter()?;
+        let mut filter = self.filter.to_list_filter(env.lore)?;
         filter.limit = Some(self.limit.unwrap_or(10).clamp(1, MAX_RECALL));
         let mut options = self.ranking.options()?;
         if options.read_time {

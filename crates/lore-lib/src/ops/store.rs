@@ -129,8 +129,8 @@ impl Operation for Reindex {
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Doctor {
-    /// Put the memory ref back at the first restore point (the index's, else the newest remote
-    /// copy), only when it is lost or damaged.
+    /// Put the memory ref back at the first restore point (the newest memory commit this clone
+    /// still holds, else the newest remote copy), only when it is lost or damaged.
     #[serde(default)]
     pub restore: bool,
 }
@@ -150,18 +150,20 @@ impl Operation for Doctor {
     const NAME: &'static str = "doctor";
     const TITLE: &'static str = "Check and restore the memory ref";
     const DESCRIPTION: &'static str = "Check refs/lore/memory without the index's help; when it is \
-        missing or damaged, list what still knows the memories (the commit the index was last \
-        caught up to, each remote's copy as last fetched) and with restore=true put it back at \
-        the first of them (the index's, else the newest copy).";
+        missing or damaged, list what still knows the memories (memory commits written after \
+        the index's tip and found in the object database, the ref's reflog, the commit the \
+        index was last caught up to, each remote's copy as last fetched) and other lines of \
+        writes found, and with restore=true put it back at the first of them (this clone's \
+        newest, else the newest copy).";
     const EFFECT: Effect = Effect::Write { idempotent: true };
     type Output = Diagnosis;
 
     fn run(self, env: &mut Env<'_>) -> Result<Diagnosis> {
-        let check = env.lore.check_memory_ref()?;
+        let check = env.lore.diagnose_memory_ref()?;
         let first = check.restore_points.first().map(|p| p.commit.clone());
         let restored = match (self.restore, &check.state, first) {
             (true, RefState::Missing | RefState::Damaged, Some(commit)) => {
-                Some(env.lore.restore_memory_ref(&commit)?.to_string())
+                Some(env.lore.restore_memory_ref(&check, &commit)?.to_string())
             }
             _ => None,
         };

@@ -110,7 +110,8 @@ impl Operation for Import {
         env.progress.phase("reading", None);
         match format {
             Format::Notes => {
-                let converted = interop::notes::import(env.lore.store(), now)?;
+                let mut converted = interop::notes::import(env.lore.store(), now)?;
+                same_as_stored_notes(env, &mut converted.memories)?;
                 self.land(env, converted, &mut out)?;
             }
             Format::Markdown => {
@@ -196,13 +197,12 @@ impl Import {
     fn land(
         &self,
         env: &mut Env<'_>,
-        converted: interop::Converted,
+        mut converted: interop::Converted,
         out: &mut Imported,
     ) -> Result<()> {
         let read = converted.memories.len();
         // Records imported before (their id made from their content exists) are not written
         // again: one line says how many.
-        let mut converted = converted;
         let mut already = 0;
         if !converted.derived_ids.is_empty() && env.lore.store().tip()?.is_some() {
             // One indexed lookup per record and one snapshot for the batch.
@@ -261,6 +261,27 @@ impl Import {
     }
 }
 
+/// A note carries less than a memory file (its body framed as git-notes-memory frames it): a
+/// memory read from a note that reads back exactly as the stored memory's own note is that
+/// memory, unchanged, and is replaced here by the stored one (so the write sees no change).
+fn same_as_stored_notes(env: &mut Env<'_>, memories: &mut [crate::Memory]) -> Result<()> {
+    if env.lore.store().tip()?.is_none() {
+        return Ok(());
+    }
+    for m in memories {
+        match env.lore.get(m.id.as_str()) {
+            Ok(stored) if stored.id == m.id && stored != *m => {
+                if interop::notes::as_read_back(&stored)? == *m {
+                    *m = stored;
+                }
+            }
+            Ok(_) | Err(Error::NotFound(_)) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
 /// Export memories.
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -304,7 +325,7 @@ impl Operation for Export {
         let format = format(&self.format)?;
         let filter = crate::index::ListFilter {
             sort: SortBy::CreatedAsc,
-            ..self.filter.to_list_filter()?
+            ..self.filter.to_list_filter(env.lore)?
         };
         env.progress.phase("reading memories", None);
         let memories = env.lore.list(&filter)?;

@@ -12,6 +12,7 @@ mod guard;
 mod history;
 pub mod layout;
 pub mod locks;
+mod lost;
 mod open;
 pub mod purge;
 pub mod purged;
@@ -30,6 +31,7 @@ pub use history::FileVersion;
 pub(crate) use history::blob_at;
 use history::diff_trees;
 pub use layout::{LORE_REF_PREFIX, MEMORY_REF};
+pub use lost::ChainHead;
 pub use write_context::WriteContext;
 
 /// The store format version written to `lore.yaml`.
@@ -188,7 +190,8 @@ impl<'r> Snapshot<'r> {
         self.entries_in(dir, ObjectType::Blob)
     }
 
-    /// The directories directly inside a directory of the tree (name and tree id), sorted.
+    /// The directories directly inside a directory of the tree (name and tree id), sorted; `""`
+    /// is the root.
     pub fn dirs_in(&self, dir: &str) -> Result<Vec<(String, Oid)>> {
         self.entries_in(dir, ObjectType::Tree)
     }
@@ -197,13 +200,17 @@ impl<'r> Snapshot<'r> {
         let Some(tree) = &self.tree else {
             return Ok(Vec::new());
         };
-        let entry = match tree.get_path(Path::new(dir)) {
-            Ok(entry) if entry.kind() == Some(ObjectType::Tree) => entry,
-            Ok(_) => return Ok(Vec::new()),
-            Err(e) if e.code() == ErrorCode::NotFound => return Ok(Vec::new()),
-            Err(e) => return Err(e.into()),
+        let sub = if dir.is_empty() {
+            tree.clone()
+        } else {
+            let entry = match tree.get_path(Path::new(dir)) {
+                Ok(entry) if entry.kind() == Some(ObjectType::Tree) => entry,
+                Ok(_) => return Ok(Vec::new()),
+                Err(e) if e.code() == ErrorCode::NotFound => return Ok(Vec::new()),
+                Err(e) => return Err(e.into()),
+            };
+            self.repo.find_tree(entry.id())?
         };
-        let sub = self.repo.find_tree(entry.id())?;
         let mut out: Vec<(String, Oid)> = sub
             .iter()
             .filter(|e| e.kind() == Some(kind))
