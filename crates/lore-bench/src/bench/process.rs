@@ -3,7 +3,7 @@
 
 use std::io::Write as _;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use lore::{Error, Result};
@@ -86,21 +86,9 @@ impl LoreProcess<'_> {
     /// Times one whole run against the repository at `dir`, with `stdin` as its input when
     /// given. A hook run fails if it says anything on stderr (hooks must stay quiet).
     pub(crate) fn time(&self, dir: &Path, args: &[&str], stdin: Option<&[u8]>) -> Result<Duration> {
-        let spawn_failed = |e: std::io::Error| Error::Io {
-            context: format!("running {}", self.binary.display()),
-            source: e,
-        };
+        let spawn_failed = |e: std::io::Error| self.failed_to_run(e);
         let t = Instant::now();
-        let mut child = Command::new(self.binary)
-            .arg("--repo")
-            .arg(dir)
-            .args(self.args)
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(spawn_failed)?;
+        let mut child = self.spawn(dir, args, Stdio::piped(), Stdio::piped())?;
         if let Some(mut pipe) = child.stdin.take() {
             pipe.write_all(stdin.unwrap_or_default())
                 .map_err(|e| Error::Io {
@@ -164,6 +152,79 @@ impl LoreProcess<'_> {
     }
 }
 
+impl LoreProcess<'_> {
+    /// Times one whole run at `dir` (no input, output discarded) and returns its peak resident
+    /// memory in bytes beside the time: the kernel's high-water mark (`VmHWM`), read every
+    /// 10 ms while the process runs, so growth in its last 10 ms may be missed.
+    pub(crate) fn time_peak(&self, dir: &Path, args: &[&str]) -> Result<(Duration, u64)> {
+        let failed_to = |e: std::io::Error| self.failed_to_run(e);
+        let t = Instant::now();
+        let mut child = self.spawn(dir, args, Stdio::null(), Stdio::null())?;
+        let stderr = child.stderr.take();
+        let reader = std::thread::spawn(move || {
+            let mut text = String::new();
+            if let Some(mut pipe) = stderr {
+                let _ = std::io::Read::read_to_string(&mut pipe, &mut text);
+            }
+            text
+        });
+        let status_file = format!("/proc/{}/status", child.id());
+        let mut peak_kb = 0;
+        let status = loop {
+            if let Some(kb) = std::fs::read_to_string(&status_file)
+                .ok()
+                .and_then(|s| high_water_kb(&s))
+            {
+                peak_kb = peak_kb.max(kb);
+            }
+            if let Some(status) = child.try_wait().map_err(failed_to)? {
+                break status;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        let elapsed = t.elapsed();
+        let stderr = reader.join().unwrap_or_default();
+        if !status.success() {
+            return Err(process_failed(
+                format!("lore {} failed", args.first().unwrap_or(&"")),
+                stderr,
+            ));
+        }
+        Ok((elapsed, peak_kb * 1024))
+    }
+}
+
+impl LoreProcess<'_> {
+    /// Starts `lore --repo DIR <embedder args> ARGS` with these input and output, stderr piped.
+    fn spawn(&self, dir: &Path, args: &[&str], stdin: Stdio, stdout: Stdio) -> Result<Child> {
+        Command::new(self.binary)
+            .arg("--repo")
+            .arg(dir)
+            .args(self.args)
+            .args(args)
+            .stdin(stdin)
+            .stdout(stdout)
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| self.failed_to_run(e))
+    }
+
+    fn failed_to_run(&self, e: std::io::Error) -> Error {
+        Error::Io {
+            context: format!("running {}", self.binary.display()),
+            source: e,
+        }
+    }
+}
+
+/// The `VmHWM` line of a `/proc/<pid>/status` text, in kB.
+fn high_water_kb(status: &str) -> Option<u64> {
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+}
+
 /// Bytes of the files under `path`, recursively.
 pub(crate) fn dir_size(path: &Path) -> u64 {
     let mut total = 0;
@@ -172,6 +233,23 @@ pub(crate) fn dir_size(path: &Path) -> u64 {
             match e.file_type() {
                 Ok(t) if t.is_dir() => total += dir_size(&e.path()),
                 Ok(_) => total += e.metadata().map(|m| m.len()).unwrap_or(0),
+                Err(_) => {}
+            }
+        }
+    }
+    total
+}
+
+/// Bytes the files under `path` take on disk, recursively, as `du` counts them (allocated
+/// blocks: a loose object of 200 bytes takes a whole block).
+pub(crate) fn disk_usage(path: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt as _;
+    let mut total = 0;
+    if let Ok(entries) = std::fs::read_dir(path) {
+        for e in entries.flatten() {
+            match e.file_type() {
+                Ok(t) if t.is_dir() => total += disk_usage(&e.path()),
+                Ok(_) => total += e.metadata().map(|m| m.blocks() * 512).unwrap_or(0),
                 Err(_) => {}
             }
         }
@@ -208,5 +286,12 @@ mod tests {
         assert_eq!(s.p50_ms, 20.0);
         assert_eq!(s.p95_ms, 40.0);
         assert_eq!(stats(Vec::new()).n, 0);
+    }
+
+    #[test]
+    fn high_water_mark_is_read_in_kb() {
+        let status = "Name:\tlore\nVmPeak:\t  9000 kB\nVmHWM:\t    5120 kB\nVmRSS:\t 100 kB\n";
+        assert_eq!(high_water_kb(status), Some(5120));
+        assert_eq!(high_water_kb("Name:\tzombie\n"), None);
     }
 }

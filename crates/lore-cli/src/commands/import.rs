@@ -42,6 +42,7 @@ pub fn run(ui: &mut Ui, session: &mut Session, args: &ImportArgs) -> CmdResult {
             data,
             replace: args.replace,
             dry_run: args.dry_run,
+            batch: None,
         },
     )?;
     if !ui.json() {

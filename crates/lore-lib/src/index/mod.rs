@@ -16,6 +16,7 @@ mod schema;
 mod sketch;
 mod telling;
 pub mod time_window;
+mod upkeep;
 pub mod vector_cache;
 #[cfg(test)]
 mod vector_tests;
@@ -322,9 +323,11 @@ impl Index {
             writer.finish()?;
             (writer.delta, writer.removed_rows, writer.inserted_rows)
         };
-        if report.upserted >= MERGE_SEGMENTS_AFTER {
+        if report.upserted >= MERGE_SEGMENTS_AFTER && report.upserted as i64 * 4 >= docs_before {
             // One large catch-up leaves the full-text index in many segments, and every later
-            // query (and every new process) pays a seek per segment: merge them now.
+            // query (and every new process) pays a seek per segment: merge them now. Only when
+            // the change is large beside the index, so a run of batches (an import) merges a
+            // bounded number of times; the import settles the index once at its end.
             tx.execute(
                 "INSERT INTO memories_fts (memories_fts) VALUES ('optimize')",
                 [],

@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use crate::model::Memory;
 
 /// Bumped whenever the tables change; an index of another version is rebuilt.
-pub const SCHEMA_VERSION: i64 = 5;
+pub const SCHEMA_VERSION: i64 = 6;
 
 const CREATE: &str = r#"
 CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -30,8 +30,8 @@ CREATE TABLE memories (
 CREATE INDEX memories_content ON memories (namespace, content);
 CREATE INDEX memories_id ON memories (id);
 CREATE INDEX memories_ns_key ON memories (namespace, key);
-CREATE INDEX memories_updated ON memories (updated);
-CREATE INDEX memories_created ON memories (created);
+CREATE INDEX memories_updated ON memories (updated DESC, id);
+CREATE INDEX memories_created ON memories (created DESC, id);
 CREATE VIRTUAL TABLE memories_fts USING fts5 (
     summary, body, tags,
     content = 'memories', content_rowid = 'rowid',
@@ -46,6 +46,20 @@ CREATE TRIGGER memories_ad AFTER DELETE ON memories BEGIN
     VALUES ('delete', old.rowid, old.summary, old.body, old.tags);
     DELETE FROM chunks WHERE memory = old.rowid;
     DELETE FROM mentions WHERE memory = old.rowid;
+END;
+CREATE TABLE counts (
+    namespace TEXT NOT NULL,
+    status    TEXT NOT NULL,
+    n         INTEGER NOT NULL,
+    PRIMARY KEY (namespace, status)
+) WITHOUT ROWID;
+CREATE TRIGGER memories_count_ai AFTER INSERT ON memories BEGIN
+    INSERT INTO counts (namespace, status, n) VALUES (new.namespace, new.status, 1)
+    ON CONFLICT (namespace, status) DO UPDATE SET n = n + 1;
+END;
+CREATE TRIGGER memories_count_ad AFTER DELETE ON memories BEGIN
+    UPDATE counts SET n = n - 1 WHERE namespace = old.namespace AND status = old.status;
+    DELETE FROM counts WHERE namespace = old.namespace AND status = old.status AND n <= 0;
 END;
 CREATE TABLE chunks (
     memory  INTEGER NOT NULL,

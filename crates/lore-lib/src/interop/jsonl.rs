@@ -22,60 +22,100 @@ pub fn export(memories: &[Memory], out: &mut dyn Write) -> Result<()> {
 
 /// Reads JSON lines (lore's own, or any objects with at least a summary and a namespace).
 pub fn import(input: &mut dyn BufRead, source: &str, now: Timestamp) -> Result<Converted> {
-    let mut records = Vec::new();
-    let mut bad = Vec::new();
-    let mut buf = Vec::new();
-    let mut line_no = 0usize;
-    loop {
-        buf.clear();
-        let n = input
-            .read_until(b'\n', &mut buf)
-            .map_err(|e| Error::io(format!("reading {source}"), e))?;
-        if n == 0 {
-            break;
+    let mut reader = Reader::new(input, source);
+    Ok(reader.next_batch(now, usize::MAX)?.unwrap_or_default())
+}
+
+/// JSON lines read a batch at a time, so a large file is never held whole.
+pub struct Reader<'a> {
+    input: &'a mut dyn BufRead,
+    source: &'a str,
+    line_no: usize,
+    bytes: u64,
+    buf: Vec<u8>,
+}
+
+impl<'a> Reader<'a> {
+    /// A reader of `input`, named `source` in messages.
+    pub fn new(input: &'a mut dyn BufRead, source: &'a str) -> Reader<'a> {
+        Reader {
+            input,
+            source,
+            line_no: 0,
+            bytes: 0,
+            buf: Vec::new(),
         }
-        line_no += 1;
-        let origin = format!("{source}:{line_no}");
-        let Ok(line) = std::str::from_utf8(&buf) else {
-            bad.push(format!("skipped: {origin}: not UTF-8"));
-            continue;
-        };
-        if line.trim().is_empty() {
-            continue;
-        }
-        let value: serde_json::Value = match serde_json::from_str(line) {
-            Ok(v) => v,
-            Err(e) => {
-                bad.push(format!("skipped: {origin}: not JSON ({e})"));
-                continue;
-            }
-        };
-        let Ok(serde_norway::Value::Mapping(mut fields)) = serde_norway::to_value(&value) else {
-            bad.push(format!("skipped: {origin}: not a JSON object"));
-            continue;
-        };
-        let body = match fields.remove(serde_norway::Value::String("body".into())) {
-            Some(serde_norway::Value::String(b)) => b,
-            _ => String::new(),
-        };
-        // A record without an id gets one from its content, so importing it again adds
-        // nothing (see `Converted::derived_ids`).
-        let content_id = super::stable_id(&format!(
-            "jsonl\u{1f}{}\u{1f}{}\u{1f}{}\u{1f}{body}",
-            super::text(&fields, "namespace").unwrap_or_default(),
-            super::text(&fields, "key").unwrap_or_default(),
-            super::text(&fields, "summary").unwrap_or_default(),
-        ));
-        records.push(ImportRecord {
-            origin,
-            fields,
-            body,
-            fallback_id: Some(content_id),
-            ..ImportRecord::default()
-        });
     }
-    let mut converted = convert_all(&records, now);
-    bad.append(&mut converted.warnings);
-    converted.warnings = bad;
-    Ok(converted)
+
+    /// Bytes read so far.
+    pub fn bytes_read(&self) -> u64 {
+        self.bytes
+    }
+
+    /// The next records, at most `max` of them; `None` at the end of the input.
+    pub fn next_batch(&mut self, now: Timestamp, max: usize) -> Result<Option<Converted>> {
+        let mut records = Vec::new();
+        let mut bad = Vec::new();
+        let mut ended = true;
+        while records.len() < max {
+            self.buf.clear();
+            let n = self
+                .input
+                .read_until(b'\n', &mut self.buf)
+                .map_err(|e| Error::io(format!("reading {}", self.source), e))?;
+            if n == 0 {
+                break;
+            }
+            ended = false;
+            self.line_no += 1;
+            self.bytes += n as u64;
+            let origin = format!("{}:{}", self.source, self.line_no);
+            match record(&self.buf, origin) {
+                Ok(Some(rec)) => records.push(rec),
+                Ok(None) => {}
+                Err(why) => bad.push(why),
+            }
+        }
+        if ended && records.is_empty() && bad.is_empty() {
+            return Ok(None);
+        }
+        let mut converted = convert_all(&records, now);
+        bad.append(&mut converted.warnings);
+        converted.warnings = bad;
+        Ok(Some(converted))
+    }
+}
+
+/// One line as a record (`None` for a blank line), or why it was skipped.
+fn record(bytes: &[u8], origin: String) -> std::result::Result<Option<ImportRecord>, String> {
+    let Ok(line) = std::str::from_utf8(bytes) else {
+        return Err(format!("skipped: {origin}: not UTF-8"));
+    };
+    if line.trim().is_empty() {
+        return Ok(None);
+    }
+    let value: serde_json::Value =
+        serde_json::from_str(line).map_err(|e| format!("skipped: {origin}: not JSON ({e})"))?;
+    let Ok(serde_norway::Value::Mapping(mut fields)) = serde_norway::to_value(&value) else {
+        return Err(format!("skipped: {origin}: not a JSON object"));
+    };
+    let body = match fields.remove(serde_norway::Value::String("body".into())) {
+        Some(serde_norway::Value::String(b)) => b,
+        _ => String::new(),
+    };
+    // A record without an id gets one from its content, so importing it again adds
+    // nothing (see `Converted::derived_ids`).
+    let content_id = super::stable_id(&format!(
+        "jsonl\u{1f}{}\u{1f}{}\u{1f}{}\u{1f}{body}",
+        super::text(&fields, "namespace").unwrap_or_default(),
+        super::text(&fields, "key").unwrap_or_default(),
+        super::text(&fields, "summary").unwrap_or_default(),
+    ));
+    Ok(Some(ImportRecord {
+        origin,
+        fields,
+        body,
+        fallback_id: Some(content_id),
+        ..ImportRecord::default()
+    }))
 }

@@ -3,6 +3,8 @@
 //! tombstone, so the deletion travels through merges) and purge (every version removed from
 //! lore's history).
 
+use std::collections::HashSet;
+
 use serde::Serialize;
 
 use super::Lore;
@@ -66,6 +68,21 @@ impl Lore {
     pub fn was_forgotten(&self, id: &MemoryId) -> Result<bool> {
         let snap = self.store.snapshot(self.store.tip()?)?;
         Ok(snap.blob_id(&tombstone_path(id))?.is_some())
+    }
+
+    /// Which of these ids were forgotten (a tombstone at the tip), read from one snapshot.
+    pub fn forgotten_among<'i>(&self, ids: &[&'i str]) -> Result<HashSet<&'i str>> {
+        let snap = self.store.snapshot(self.store.tip()?)?;
+        let mut out = HashSet::new();
+        for id in ids {
+            let Ok(parsed) = MemoryId::parse(id) else {
+                continue;
+            };
+            if snap.blob_id(&tombstone_path(&parsed))?.is_some() {
+                out.insert(*id);
+            }
+        }
+        Ok(out)
     }
 
     /// Applies a patch to a memory (one commit). The patch is applied to the version at the tip,

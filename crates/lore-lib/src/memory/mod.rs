@@ -19,6 +19,7 @@ mod resolve;
 mod screening;
 pub mod specifics;
 mod status;
+mod upkeep;
 mod write;
 
 use std::cell::RefCell;

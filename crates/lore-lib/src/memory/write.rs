@@ -71,6 +71,18 @@ pub struct BatchReport {
     pub secrets: Vec<(String, SecretReport)>,
 }
 
+impl BatchReport {
+    /// Adds what another batch of the same import did (its commit is the latest).
+    pub fn absorb(&mut self, other: BatchReport) {
+        self.written += other.written;
+        self.replaced += other.replaced;
+        self.unchanged += other.unchanged;
+        self.conflicts.extend(other.conflicts);
+        self.commit = other.commit.or(self.commit.take());
+        self.secrets.extend(other.secrets);
+    }
+}
+
 /// What a guard found on the tip a write is about to land on: write, or give back this value
 /// instead of writing.
 pub(super) type Guarded<T> = std::result::Result<Written, T>;
@@ -262,6 +274,18 @@ impl Lore {
             secrets: secret_reports,
             ..report
         })
+    }
+
+    /// Checks memories as [`Lore::write_batch`] does before it writes (each valid, within the
+    /// size limit, allowed by the secret policy) and writes nothing: an import of several
+    /// batches checks all of them before it writes the first.
+    pub fn check_batch(&self, memories: &[Memory]) -> Result<()> {
+        let policy = self.write_rules()?;
+        for m in memories {
+            m.validate()?;
+            screen_memory(&mut m.clone(), policy)?;
+        }
+        Ok(())
     }
 }
 

@@ -111,6 +111,14 @@ impl<'a> Env<'a> {
     /// Runs an operation here.
     pub fn run<O: Operation>(&mut self, request: O) -> Result<O::Output> {
         let out = request.run(self);
+        // A write that leaves more loose objects than git's `gc.auto` allows packs them (about
+        // once per thousand single writes): a failure to pack loses nothing and is only said.
+        if out.is_ok()
+            && matches!(O::EFFECT, Effect::Write { .. })
+            && let Err(e) = self.lore.pack_if_due()
+        {
+            self.warn(format!("packing loose objects failed: {e}"));
+        }
         self.progress.finish();
         out
     }

@@ -2,7 +2,8 @@
 //! git-notes-memory's notes layout. These name files on the machine that runs them, so they are
 //! offered to people (CLI, web UI), not to remote agents.
 
-use std::io::BufReader;
+use std::collections::HashSet;
+use std::io::{BufRead, BufReader};
 use std::path::Path;
 
 use schemars::JsonSchema;
@@ -64,6 +65,9 @@ pub struct Import {
     /// Check and report without writing.
     #[serde(default)]
     pub dry_run: bool,
+    /// Records per commit (default [`IMPORT_BATCH`]): not offered to front ends.
+    #[serde(skip)]
+    pub batch: Option<usize>,
 }
 
 /// What an import did.
@@ -80,46 +84,147 @@ pub struct Imported {
     pub dry_run: bool,
 }
 
+/// Records written per commit by an import: a large file is read, written and indexed this
+/// many at a time, so memory stays bounded and the index is current when the import ends.
+pub const IMPORT_BATCH: usize = 20_000;
+
 impl Operation for Import {
     const NAME: &'static str = "import";
     const TITLE: &'static str = "Import memories";
     const DESCRIPTION: &'static str = "Import memories from JSONL, a markdown directory or \
-        git-notes-memory notes, as one commit. Re-importing the same data changes nothing; a \
-        memory whose id exists with other content is reported and skipped unless replace.";
+        git-notes-memory notes, one commit per 20,000 records, the index kept current as it \
+        goes. Re-importing the same data changes nothing; a memory whose id exists with other \
+        content is reported and skipped unless replace.";
     const EFFECT: Effect = Effect::Write { idempotent: true };
     type Output = Imported;
 
     fn run(self, env: &mut Env<'_>) -> Result<Imported> {
         let now = crate::model::to_millis(env.write.now.unwrap_or_else(jiff::Timestamp::now));
         let format = format(&self.format)?;
+        let mut out = Imported {
+            read: 0,
+            report: BatchReport::default(),
+            warnings: Vec::new(),
+            dry_run: self.dry_run,
+        };
         env.progress.phase("reading", None);
-        let mut converted = self.read(format, env, now)?;
-        let read = converted.memories.len();
-        if format == Format::Notes {
-            same_as_stored_notes(env, &mut converted.memories)?;
+        match format {
+            Format::Notes => {
+                let mut converted = interop::notes::import(env.lore.store(), now)?;
+                same_as_stored_notes(env, &mut converted.memories)?;
+                self.land(env, converted, &mut out)?;
+            }
+            Format::Markdown => {
+                let dir = Path::new(need(&self.path, "directory")?);
+                self.land(env, interop::markdown_dir::import(dir, now)?, &mut out)?;
+            }
+            Format::Jsonl => match (&self.data, &self.path) {
+                (Some(data), None) => {
+                    let open =
+                        || -> Result<Box<dyn BufRead + '_>> { Ok(Box::new(data.as_bytes())) };
+                    self.land_jsonl(env, &open, "the data given", None, &mut out)?
+                }
+                (None, Some(p)) => {
+                    let open = || -> Result<Box<dyn BufRead>> {
+                        let file = std::fs::File::open(p).map_err(|e| Error::io(p.clone(), e))?;
+                        Ok(Box::new(BufReader::new(file)))
+                    };
+                    let len = std::fs::metadata(p).ok().map(|m| m.len());
+                    self.land_jsonl(env, &open, p, len, &mut out)?
+                }
+                _ => {
+                    return Err(Error::Invalid {
+                        what: "path",
+                        value: String::new(),
+                        reason: "give the file to import, or the data, not both".into(),
+                    });
+                }
+            },
         }
+        if out.report.written + out.report.replaced > 0 {
+            env.progress.phase("packing", None);
+            env.lore.settle_after_import()?;
+        }
+        // They quote the records' values: never a secret in what is shown.
+        out.warnings = out
+            .warnings
+            .iter()
+            .map(|w| crate::secrets::scrubbed_message(w))
+            .collect();
+        Ok(out)
+    }
+}
+
+impl Import {
+    /// Reads JSON lines a batch at a time and lands each batch. Input of more than one batch
+    /// is read twice (`open` gives it from the start): first every record is checked as the
+    /// write would check it, so bad data refuses the whole import before anything is written.
+    fn land_jsonl<'d>(
+        &self,
+        env: &mut Env<'_>,
+        open: &dyn Fn() -> Result<Box<dyn BufRead + 'd>>,
+        source: &str,
+        len: Option<u64>,
+        out: &mut Imported,
+    ) -> Result<()> {
+        let now = crate::model::to_millis(env.write.now.unwrap_or_else(jiff::Timestamp::now));
+        let batch = self.batch.unwrap_or(IMPORT_BATCH).max(1);
+        let mut input = open()?;
+        let mut reader = interop::jsonl::Reader::new(&mut *input, source);
+        let first = reader.next_batch(now, batch)?;
+        let more = first.is_some() && reader.next_batch(now, batch)?.is_some();
+        if more && !self.dry_run {
+            env.progress.phase("checking (bytes read)", len);
+            let mut input = open()?;
+            let mut reader = interop::jsonl::Reader::new(&mut *input, source);
+            while let Some(converted) = reader.next_batch(now, batch)? {
+                env.lore.check_batch(&converted.memories)?;
+                env.progress.advance(reader.bytes_read());
+            }
+        }
+        env.progress.phase("importing (bytes read)", len);
+        let mut input = open()?;
+        let mut reader = interop::jsonl::Reader::new(&mut *input, source);
+        while let Some(converted) = reader.next_batch(now, batch)? {
+            self.land(env, converted, out)?;
+            env.progress.advance(reader.bytes_read());
+        }
+        Ok(())
+    }
+
+    /// Writes one batch of converted records as one commit (those imported before, purged
+    /// ones, left out) and brings the index up to it; adds what happened to `out`.
+    fn land(
+        &self,
+        env: &mut Env<'_>,
+        mut converted: interop::Converted,
+        out: &mut Imported,
+    ) -> Result<()> {
+        let read = converted.memories.len();
         // Records imported before (their id made from their content exists) are not written
         // again: one line says how many.
         let mut already = 0;
         if !converted.derived_ids.is_empty() && env.lore.store().tip()?.is_some() {
-            let mut kept = Vec::with_capacity(converted.memories.len());
-            for m in std::mem::take(&mut converted.memories) {
-                let before = match converted.derived_ids.contains(&m.id) {
-                    false => false,
-                    true => match env.lore.get(m.id.as_str()) {
-                        Ok(found) => found.id == m.id,
-                        // Imported before and forgotten since: forgetting it was meant.
-                        Err(Error::NotFound(_)) => env.lore.was_forgotten(&m.id)?,
-                        Err(e) => return Err(e),
-                    },
-                };
-                if before {
-                    already += 1;
-                } else {
-                    kept.push(m);
-                }
-            }
-            converted.memories = kept;
+            // One indexed lookup per record and one snapshot for the batch.
+            let derived: Vec<String> = (converted.memories.iter())
+                .filter(|m| converted.derived_ids.contains(&m.id))
+                .map(|m| m.id.to_string())
+                .collect();
+            let derived: Vec<&str> = derived.iter().map(String::as_str).collect();
+            let mut skip: HashSet<String> = (env.lore.index()?.paths_of(&derived)?.into_iter())
+                .map(|(id, _)| id)
+                .collect();
+            let absent: Vec<&str> = derived
+                .iter()
+                .copied()
+                .filter(|id| !skip.contains(*id))
+                .collect();
+            // Imported before and forgotten since: forgetting it was meant.
+            let forgotten = env.lore.forgotten_among(&absent)?;
+            skip.extend(forgotten.into_iter().map(str::to_string));
+            let before = converted.memories.len();
+            converted.memories.retain(|m| !skip.contains(m.id.as_str()));
+            already = before - converted.memories.len();
         }
         if already > 0 {
             converted.warnings.push(format!(
@@ -139,63 +244,20 @@ impl Operation for Import {
                 "{refused} record(s) are memories purged from this store (by id or the same text): skipped"
             ));
         }
-        let mut report = if self.dry_run || converted.memories.is_empty() {
-            BatchReport::default()
-        } else {
-            env.progress.phase("writing memories", Some(read as u64));
+        if !self.dry_run && !converted.memories.is_empty() {
             let subject = format!("import {}", self.format);
             let write = env.write.clone();
             let report =
                 env.lore
                     .write_batch(&converted.memories, &subject, self.replace, &write)?;
-            env.progress.advance(read as u64);
-            report
-        };
-        report.unchanged += already;
-        Ok(Imported {
-            read,
-            report,
-            // They quote the records' values: never a secret in what is shown.
-            warnings: converted
-                .warnings
-                .iter()
-                .map(|w| crate::secrets::scrubbed_message(w))
-                .collect(),
-            dry_run: self.dry_run,
-        })
-    }
-}
-
-impl Import {
-    /// The records of the source, converted to memories.
-    fn read(
-        &self,
-        format: Format,
-        env: &mut Env<'_>,
-        now: jiff::Timestamp,
-    ) -> Result<interop::Converted> {
-        Ok(match format {
-            Format::Notes => interop::notes::import(env.lore.store(), now)?,
-            Format::Markdown => {
-                interop::markdown_dir::import(Path::new(need(&self.path, "directory")?), now)?
-            }
-            Format::Jsonl => match (&self.data, &self.path) {
-                (Some(data), None) => {
-                    interop::jsonl::import(&mut data.as_bytes(), "the data given", now)?
-                }
-                (None, Some(p)) => {
-                    let file = std::fs::File::open(p).map_err(|e| Error::io(p.clone(), e))?;
-                    interop::jsonl::import(&mut BufReader::new(file), p, now)?
-                }
-                _ => {
-                    return Err(Error::Invalid {
-                        what: "path",
-                        value: String::new(),
-                        reason: "give the file to import, or the data, not both".into(),
-                    });
-                }
-            },
-        })
+            // Indexed as it goes: the command after the import finds the index current.
+            env.lore.index()?;
+            out.report.absorb(report);
+        }
+        out.read += read;
+        out.report.unchanged += already;
+        out.warnings.append(&mut converted.warnings);
+        Ok(())
     }
 }
 

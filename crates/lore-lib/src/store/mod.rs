@@ -279,6 +279,56 @@ impl Store {
         Ok(true)
     }
 
+    /// Packs the repository's loose objects that its refs reach (`git repack -d`); when more
+    /// than 50 packs have built up (git's `gc.autoPackLimit`), all of them are packed into one
+    /// (`git repack -A -d`: what no ref reaches is left loose, never deleted, so objects a
+    /// concurrent writer has not yet referenced stay).
+    ///
+    /// One process packs at a time: while `lore/pack.lock` exists (and is younger than an
+    /// hour, else it is left by a process that died) another packer skips, returning false.
+    pub fn pack_objects(&self) -> Result<bool> {
+        let lock = self.common_dir().join("lore").join("pack.lock");
+        let stale = std::fs::metadata(&lock)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > Duration::from_secs(3600));
+        if stale {
+            let _ = std::fs::remove_file(&lock);
+        }
+        if let Some(dir) = lock.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display().to_string(), e))?;
+        }
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&lock)
+        {
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Ok(false),
+            Err(e) => return Err(Error::io(lock.display().to_string(), e)),
+        }
+        let packed = self.repack();
+        let _ = std::fs::remove_file(&lock);
+        packed.map(|()| true)
+    }
+
+    fn repack(&self) -> Result<()> {
+        let packs = std::fs::read_dir(self.common_dir().join("objects").join("pack"))
+            .map(|entries| {
+                entries
+                    .flatten()
+                    .filter(|e| e.file_name().to_string_lossy().ends_with(".pack"))
+                    .count()
+            })
+            .unwrap_or(0);
+        let git = git_cli::GitCli::new(&self.common_dir(), Duration::from_secs(3600));
+        match packs > 50 {
+            true => git.maintain(&["repack", "-A", "-d", "-q"]),
+            false => git.maintain(&["repack", "-d", "-q"]),
+        }
+    }
+
     /// The work tree's root, if the repository has one.
     pub fn workdir(&self) -> Option<&Path> {
         self.repo.workdir()

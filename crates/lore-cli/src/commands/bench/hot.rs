@@ -8,7 +8,6 @@ use lore_bench::bench::hot::{BenchHot, HotBenchReport};
 use super::internal;
 use crate::error::CmdResult;
 use crate::global::GlobalArgs;
-use crate::location;
 use crate::ui::Ui;
 
 /// Time the paths an agent hits on every call: `lore remember`, `lore recall`, `ctx recall`
@@ -74,10 +73,15 @@ pub fn run(
         lore_args: super::embedder_args(global),
         work_dir: args.keep.clone().unwrap_or_else(|| tmp.path().join("work")),
     };
-    std::fs::create_dir_all(&request.work_dir)
-        .map_err(|e| internal(format!("creating a work dir: {e}")))?;
-    let embedder = location::embedder(global)?;
-    super::measure_and_show(ui, request, tmp.path(), embedder, progress, table)
+    let work_dir = request.work_dir.clone();
+    super::measure_in_work_dir(
+        ui,
+        global,
+        (request, &work_dir),
+        tmp.path(),
+        progress,
+        table,
+    )
 }
 
 fn table(s: &mut String, out: &HotBenchReport) {

@@ -3,6 +3,7 @@
 //! table.
 
 mod hot;
+mod scale;
 mod substrates;
 mod sync;
 
@@ -66,6 +67,7 @@ pub enum BenchWhat {
     Merge(substrates::MergeArgs),
     Sync(sync::SyncBenchArgs),
     Hot(hot::HotBenchArgs),
+    Scale(scale::ScaleBenchArgs),
 }
 
 /// Runs `lore bench`, with a progress bar on a terminal (none with `--json`).
@@ -76,6 +78,7 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, args: &BenchArgs) -> CmdResult {
         Some(BenchWhat::Merge(merge)) => return substrates::run_merge(ui, merge, progress),
         Some(BenchWhat::Sync(sync_args)) => return sync::run(ui, global, sync_args, progress),
         Some(BenchWhat::Hot(hot_args)) => return hot::run(ui, global, hot_args, progress),
+        Some(BenchWhat::Scale(scale_args)) => return scale::run(ui, global, scale_args, progress),
         None => {}
     }
     run_with_progress(ui, global, args, progress)
@@ -152,6 +155,20 @@ pub(super) fn measure_and_show<O: lore::ops::Operation>(
     }
     ui.emit(&out, |s| draw(s, &out));
     Ok(())
+}
+
+/// [`measure_and_show`] for a request whose work directory (`work_dir`) is made first.
+pub(super) fn measure_in_work_dir<O: lore::ops::Operation>(
+    ui: &mut Ui,
+    global: &GlobalArgs,
+    (request, work_dir): (O, &std::path::Path),
+    tmp: &std::path::Path,
+    progress: SharedProgress,
+    draw: fn(&mut String, &O::Output),
+) -> CmdResult {
+    std::fs::create_dir_all(work_dir).map_err(|e| internal(format!("creating a work dir: {e}")))?;
+    let embedder = location::embedder(global)?;
+    measure_and_show(ui, request, tmp, embedder, progress, draw)
 }
 
 /// The report as a markdown table, one row per size.

@@ -9,7 +9,6 @@ use lore_bench::bench::sync::{BenchSync, SyncBenchReport};
 use super::internal;
 use crate::error::CmdResult;
 use crate::global::GlobalArgs;
-use crate::location;
 use crate::ui::Ui;
 
 /// Time whole `lore sync` runs: a no-op sync, a merge of two clones that each added memories,
@@ -59,10 +58,15 @@ pub fn run(
         lore_args: super::embedder_args(global),
         work_dir: tmp.path().join("work"),
     };
-    std::fs::create_dir_all(&request.work_dir)
-        .map_err(|e| internal(format!("creating a work dir: {e}")))?;
-    let embedder = location::embedder(global)?;
-    super::measure_and_show(ui, request, tmp.path(), embedder, progress, table)
+    let work_dir = request.work_dir.clone();
+    super::measure_in_work_dir(
+        ui,
+        global,
+        (request, &work_dir),
+        tmp.path(),
+        progress,
+        table,
+    )
 }
 
 fn table(s: &mut String, out: &SyncBenchReport) {

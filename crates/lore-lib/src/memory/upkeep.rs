@@ -1,0 +1,70 @@
+//! Upkeep after writes: the index settled and lore's loose objects packed after an import, and
+//! a pack when a write leaves more loose objects than git's own `gc.auto` threshold.
+
+use std::path::Path;
+
+use super::{Lore, missing_index};
+use crate::error::Result;
+
+/// git's default `gc.auto`: about this many loose objects call for packing.
+const GC_AUTO_DEFAULT: u64 = 6700;
+
+impl Lore {
+    /// After an import: the index settled (see [`crate::index::Index::settle`]) and the loose
+    /// objects packed (`git repack -d`: only reachable loose objects go into the pack, nothing
+    /// unreferenced is deleted, so another writer's objects are left as they are).
+    pub fn settle_after_import(&mut self) -> Result<()> {
+        self.index()?;
+        self.index.as_ref().ok_or_else(missing_index)?.settle()?;
+        self.store.pack_objects()?;
+        Ok(())
+    }
+
+    /// Packs the loose objects when git's `gc.auto` threshold says so (estimated as git does,
+    /// from one of the 256 fan-out directories); returns whether it packed. A threshold of 0
+    /// (`git config gc.auto 0`) turns it off.
+    pub fn pack_if_due(&self) -> Result<bool> {
+        let threshold = self
+            .store
+            .repo()
+            .config()
+            .and_then(|c| c.get_i64("gc.auto"))
+            .map(|v| v.max(0) as u64)
+            .unwrap_or(GC_AUTO_DEFAULT);
+        if threshold == 0 || !too_many_loose(&self.store.common_dir(), threshold) {
+            return Ok(false);
+        }
+        self.store.pack_objects()
+    }
+}
+
+/// Whether the object database holds more than about `threshold` loose objects: git's own
+/// estimate, 256 times the objects in `objects/17`.
+fn too_many_loose(git_dir: &Path, threshold: u64) -> bool {
+    let per_dir = threshold.div_ceil(256);
+    std::fs::read_dir(git_dir.join("objects").join("17"))
+        .map(|entries| entries.flatten().count() as u64 > per_dir)
+        .unwrap_or(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loose_objects_are_estimated_from_one_fan_out_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(!too_many_loose(dir.path(), 6700), "no objects directory");
+        let fan = dir.path().join("objects").join("17");
+        std::fs::create_dir_all(&fan).unwrap();
+        for i in 0..27 {
+            std::fs::write(fan.join(format!("{i:038}")), b"x").unwrap();
+        }
+        assert!(
+            !too_many_loose(dir.path(), 6700),
+            "27 is the threshold's share"
+        );
+        std::fs::write(fan.join("extra"), b"x").unwrap();
+        assert!(too_many_loose(dir.path(), 6700));
+    }
+}

@@ -1,0 +1,102 @@
+//! A JSONL import landing in several commits: every record written once, the index current
+//! when the import ends (the next command catches nothing up), a re-import adding nothing,
+//! and the loose objects packed.
+
+use lore::ops::Env;
+use lore::ops::transfer::{Import, Imported};
+use lore::{ListFilter, Lore, Store, WriteContext};
+use lore_testutils::TestRepo;
+
+fn jsonl(n: usize) -> String {
+    (0..n)
+        .map(|i| {
+            serde_json::json!({
+                "namespace": "learnings",
+                "summary": format!("imported fact number {i}"),
+                "body": format!("The body of fact {i}, with words like cache and retry."),
+            })
+            .to_string()
+                + "\n"
+        })
+        .collect()
+}
+
+fn import(lore: &mut Lore, data: &str) -> Imported {
+    let mut env = Env::new(lore, WriteContext::default());
+    env.run(Import {
+        format: "jsonl".into(),
+        data: Some(data.into()),
+        batch: Some(4),
+        ..Import::default()
+    })
+    .unwrap()
+}
+
+#[test]
+fn a_batched_import_leaves_the_index_current_and_packs() {
+    let repo = TestRepo::new();
+    let mut lore = Lore::new(Store::discover(&repo.path()).unwrap());
+    let data = jsonl(10) + "not json\n";
+    let out = import(&mut lore, &data);
+    assert_eq!((out.read, out.report.written), (10, 10));
+    assert!(out.warnings.iter().any(|w| w.contains("not JSON")));
+    // Three batches of at most four records: three commits on the memory ref.
+    let commits = repo.git(&["rev-list", "--count", "refs/lore/memory"]);
+    assert_eq!(commits.trim(), "3");
+
+    // A new handle (a new process) finds the index at the tip: nothing to catch up.
+    let mut fresh = Lore::new(Store::discover(&repo.path()).unwrap());
+    let status = fresh.status().unwrap();
+    assert!(status.index.was_current, "the import left the index behind");
+    assert_eq!(status.total, 10);
+    let listed = fresh.list(&ListFilter::default()).unwrap();
+    assert_eq!(listed.len(), 10);
+
+    // Lore's objects are in a pack, none left loose but the unreachable ones of earlier
+    // batches' trees (git's count-objects says how many are loose).
+    let counted = repo.git(&["count-objects", "-v"]);
+    let packed: usize = counted
+        .lines()
+        .find_map(|l| l.strip_prefix("in-pack: "))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap();
+    assert!(packed >= 10, "memories not packed: {counted}");
+
+    // Importing the same data again adds nothing.
+    let again = import(&mut fresh, &data);
+    assert_eq!((again.report.written, again.report.unchanged), (0, 10));
+    assert_eq!(
+        repo.git(&["rev-list", "--count", "refs/lore/memory"])
+            .trim(),
+        "3"
+    );
+}
+
+#[test]
+fn a_record_the_write_refuses_in_a_later_batch_refuses_the_whole_import() {
+    let repo = TestRepo::new();
+    repo.git(&["config", "lore.maxBodyBytes", "200"]);
+    let mut lore = Lore::new(Store::discover(&repo.path()).unwrap());
+    let long = serde_json::json!({
+        "namespace": "learnings",
+        "summary": "a record with a body over the limit",
+        "body": "word ".repeat(100),
+    });
+    let data = jsonl(10) + &long.to_string() + "\n";
+    let mut env = Env::new(&mut lore, WriteContext::default());
+    let refused = env.run(Import {
+        format: "jsonl".into(),
+        data: Some(data),
+        batch: Some(4),
+        ..Import::default()
+    });
+    assert!(
+        refused.is_err(),
+        "the record over the limit was not refused"
+    );
+    let tip = repo
+        .git_command(&["rev-parse", "--verify", "-q", "refs/lore/memory"])
+        .output()
+        .unwrap();
+    assert!(!tip.status.success(), "an earlier batch was written");
+}
