@@ -457,13 +457,6 @@ impl RankArgs {
     }
 }
 
-impl RankArgs {
-    /// The ranking options these flags ask for, validated.
-    pub fn options(&self) -> CmdResult<lore::index::RankOptions> {
-        Ok(self.ranking()?.options()?)
-    }
-}
-
 /// The first 12 characters of a commit or blob id, as listings show them.
 pub fn short(id: &str) -> &str {
     id.get(..12).unwrap_or(id)

@@ -8,7 +8,6 @@ use std::path::Path;
 
 use clap::{Args, Subcommand};
 use lore::ops::Operation;
-use lore::ops::memory::Ranking;
 use lore::progress::SharedProgress;
 use lore_bench::longmemeval::EvalReport;
 use lore_bench::retrieval::{AtK, CategoryMetrics};
@@ -111,7 +110,7 @@ pub fn run_with_progress(
                 file: absolute(&args.file)?,
                 questions: args.questions,
                 threads: args.threads,
-                ranking: ranking(&args.rank)?,
+                ranking: args.rank.ranking()?,
                 misses: args.misses,
                 work_dir: work.path().to_path_buf(),
             };
@@ -122,7 +121,7 @@ pub fn run_with_progress(
             let request = EvalLoCoMo {
                 file: absolute(&args.file)?,
                 threads: args.threads,
-                ranking: ranking(&args.rank)?,
+                ranking: args.rank.ranking()?,
                 work_dir: work.path().to_path_buf(),
             };
             let report = measure(ui, global, request, &scratch, progress)?;
@@ -146,21 +145,6 @@ pub fn run_with_progress(
 fn absolute(file: &Path) -> CmdResult<std::path::PathBuf> {
     std::path::absolute(file)
         .map_err(|e| CommandError::usage(format!("cannot read {}: {e}", file.display())))
-}
-
-/// The ranking flags as the request's knobs (checked with the flags' own wording first).
-fn ranking(rank: &RankArgs) -> CmdResult<Ranking> {
-    let options = rank.options()?;
-    Ok(Ranking {
-        fusion: Some(rank.fusion_kind()),
-        lexical_weight: Some(rank.lexical_weight),
-        recency_weight: Some(rank.recency_weight),
-        half_life_days: Some(rank.half_life),
-        namespace_weights: options.namespace_weights.into_iter().collect(),
-        no_collapse: rank.no_collapse,
-        time_boost: Some(rank.time_boost),
-        no_time: rank.no_time,
-    })
 }
 
 /// Runs a measurement with the embedder the global options ask for; its warnings go to stderr.
