@@ -14,7 +14,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::corpus::{Corpus, Rng};
-use super::process::{LoreProcess, Stats, disk_usage, machine, stats};
+use super::process::{LoreProcess, Stats, disk_usage, git, machine, stats};
 use crate::{PROGRESS_STEPS, embedder_name, require_binary, require_dir};
 
 /// Build stores of growing size by importing a generated JSONL and time whole processes on
@@ -140,7 +140,7 @@ impl BenchScale {
         let dir = root.join(format!("scale-{n}"));
         lore::store::init_repository(&dir)?;
         let jsonl = root.join(format!("scale-{n}.jsonl"));
-        write_jsonl(&jsonl, &corpus, &mut rng, n, progress)?;
+        let samples = write_jsonl(&jsonl, &corpus, &mut rng, n, progress)?;
         let jsonl_arg = jsonl.to_string_lossy().into_owned();
 
         progress.phase(&format!("importing {n} memories"), None);
@@ -149,6 +149,8 @@ impl BenchScale {
         progress.phase("the first command after the import", None);
         let first_query = corpus.query(&mut rng);
         let first = process.time_peak(&dir, &["recall", &first_query])?;
+        progress.phase("checking the store", None);
+        check_store(process, &dir, n, &samples)?;
 
         let runs = self.runs;
         let mut timed = |what: &str, run: &mut dyn FnMut(&mut Rng) -> Result<_>| {
@@ -185,22 +187,66 @@ impl BenchScale {
     }
 }
 
-/// Writes `n` generated memories to `path` as JSON lines, one at a time.
+/// Checks the imported store before anything is timed on it: the index counts `n` memories,
+/// as many as the memory ref's tree holds, and each sampled record is found by its own summary. A store that fails is an error, not a figure.
+fn check_store(process: &LoreProcess<'_>, dir: &Path, n: usize, samples: &[String]) -> Result<()> {
+    let broken = |what: String| Error::Invalid {
+        what: "store after import",
+        value: format!("{n} memories at {}", dir.display()),
+        reason: what,
+    };
+    let status = process.json(dir, &["status"])?;
+    let counted = status["total"].as_u64().unwrap_or(0);
+    if counted != n as u64 {
+        return Err(broken(format!("the index counts {counted} memories")));
+    }
+    let tree = git(dir, &["ls-tree", "-r", "--name-only", "refs/lore/memory"])?;
+    let files = String::from_utf8_lossy(&tree.stdout)
+        .lines()
+        .filter(|p| p.ends_with(".md") && !p.split('/').any(|part| part.starts_with('.')))
+        .count();
+    if files != n {
+        return Err(broken(format!(
+            "refs/lore/memory holds {files} memory files"
+        )));
+    }
+    for summary in samples {
+        let found = process.json(dir, &["recall", "--no-collapse", "--limit", "10", summary])?;
+        let hits = found["hits"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        if !hits
+            .iter()
+            .any(|h| h["memory"]["summary"] == summary.as_str())
+        {
+            return Err(broken(format!("recall of {summary:?} does not find it")));
+        }
+    }
+    Ok(())
+}
+
+/// Writes `n` generated memories to `path` as JSON lines, one at a time; returns the summaries
+/// of the first, the middle and the last, for [`check_store`].
 fn write_jsonl(
     path: &Path,
     corpus: &Corpus,
     rng: &mut Rng,
     n: usize,
     progress: &dyn Progress,
-) -> Result<()> {
+) -> Result<Vec<String>> {
     let io = |e: std::io::Error| Error::Io {
         context: format!("writing {}", path.display()),
         source: e,
     };
     let mut out = BufWriter::new(std::fs::File::create(path).map_err(io)?);
     let mut phase = Throttle::new(progress, "generating memories", n as u64, PROGRESS_STEPS);
+    let mut samples = Vec::new();
     for done in 1..=n {
         let m = corpus.memory(rng);
+        if done == 1 || done == n.div_ceil(2) || done == n {
+            samples.push(m.summary.clone());
+        }
         let line = serde_json::json!({
             "namespace": m.namespace,
             "summary": m.summary,
@@ -210,5 +256,7 @@ fn write_jsonl(
         writeln!(out, "{line}").map_err(io)?;
         phase.advance(done as u64);
     }
-    out.flush().map_err(io)
+    out.flush().map_err(io)?;
+    samples.dedup();
+    Ok(samples)
 }
