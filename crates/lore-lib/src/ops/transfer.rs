@@ -187,6 +187,14 @@ impl Import {
         let mut reader = interop::jsonl::Reader::new(&mut *input, source);
         while let Some(converted) = reader.next_batch(now, batch)? {
             self.land(env, converted, out)?;
+            // Each batch leaves its objects loose (about 4 kB each on disk): packed as soon as
+            // git's threshold is passed, an import of a million never holds them all loose.
+            if !self.dry_run
+                && let Err(e) = env.lore.pack_if_due()
+            {
+                out.warnings
+                    .push(format!("packing loose objects failed: {e}"));
+            }
             env.progress.advance(reader.bytes_read());
         }
         Ok(())
