@@ -24,6 +24,14 @@ impl Lore {
     /// from one of the 256 fan-out directories); returns whether it packed. A threshold of 0
     /// (`git config gc.auto 0`) turns it off.
     pub fn pack_if_due(&self) -> Result<bool> {
+        self.pack_if_over(0)
+    }
+
+    /// Packs the loose objects when there are more than `least` of them and more than git's
+    /// `gc.auto` threshold (0 there turns packing off). An import between its batches passes a
+    /// large `least`: each pack walks every reachable tree, so packing after every batch would
+    /// cost more than the disk it saves while the store is small.
+    pub fn pack_if_over(&self, least: u64) -> Result<bool> {
         let threshold = self
             .store
             .repo()
@@ -31,7 +39,7 @@ impl Lore {
             .and_then(|c| c.get_i64("gc.auto"))
             .map(|v| v.max(0) as u64)
             .unwrap_or(GC_AUTO_DEFAULT);
-        if threshold == 0 || !too_many_loose(&self.store.common_dir(), threshold) {
+        if threshold == 0 || !too_many_loose(&self.store.common_dir(), threshold.max(least)) {
             return Ok(false);
         }
         self.store.pack_objects()

@@ -88,6 +88,10 @@ pub struct Imported {
 /// many at a time, so memory stays bounded and the index is current when the import ends.
 pub const IMPORT_BATCH: usize = 20_000;
 
+/// Loose objects an import lets build up between its batches before it packs them: about
+/// 800 MB on disk, about five batches' worth (each adds its blobs and the trees above them).
+const IMPORT_LOOSE_MOST: u64 = 200_000;
+
 impl Operation for Import {
     const NAME: &'static str = "import";
     const TITLE: &'static str = "Import memories";
@@ -187,10 +191,10 @@ impl Import {
         let mut reader = interop::jsonl::Reader::new(&mut *input, source);
         while let Some(converted) = reader.next_batch(now, batch)? {
             self.land(env, converted, out)?;
-            // Each batch leaves its objects loose (about 4 kB each on disk): packed as soon as
-            // git's threshold is passed, an import of a million never holds them all loose.
+            // Each batch leaves its objects loose (about 4 kB each on disk): packed once there
+            // are more than IMPORT_LOOSE_MOST, an import of a million never holds them all.
             if !self.dry_run
-                && let Err(e) = env.lore.pack_if_due()
+                && let Err(e) = env.lore.pack_if_over(IMPORT_LOOSE_MOST)
             {
                 out.warnings
                     .push(format!("packing loose objects failed: {e}"));
