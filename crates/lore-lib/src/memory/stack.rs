@@ -149,6 +149,18 @@ impl Lore {
         out.map(Some)
     }
 
+    /// Creates the personal store if it does not exist yet (for a write into it).
+    pub fn create_personal_store(&mut self) -> Result<()> {
+        let Some(paths) = &self.stack.sources.paths else {
+            return Ok(());
+        };
+        if !paths.personal.join("HEAD").exists() {
+            Store::open_personal_with(&paths.personal, self.store.git_env())?;
+            self.stack.opened.retain(|(s, _)| *s != Scope::Personal);
+        }
+        Ok(())
+    }
+
     fn open_scope(&self, scope: &Scope) -> Result<Option<Lore>> {
         let env = self.store.git_env().clone();
         let Some(paths) = &self.stack.sources.paths else {

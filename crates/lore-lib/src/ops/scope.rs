@@ -336,6 +336,9 @@ impl Operation for Move {
             });
         }
         let memory = env.lore.get(&self.memory)?;
+        if to == Scope::Personal {
+            env.lore.create_personal_store()?;
+        }
         let write = env.write.clone();
         let subject = format!("move {} from {}", memory.id, from.label());
         let landed = env
