@@ -7,6 +7,7 @@
 pub(crate) mod corpus;
 pub mod hot;
 pub(crate) mod process;
+pub mod scopes;
 pub mod sync;
 
 use std::ffi::OsString;

@@ -86,6 +86,17 @@ impl LoreProcess<'_> {
     /// Times one whole run against the repository at `dir`, with `stdin` as its input when
     /// given. A hook run fails if it says anything on stderr (hooks must stay quiet).
     pub(crate) fn time(&self, dir: &Path, args: &[&str], stdin: Option<&[u8]>) -> Result<Duration> {
+        self.time_with(dir, args, stdin, &[])
+    }
+
+    /// [`LoreProcess::time`] with variables set for the run (`LORE_HOME`, for one).
+    pub(crate) fn time_with(
+        &self,
+        dir: &Path,
+        args: &[&str],
+        stdin: Option<&[u8]>,
+        vars: &[(&str, &Path)],
+    ) -> Result<Duration> {
         let spawn_failed = |e: std::io::Error| Error::Io {
             context: format!("running {}", self.binary.display()),
             source: e,
@@ -96,6 +107,7 @@ impl LoreProcess<'_> {
             .arg(dir)
             .args(self.args)
             .args(args)
+            .envs(vars.iter().map(|(k, v)| (*k, *v)))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

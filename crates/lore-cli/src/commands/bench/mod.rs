@@ -3,6 +3,7 @@
 //! table.
 
 mod hot;
+mod scopes;
 mod substrates;
 mod sync;
 
@@ -66,6 +67,7 @@ pub enum BenchWhat {
     Merge(substrates::MergeArgs),
     Sync(sync::SyncBenchArgs),
     Hot(hot::HotBenchArgs),
+    Scopes(scopes::ScopesBenchArgs),
 }
 
 /// Runs `lore bench`, with a progress bar on a terminal (none with `--json`).
@@ -76,6 +78,9 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, args: &BenchArgs) -> CmdResult {
         Some(BenchWhat::Merge(merge)) => return substrates::run_merge(ui, merge, progress),
         Some(BenchWhat::Sync(sync_args)) => return sync::run(ui, global, sync_args, progress),
         Some(BenchWhat::Hot(hot_args)) => return hot::run(ui, global, hot_args, progress),
+        Some(BenchWhat::Scopes(scopes_args)) => {
+            return scopes::run(ui, global, scopes_args, progress);
+        }
         None => {}
     }
     run_with_progress(ui, global, args, progress)
