@@ -339,6 +339,8 @@ fn moving_a_memory_rescreens_it_and_leaves_a_tombstone() {
             "{out:?}"
         );
     }
+    // The benchmark's options do not clash with the global ones.
+    user.ok(&dir, &["bench", "scopes", "--help"]);
     // A team store whose first sync failed is not left behind.
     let listed = user.json(&dir, &["scope", "list"]);
     assert_eq!(listed["teams"], serde_json::json!([]), "{listed}");

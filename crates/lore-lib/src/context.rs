@@ -345,51 +345,81 @@ impl Pool {
     }
 }
 
+/// What one store gives a context: its memories' count, its matches for the query, and either
+/// its working memory (this store) or its newest memories (another scope's).
+#[derive(Default)]
+struct Gathered {
+    memories: usize,
+    matches: Vec<Hit>,
+    listed: Vec<(Section, Hit, Option<String>)>,
+}
+
 /// Assembles the context from the scopes the request reads (see [`OTHER_SCOPE_SHARE`] for how
-/// the budget is shared between this store and the others).
+/// the budget is shared between this store and the others). The other scopes' stores are read
+/// while this one is.
 pub fn build(lore: &mut Lore, request: &ContextRequest) -> Result<Context> {
     let scopes = lore.scopes_read(request.scopes.as_ref())?;
     let own = lore.own_scope().clone();
-    let own_read = scopes.contains(&own) && lore.store().tip()?.is_some();
-    let others: Vec<Scope> = scopes.iter().filter(|s| **s != own).cloned().collect();
-    let mut memories = 0;
-    if own_read {
-        memories += lore.index()?.doc_count()?.max(0) as usize;
-    }
-    for scope in &others {
-        let n = lore.with_scope(scope, |l| match l.store().tip()? {
-            Some(_) => Ok(l.index()?.doc_count()?.max(0) as usize),
-            None => Ok(0),
-        })?;
-        memories += n.unwrap_or(0);
-    }
-    let budget = request.budget.unwrap_or_else(|| adaptive_budget(memories));
-    let contradictions = if own_read {
-        lore.contradictions()?
-    } else {
-        Default::default()
+    let query = request.query.as_deref().filter(|q| !q.trim().is_empty());
+    let match_filter = ListFilter {
+        statuses: vec![Status::Active, Status::Resolved],
+        limit: Some(12),
+        ..ListFilter::default()
     };
+    let matches_in = |l: &mut Lore| match query {
+        Some(q) => l.search(q, &match_filter, &Default::default(), false),
+        None => Ok(Vec::new()),
+    };
+    let (mine, theirs) = lore.across_scopes(
+        &scopes,
+        |l| {
+            if l.store().tip()?.is_none() {
+                return Ok(Gathered::default());
+            }
+            Ok(Gathered {
+                memories: l.index()?.doc_count()?.max(0) as usize,
+                matches: matches_in(l)?,
+                listed: working_memory(l)?,
+            })
+        },
+        |l, scope| {
+            if l.store().tip()?.is_none() {
+                return Ok(Gathered::default());
+            }
+            let filter = ListFilter {
+                statuses: vec![Status::Active],
+                sort: SortBy::Updated,
+                limit: Some(OTHER_SCOPE_RECENT),
+                ..ListFilter::default()
+            };
+            let listed = l.list(&filter)?.into_iter().map(|m| {
+                let mut h = Hit::new(0, m, 0.0);
+                h.scope = scope.label();
+                h.project = scope.project();
+                (Section::OtherScope, h, None)
+            });
+            Ok(Gathered {
+                memories: l.index()?.doc_count()?.max(0) as usize,
+                matches: matches_in(l)?,
+                listed: listed.collect(),
+            })
+        },
+    )?;
+    let mine = mine.unwrap_or_default();
+    let memories = mine.memories + theirs.iter().map(|(_, g)| g.memories).sum::<usize>();
+    let budget = request.budget.unwrap_or_else(|| adaptive_budget(memories));
+    // The matches of every store ranked together, as recall ranks them.
+    let mut matches: Vec<Hit> = mine.matches;
+    matches.extend(theirs.iter().flat_map(|(_, g)| g.matches.iter().cloned()));
+    matches.sort_by(|a, b| b.score.total_cmp(&a.score));
+    matches.truncate(12);
     let mut pool = Pool::default();
-    let mut matches: Vec<Hit> = Vec::new();
-    if let Some(q) = request.query.as_deref().filter(|q| !q.trim().is_empty()) {
-        let filter = ListFilter {
-            statuses: vec![Status::Active, Status::Resolved],
-            limit: Some(12),
-            ..ListFilter::default()
-        };
-        let searched: Vec<Scope> = scopes
-            .iter()
-            .filter(|s| **s != own || own_read)
-            .cloned()
-            .collect();
-        matches = lore.search_scoped(&searched, q, &filter, &Default::default(), false)?;
-    }
     let (near, related): (Vec<Hit>, Vec<Hit>) = matches.into_iter().partition(|h| h.near_duplicate);
     for h in near {
         pool.add(Section::NearDuplicate, h, None);
     }
-    if own_read {
-        working_memory(lore, &mut pool, &contradictions)?;
+    for (section, h, contested) in mine.listed {
+        pool.add(section, h, contested);
     }
     for h in related {
         let section = if h.scope == own.label() && h.project.is_none() {
@@ -399,18 +429,9 @@ pub fn build(lore: &mut Lore, request: &ContextRequest) -> Result<Context> {
         };
         pool.add(section, h, None);
     }
-    for scope in &others {
-        let filter = ListFilter {
-            statuses: vec![Status::Active],
-            sort: SortBy::Updated,
-            limit: Some(OTHER_SCOPE_RECENT),
-            ..ListFilter::default()
-        };
-        for m in lore.list_in(scope, &filter)? {
-            let mut h = Hit::new(0, m, 0.0);
-            h.scope = scope.label();
-            h.project = scope.project();
-            pool.add(Section::OtherScope, h, None);
+    for (_, g) in theirs {
+        for (section, h, contested) in g.listed {
+            pool.add(section, h, contested);
         }
     }
     let (items, text) = choose(pool, budget, request.format);
@@ -429,17 +450,16 @@ pub fn scope_name(scope: &Scope) -> String {
     scope.project().unwrap_or_else(|| scope.label())
 }
 
-/// Open blockers, recent decisions and work in progress of this store.
-fn working_memory(
-    lore: &mut Lore,
-    pool: &mut Pool,
-    contradictions: &std::collections::HashMap<crate::model::MemoryId, String>,
-) -> Result<()> {
+/// Open blockers, recent decisions and work in progress of this store, each with the open
+/// contradiction it is in.
+fn working_memory(lore: &mut Lore) -> Result<Vec<(Section, Hit, Option<String>)>> {
+    let contradictions = lore.contradictions()?;
     let working = [
         ("blockers", Section::Blocker, 5),
         ("decisions", Section::Decision, 5),
         ("progress", Section::Progress, 3),
     ];
+    let mut listed = Vec::new();
     for (ns, section, n) in working {
         let filter = ListFilter {
             namespace: Some(ns.to_string()),
@@ -457,10 +477,10 @@ fn working_memory(
         for mut h in found {
             h.scope = lore.own_scope().label();
             let contested = contradictions.get(&h.memory.id).cloned();
-            pool.add(section, h, contested);
+            listed.push((section, h, contested));
         }
     }
-    Ok(())
+    Ok(listed)
 }
 
 /// Chooses what fits the budget: other scopes' items first within their share, then this

@@ -186,14 +186,20 @@ fn auto_sync(lore: &mut Lore, direction: crate::sync::Direction) {
     }
 }
 
+/// Whether the scopes read here include stores besides this one (the personal store, teams):
+/// those stores are opened and read beside this one, not before it.
+fn reads_other_scopes(lore: &Lore) -> Result<bool> {
+    let own = lore.own_scope().clone();
+    Ok(lore.scopes_read(None)?.iter().any(|s| *s != own))
+}
+
 /// Session start: the budgeted memory context, the context branch's state, capture guidance.
 fn session_start(lore: &mut Lore, options: &HookOptions) -> Result<HookOutcome> {
     let mut text = String::new();
     let ws = Workspace::new(lore.store());
     let branch = ws.current()?.and_then(|b| ws.meta(&b).ok());
     drop(ws);
-    let scopes = lore.scopes_read(None)?;
-    if lore.store().tip()?.is_some() || lore.scopes_hold_memories(&scopes)? {
+    if lore.store().tip()?.is_some() || reads_other_scopes(lore)? {
         // The context branch says what the work is about: its purpose drives semantic matches.
         let request = ContextRequest {
             query: branch
@@ -249,7 +255,8 @@ fn prompt(
         out.capture = Some(report);
     }
     let scopes = lore.scopes_read(None)?;
-    if prompt.split_whitespace().count() < 3 || !lore.scopes_hold_memories(&scopes)? {
+    let nothing_to_read = lore.store().tip()?.is_none() && !reads_other_scopes(lore)?;
+    if prompt.split_whitespace().count() < 3 || nothing_to_read {
         return Ok(out);
     }
     let hits = lore.search_scoped(

@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 use crate::index::{Hit, ListFilter, RankOptions};
 use crate::model::Memory;
 use crate::scope::{Scope, ScopePaths, Selection, registry, teams};
-use crate::store::{Store, StoreKind};
+use crate::store::{GitEnv, Store, StoreKind};
 
 use super::Lore;
 
@@ -130,23 +130,54 @@ impl Lore {
         if *scope == self.own_scope {
             return f(self).map(Some);
         }
-        let at = match self.stack.opened.iter().position(|(s, _)| s == scope) {
-            Some(at) => at,
-            None => {
-                let opened = self.open_scope(scope)?;
-                self.stack.opened.push((scope.clone(), opened));
-                self.stack.opened.len() - 1
-            }
-        };
-        let Some(other) = self.stack.opened[at].1.as_mut() else {
-            return Ok(None);
-        };
-        let out = f(other);
-        let warnings = other.take_warnings();
+        let opener = self.opener();
+        let mut warnings = Vec::new();
+        let out = self.stack.with_opened(scope, &opener, &mut warnings, f);
         for w in warnings {
-            self.warn(format!("{}: {w}", scope.label()));
+            self.warn(w);
         }
-        out.map(Some)
+        out
+    }
+
+    /// Runs `own` on this handle (when `scopes` names its scope), then `other` on each other
+    /// scope's handle (opened on first use). Results come back in the order of `scopes`, only
+    /// for stores that exist here. (Reading the other stores in a second thread was measured
+    /// slower on a two-core machine with another process busy: see docs/scopes.md.)
+    pub fn across_scopes<T, U>(
+        &mut self,
+        scopes: &[Scope],
+        own: impl FnOnce(&mut Lore) -> Result<U>,
+        other: impl Fn(&mut Lore, &Scope) -> Result<T>,
+    ) -> Result<(Option<U>, Vec<(Scope, T)>)> {
+        let mine = if scopes.contains(&self.own_scope) {
+            Some(own(self)?)
+        } else {
+            None
+        };
+        let opener = self.opener();
+        let mut warnings = Vec::new();
+        let mut theirs = Vec::new();
+        let mut failed = None;
+        for scope in scopes.iter().filter(|s| **s != self.own_scope) {
+            match self
+                .stack
+                .with_opened(scope, &opener, &mut warnings, |l| other(l, scope))
+            {
+                Ok(Some(t)) => theirs.push((scope.clone(), t)),
+                Ok(None) => {}
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
+            }
+        }
+        for w in warnings {
+            self.warn(w);
+        }
+        match failed {
+            Some(e) => Err(e),
+            None => Ok((mine, theirs)),
+        }
     }
 
     /// Creates the personal store if it does not exist yet (for a write into it).
@@ -161,42 +192,15 @@ impl Lore {
         Ok(())
     }
 
-    fn open_scope(&self, scope: &Scope) -> Result<Option<Lore>> {
-        let env = self.store.git_env().clone();
-        let Some(paths) = &self.stack.sources.paths else {
-            return Ok(None);
-        };
-        let store = match scope {
-            Scope::Project => match &self.stack.sources.this_project {
-                // A handle of another scope inside a repository reaches the project to move a
-                // memory there; reads name it like any other scope.
-                Some(path) => Store::discover_with(path, &env)?,
-                None => return Ok(None),
-            },
-            Scope::Personal if !paths.personal.join("HEAD").exists() => return Ok(None),
-            Scope::Personal => Store::open_personal_with(&paths.personal, &env)?,
-            Scope::Team(name) => teams::open(paths, name, &env)?,
-            Scope::Other(path) => match Store::discover_with(path, &env) {
-                Ok(store) => store,
-                Err(Error::NotARepository(_)) => return Ok(None),
-                Err(e) => return Err(e),
-            },
-        };
-        let mut lore = Lore::new(store);
-        lore.set_embedder(self.embedder.clone());
-        lore.set_time_zone(self.time_zone.clone());
-        lore.own_scope = scope.clone();
-        Ok(Some(lore))
-    }
-
-    /// Whether any of `scopes` holds memories (its memory ref has a commit).
-    pub fn scopes_hold_memories(&mut self, scopes: &[Scope]) -> Result<bool> {
-        for scope in scopes {
-            if self.with_scope(scope, |l| Ok(l.store().tip()?.is_some()))? == Some(true) {
-                return Ok(true);
-            }
+    /// What opening another scope's store needs from this handle.
+    fn opener(&self) -> Opener {
+        Opener {
+            env: self.store.git_env().clone(),
+            paths: self.stack.sources.paths.clone(),
+            this_project: self.stack.sources.this_project.clone(),
+            embedder: self.embedder.clone(),
+            time_zone: self.time_zone.clone(),
         }
-        Ok(false)
     }
 
     /// Recall over several scopes: each store searched with the same filter and ranking, the
@@ -210,16 +214,15 @@ impl Lore {
         options: &RankOptions,
         explain: bool,
     ) -> Result<Vec<Hit>> {
-        let mut all: Vec<Hit> = Vec::new();
-        for scope in scopes {
-            let hits = self.with_scope(scope, |l| {
-                if l.store().tip()?.is_none() {
-                    return Ok(Vec::new());
-                }
-                l.search(text, filter, options, explain)
-            })?;
-            all.extend(hits.into_iter().flatten());
-        }
+        let search = |l: &mut Lore| -> Result<Vec<Hit>> {
+            if l.store().tip()?.is_none() {
+                return Ok(Vec::new());
+            }
+            l.search(text, filter, options, explain)
+        };
+        let (own, others) = self.across_scopes(scopes, search, |l, _| search(l))?;
+        let mut all: Vec<Hit> = own.unwrap_or_default();
+        all.extend(others.into_iter().flat_map(|(_, hits)| hits));
         // Stable: on equal scores the earlier scope (this store first) stays ahead.
         all.sort_by(|a, b| b.score.total_cmp(&a.score));
         if let Some(limit) = filter.limit {
@@ -238,6 +241,75 @@ impl Lore {
             l.list(filter)
         })?;
         Ok(listed.unwrap_or_default())
+    }
+}
+
+/// What opening another scope's store takes: this handle's git environment, the scopes' paths,
+/// the embedder and the time zone (cloned, so a second thread can open stores).
+struct Opener {
+    env: GitEnv,
+    paths: Option<ScopePaths>,
+    this_project: Option<PathBuf>,
+    embedder: Option<crate::embed::SharedEmbedder>,
+    time_zone: jiff::tz::TimeZone,
+}
+
+impl Opener {
+    fn open(&self, scope: &Scope) -> Result<Option<Lore>> {
+        let env = &self.env;
+        let Some(paths) = &self.paths else {
+            return Ok(None);
+        };
+        let store = match scope {
+            Scope::Project => match &self.this_project {
+                // A handle of another scope inside a repository reaches the project to move a
+                // memory there; reads name it like any other scope.
+                Some(path) => Store::discover_with(path, env)?,
+                None => return Ok(None),
+            },
+            Scope::Personal if !paths.personal.join("HEAD").exists() => return Ok(None),
+            Scope::Personal => Store::open_personal_with(&paths.personal, env)?,
+            Scope::Team(name) => teams::open(paths, name, env)?,
+            Scope::Other(path) => match Store::discover_with(path, env) {
+                Ok(store) => store,
+                Err(Error::NotARepository(_)) => return Ok(None),
+                Err(e) => return Err(e),
+            },
+        };
+        let mut lore = Lore::new(store);
+        lore.set_embedder(self.embedder.clone());
+        lore.set_time_zone(self.time_zone.clone());
+        lore.own_scope = scope.clone();
+        Ok(Some(lore))
+    }
+}
+
+impl Stack {
+    /// Runs `f` on the handle of another scope, opened on first use; its warnings, labelled,
+    /// go to `warnings`.
+    fn with_opened<T>(
+        &mut self,
+        scope: &Scope,
+        opener: &Opener,
+        warnings: &mut Vec<String>,
+        f: impl FnOnce(&mut Lore) -> Result<T>,
+    ) -> Result<Option<T>> {
+        let at = match self.opened.iter().position(|(s, _)| s == scope) {
+            Some(at) => at,
+            None => {
+                let opened = opener.open(scope)?;
+                self.opened.push((scope.clone(), opened));
+                self.opened.len() - 1
+            }
+        };
+        let Some(other) = self.opened[at].1.as_mut() else {
+            return Ok(None);
+        };
+        let out = f(other);
+        for w in other.take_warnings() {
+            warnings.push(format!("{}: {w}", scope.label()));
+        }
+        out.map(Some)
     }
 }
 

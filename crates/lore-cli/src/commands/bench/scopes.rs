@@ -17,17 +17,20 @@ use crate::ui::Ui;
 #[derive(Args, Debug)]
 pub struct ScopesBenchArgs {
     /// Memories of the project store.
-    #[arg(long, default_value_t = 10_000)]
-    pub project: usize,
+    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    pub project_memories: usize,
     /// Memories of the personal store.
-    #[arg(long, default_value_t = 1_000)]
-    pub personal: usize,
+    #[arg(long, value_name = "N", default_value_t = 1_000)]
+    pub personal_memories: usize,
     /// Timed runs of each kind.
     #[arg(long, default_value_t = 30)]
     pub runs: usize,
     /// Seed of the synthetic corpus.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
+    /// Keep the generated stores in this directory (for inspection) instead of deleting them.
+    #[arg(long, value_name = "DIR")]
+    pub keep: Option<std::path::PathBuf>,
 }
 
 pub fn run(
@@ -40,13 +43,13 @@ pub fn run(
     let lore_binary =
         std::env::current_exe().map_err(|e| internal(format!("finding lore's own binary: {e}")))?;
     let request = BenchScopes {
-        project: args.project,
-        personal: args.personal,
+        project: args.project_memories,
+        personal: args.personal_memories,
         runs: args.runs,
         seed: args.seed,
         lore_binary,
         lore_args: super::embedder_args(global),
-        work_dir: tmp.path().join("work"),
+        work_dir: args.keep.clone().unwrap_or_else(|| tmp.path().join("work")),
     };
     std::fs::create_dir_all(&request.work_dir)
         .map_err(|e| internal(format!("creating a work dir: {e}")))?;
