@@ -281,6 +281,24 @@ fn a_team_store_carries_a_lesson_between_two_repositories() {
     assert!(all_objects(&team, &a.home()).contains(TEAM_LESSON));
     assert!(!all_objects(&team, &a.home()).contains("Alice's project"));
 
+    // A team the committed .lore names but this machine never added is left out of reads
+    // (and listed as missing), never an error.
+    b.write(
+        ".lore",
+        "teams:\n  - platform\n  - name: security\n    url: /nowhere/security.git\n",
+    );
+    let hits = bob.recall(&b.path(), &[], "protobuf compiler tools.lock");
+    assert!(
+        hits.iter().any(|(scope, _, _)| scope == "platform"),
+        "{hits:?}"
+    );
+    let listed = bob.json(&b.path(), &["scope", "list"]);
+    assert_eq!(
+        listed["missing_teams"],
+        serde_json::json!(["security"]),
+        "{listed}"
+    );
+    assert_eq!(listed["teams"][0]["named_by_project"], true, "{listed}");
     // Removing it stops reading it.
     bob.ok(&b.path(), &["scope", "remove", "platform"]);
     let hits = bob.recall(&b.path(), &[], "protobuf compiler tools.lock");

@@ -70,7 +70,15 @@ impl Lore {
             Some(s) => s,
             None => {
                 let mut scopes = vec![Scope::Project, Scope::Personal];
-                scopes.extend(sources.teams.iter().cloned().map(Scope::Team));
+                // A team the configuration names but this machine never added is left out
+                // (`lore scope list` names it); asked for by name, it is an error.
+                let added = |name: &&String| {
+                    sources
+                        .paths
+                        .as_ref()
+                        .is_some_and(|p| p.team(name).join("HEAD").exists())
+                };
+                scopes.extend(sources.teams.iter().filter(added).cloned().map(Scope::Team));
                 default = Selection { all: false, scopes };
                 &default
             }
