@@ -28,6 +28,10 @@ pub struct ScopeSources {
     pub this_project: Option<PathBuf>,
 }
 
+/// What [`Lore::across_scopes`] gives back: this store's result (when it was read) and each
+/// other scope's.
+pub type Across<U, T> = (Option<U>, Vec<(Scope, T)>);
+
 /// The other scopes' handles, opened on first use (`None`: that store does not exist here).
 #[derive(Default)]
 pub(super) struct Stack {
@@ -156,7 +160,7 @@ impl Lore {
         scopes: &[Scope],
         own: impl FnOnce(&mut Lore) -> Result<U>,
         other: impl Fn(&mut Lore, &Scope) -> Result<T>,
-    ) -> Result<(Option<U>, Vec<(Scope, T)>)> {
+    ) -> Result<Across<U, T>> {
         let mine = if scopes.contains(&self.own_scope) {
             Some(own(self)?)
         } else {
