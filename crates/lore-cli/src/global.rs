@@ -16,9 +16,22 @@ pub struct GlobalArgs {
         help_heading = "Global options"
     )]
     pub repo: Option<PathBuf>,
-    /// Use the personal store (under the XDG data directory) even inside a repository.
+    /// Use the personal store (under the XDG data directory) even inside a repository (the
+    /// same as --scope personal).
     #[arg(long, global = true, help_heading = "Global options")]
     pub personal: bool,
+    /// The scopes read, comma-separated: project, personal, a team store's name, or all (every
+    /// scope and every project on this machine); default: project, personal and the project's
+    /// teams. Writes go to the project unless the list names no project (then to its first
+    /// scope: personal, else the team).
+    #[arg(
+        long,
+        global = true,
+        value_name = "LIST",
+        conflicts_with = "personal",
+        help_heading = "Global options"
+    )]
+    pub scope: Option<String>,
     /// Print one JSON document instead of text (errors too, with their exit code).
     #[arg(long, global = true, help_heading = "Global options")]
     pub json: bool,

@@ -6,7 +6,9 @@
 use std::path::{Path, PathBuf};
 
 use lore::embed::{self, SharedEmbedder};
-use lore::{Error, GitEnv, Lore, Store};
+use lore::scope::config::ScopeConfig;
+use lore::scope::{Scope, ScopePaths, Selection, teams};
+use lore::{Error, GitEnv, Lore, ScopeSources, Store};
 
 use crate::error::{CmdResult, CommandError};
 use crate::global::GlobalArgs;
@@ -89,34 +91,76 @@ pub fn home_dir() -> CmdResult<PathBuf> {
         .ok_or_else(|| CommandError::usage("HOME is not set; --global needs it"))
 }
 
+/// The scopes the global options name (`--personal` is `--scope personal`); `None`: the
+/// default.
+pub fn selection(global: &GlobalArgs) -> CmdResult<Option<Selection>> {
+    if global.personal {
+        return Ok(Some(Selection {
+            all: false,
+            scopes: vec![Scope::Personal],
+        }));
+    }
+    match &global.scope {
+        Some(list) => Ok(Some(Selection::parse(std::slice::from_ref(list))?)),
+        None => Ok(None),
+    }
+}
+
+/// The scope whose store a command works on: the project, unless the selection names none
+/// (then personal, else its first team).
+fn main_scope(selection: Option<&Selection>) -> Scope {
+    match selection {
+        Some(s) if !s.all && !s.scopes.contains(&Scope::Project) => {
+            if s.scopes.contains(&Scope::Personal) {
+                Scope::Personal
+            } else {
+                s.scopes.first().cloned().unwrap_or(Scope::Project)
+            }
+        }
+        _ => Scope::Project,
+    }
+}
+
 /// Opens the store the global options point at, looking for the repository from `start` (an
-/// agent's working directory) instead of the current directory when given.
+/// agent's working directory) instead of the current directory when given, and tells it where
+/// the other scopes are.
 pub fn open_from(global: &GlobalArgs, start: Option<&Path>) -> CmdResult<Lore> {
     let git = git_env();
-    let store = if global.personal {
-        Store::open_personal_with(&personal_store_dir()?, &git)?
-    } else if let Some(repo) = &global.repo {
-        if !repo.exists() {
-            return Err(CommandError::usage(format!(
-                "--repo {}: no such directory",
-                repo.display()
-            )));
+    let selection = selection(global)?;
+    let main = main_scope(selection.as_ref());
+    let repository = find_repository(global, start, &git)?;
+    let this_project = repository.as_ref().map(project_path);
+    let paths = personal_store_dir().ok().map(|p| ScopePaths::around(&p));
+    let store = match (&main, repository) {
+        (Scope::Team(name), _) => {
+            let Some(paths) = &paths else {
+                return Err(personal_store_dir()
+                    .err()
+                    .unwrap_or_else(|| CommandError::usage("lore's data directory is unknown")));
+            };
+            teams::open(paths, name, &git)?
         }
-        Store::discover_with(repo, &git)?
-    } else {
-        let cwd = match start.filter(|p| p.is_dir()) {
-            Some(p) => p.to_path_buf(),
-            None => current_dir()?,
-        };
-        match Store::discover_with(&cwd, &git) {
-            Ok(store) => store,
-            Err(Error::NotARepository(_)) => {
-                Store::open_personal_with(&personal_store_dir()?, &git)?
-            }
-            Err(e) => return Err(e.into()),
-        }
+        (Scope::Project, Some(store)) => store,
+        _ => Store::open_personal_with(&personal_store_dir()?, &git)?,
     };
     let mut lore = Lore::new(store);
+    if let Scope::Team(_) = main {
+        lore.set_own_scope(main);
+    }
+    if let Some(paths) = paths {
+        if let Some(project) = &this_project {
+            // Bookkeeping for `--scope all`: a registry that cannot be written is no reason to
+            // stop the command.
+            let _ = lore::scope::registry::note(&paths.registry(), project);
+        }
+        let teams = configured_teams(&paths, this_project.as_deref());
+        lore.set_scopes(ScopeSources {
+            paths: Some(paths),
+            teams,
+            default: selection,
+            this_project,
+        });
+    }
     lore.set_embedder(embedder(global)?);
     // "Yesterday" and "last week" in queries are the user's days ($TZ, else the system's).
     lore.set_time_zone(jiff::tz::TimeZone::system());
@@ -124,6 +168,64 @@ pub fn open_from(global: &GlobalArgs, start: Option<&Path>) -> CmdResult<Lore> {
         lore.set_secret_policy(Some(lore::secrets::SecretPolicy::parse(policy)?));
     }
     Ok(lore)
+}
+
+/// The repository the options point at (`--repo`, else around `start` or the current
+/// directory); `None` outside any.
+fn find_repository(
+    global: &GlobalArgs,
+    start: Option<&Path>,
+    git: &GitEnv,
+) -> CmdResult<Option<Store>> {
+    if let Some(repo) = &global.repo {
+        if !repo.exists() {
+            return Err(CommandError::usage(format!(
+                "--repo {}: no such directory",
+                repo.display()
+            )));
+        }
+        return Ok(Some(Store::discover_with(repo, git)?));
+    }
+    let cwd = match start.filter(|p| p.is_dir()) {
+        Some(p) => p.to_path_buf(),
+        None => current_dir()?,
+    };
+    match Store::discover_with(&cwd, git) {
+        Ok(store) => Ok(Some(store)),
+        Err(Error::NotARepository(_)) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// A project's path as the registry keeps it (its work tree, else its git directory),
+/// canonical.
+fn project_path(store: &Store) -> PathBuf {
+    let path = store
+        .workdir()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| store.common_dir());
+    path.canonicalize().unwrap_or(path)
+}
+
+/// The team stores this project reads: those its `.lore` names and those the user's
+/// configuration names (a file that does not parse is skipped here; `lore scope list` says
+/// why).
+fn configured_teams(paths: &ScopePaths, project: Option<&Path>) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    let files = project
+        .map(|p| p.join(lore::scope::config::PROJECT_FILE))
+        .into_iter()
+        .chain([paths.user_config()]);
+    for file in files {
+        if let Ok(config) = ScopeConfig::read(&file) {
+            for name in config.names() {
+                if !names.iter().any(|n| n == name) {
+                    names.push(name.to_string());
+                }
+            }
+        }
+    }
+    names
 }
 
 /// The embedder the global options ask for (`None` for lexical-only recall).

@@ -14,6 +14,7 @@ use crate::error::Result;
 use crate::index::{Hit, ListFilter, SortBy};
 use crate::memory::Lore;
 use crate::model::{Memory, Status};
+use crate::scope::{Scope, Selection};
 
 pub use crate::tokens::estimate_tokens;
 
@@ -38,6 +39,8 @@ pub struct ContextRequest {
     pub query: Option<String>,
     /// Output format.
     pub format: ContextFormat,
+    /// The scopes read (`None`: the handle's default, see [`Lore::scopes_read`]).
+    pub scopes: Option<Selection>,
 }
 
 /// Where an item comes from.
@@ -54,6 +57,9 @@ pub enum Section {
     Progress,
     /// A semantic match for the query.
     Match,
+    /// A memory of another scope (personal, a team's, another project's): recent ones and
+    /// matches for the query, in the share of the budget kept for them.
+    OtherScope,
 }
 
 /// One memory in the context.
@@ -84,6 +90,11 @@ pub struct ContextItem {
     /// The open contradiction it is in, if another clone holds a different version.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub contradicted: Option<String>,
+    /// The scope it belongs to: `project`, `personal` or a team store's name.
+    pub scope: String,
+    /// For a memory of another project: that project's path.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
 }
 
 /// The assembled context.
@@ -93,8 +104,10 @@ pub struct Context {
     pub budget: usize,
     /// Estimated tokens of `text`.
     pub tokens: usize,
-    /// Memories in the store.
+    /// Memories in the scopes read.
     pub memories: usize,
+    /// The scopes read.
+    pub scopes: Vec<String>,
     /// The items included.
     pub items: Vec<ContextItem>,
     /// The rendered context.
@@ -154,7 +167,21 @@ fn item(section: Section, m: &Memory, stale: Option<String>) -> ContextItem {
             .map(|a| crate::agent_text::prefix(a, 12).to_string()),
         stale,
         contradicted: None,
+        scope: crate::scope::PROJECT.into(),
+        project: None,
     }
+}
+
+/// The XML attributes naming an item's scope (none for this project's own memories).
+fn scope_attributes(i: &ContextItem) -> String {
+    let mut s = String::new();
+    if i.scope != crate::scope::PROJECT || i.project.is_some() {
+        s.push_str(&format!(" scope=\"{}\"", xml_escape(&i.scope)));
+    }
+    if let Some(p) = &i.project {
+        s.push_str(&format!(" project=\"{}\"", xml_escape(p)));
+    }
+    s
 }
 
 fn xml_escape(s: &str) -> String {
@@ -165,7 +192,13 @@ fn xml_escape(s: &str) -> String {
 }
 
 fn provenance(i: &ContextItem) -> String {
-    let mut parts = vec![format!("id {}", i.id)];
+    let mut parts = Vec::new();
+    match &i.project {
+        Some(p) => parts.push(format!("project {p}")),
+        None if i.scope != crate::scope::PROJECT => parts.push(i.scope.clone()),
+        None => {}
+    }
+    parts.push(format!("id {}", i.id));
     if let Some(a) = &i.author {
         parts.push(format!("by {a}"));
     }
@@ -198,6 +231,8 @@ fn shown(i: &ContextItem, format: ContextFormat) -> ContextItem {
         commit: i.commit.as_deref().map(safe),
         stale: i.stale.as_deref().map(safe),
         contradicted: i.contradicted.as_deref().map(safe),
+        scope: safe(&i.scope),
+        project: i.project.as_deref().map(safe),
     }
 }
 
@@ -216,10 +251,11 @@ pub fn render(items: &[ContextItem], format: ContextFormat) -> String {
             let mut s = format!("<lore-context notice=\"{}\">\n", xml_escape(PREAMBLE));
             for i in items {
                 s.push_str(&format!(
-                    "<memory section=\"{:?}\" id=\"{}\" namespace=\"{}\" date=\"{}\"{}{}{}{}>\n<summary>{}</summary>\n",
+                    "<memory section=\"{:?}\" id=\"{}\" namespace=\"{}\"{} date=\"{}\"{}{}{}{}>\n<summary>{}</summary>\n",
                     i.section,
                     i.id,
                     i.namespace,
+                    scope_attributes(i),
                     xml_escape(&i.date),
                     i.author.as_ref().map(|a| format!(" author=\"{}\"", xml_escape(a))).unwrap_or_default(),
                     i.commit.as_ref().map(|c| format!(" commit=\"{c}\"")).unwrap_or_default(),
@@ -246,6 +282,7 @@ pub fn render(items: &[ContextItem], format: ContextFormat) -> String {
                         Section::Decision => "\n## Recent decisions\n",
                         Section::Progress => "\n## Work in progress\n",
                         Section::Match => "\n## Related memories\n",
+                        Section::OtherScope => "\n## From your other scopes\n",
                     });
                     last = Some(i.section);
                 }
@@ -272,39 +309,157 @@ pub fn render(items: &[ContextItem], format: ContextFormat) -> String {
     }
 }
 
-/// Assembles the context.
-pub fn build(lore: &mut Lore, request: &ContextRequest) -> Result<Context> {
-    let memories = lore.index()?.doc_count()?.max(0) as usize;
-    let budget = request.budget.unwrap_or_else(|| adaptive_budget(memories));
-    // Each candidate with its body, for hydration.
-    let mut candidates: Vec<(ContextItem, String)> = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    let contradictions = lore.contradictions()?;
-    let mut add = |section: Section, h: Hit| {
-        if seen.insert(h.memory.id.to_string()) {
-            let mut i = item(section, &h.memory, h.stale);
-            i.contradicted = contradictions.get(&h.memory.id).cloned();
-            candidates.push((i, h.memory.body));
+/// The share of a budget kept for memories of other scopes (personal, team, other projects):
+/// one part in this many. They claim it first, so a large project cannot crowd them out; what
+/// they leave of it goes to the project, and what the project leaves goes back to them.
+pub const OTHER_SCOPE_SHARE: usize = 4;
+
+/// Memories of another scope offered at session start without a query: the newest active ones.
+const OTHER_SCOPE_RECENT: usize = 5;
+
+/// Candidates, each with its body for hydration, in the order they are offered.
+#[derive(Default)]
+struct Pool {
+    seen: std::collections::HashSet<String>,
+    own: Vec<(ContextItem, String)>,
+    other: Vec<(ContextItem, String)>,
+}
+
+impl Pool {
+    fn add(&mut self, section: Section, h: Hit, contradicted: Option<String>) {
+        if !self.seen.insert(h.memory.id.to_string()) {
+            return;
         }
-    };
-    let mut matches: Vec<Hit> = Vec::new();
-    if let Some(q) = request.query.as_deref().filter(|q| !q.trim().is_empty()) {
-        let filter = ListFilter {
-            statuses: vec![Status::Active, Status::Resolved],
-            limit: Some(12),
-            ..ListFilter::default()
+        let mut i = item(section, &h.memory, h.stale);
+        i.contradicted = h.contradicted.or(contradicted);
+        if !h.scope.is_empty() {
+            i.scope = h.scope;
+        }
+        i.project = h.project;
+        let list = if section == Section::OtherScope {
+            &mut self.other
+        } else {
+            &mut self.own
         };
-        matches = lore.recall(q, &filter)?;
+        list.push((i, h.memory.body));
     }
+}
+
+/// What one store gives a context: its memories' count, its matches for the query, and either
+/// its working memory (this store) or its newest memories (another scope's).
+#[derive(Default)]
+struct Gathered {
+    memories: usize,
+    matches: Vec<Hit>,
+    listed: Vec<(Section, Hit, Option<String>)>,
+}
+
+/// Assembles the context from the scopes the request reads (see [`OTHER_SCOPE_SHARE`] for how
+/// the budget is shared between this store and the others). The other scopes' stores are read
+/// while this one is.
+pub fn build(lore: &mut Lore, request: &ContextRequest) -> Result<Context> {
+    let scopes = lore.scopes_read(request.scopes.as_ref())?;
+    let own = lore.own_scope().clone();
+    let query = request.query.as_deref().filter(|q| !q.trim().is_empty());
+    let match_filter = ListFilter {
+        statuses: vec![Status::Active, Status::Resolved],
+        limit: Some(12),
+        ..ListFilter::default()
+    };
+    let matches_in = |l: &mut Lore| match query {
+        Some(q) => l.search(q, &match_filter, &Default::default(), false),
+        None => Ok(Vec::new()),
+    };
+    let (mine, theirs) = lore.across_scopes(
+        &scopes,
+        |l| {
+            if l.store().tip()?.is_none() {
+                return Ok(Gathered::default());
+            }
+            Ok(Gathered {
+                memories: l.index()?.doc_count()?.max(0) as usize,
+                matches: matches_in(l)?,
+                listed: working_memory(l)?,
+            })
+        },
+        |l, scope| {
+            if l.store().tip()?.is_none() {
+                return Ok(Gathered::default());
+            }
+            let filter = ListFilter {
+                statuses: vec![Status::Active],
+                sort: SortBy::Updated,
+                limit: Some(OTHER_SCOPE_RECENT),
+                ..ListFilter::default()
+            };
+            let listed = l.list(&filter)?.into_iter().map(|m| {
+                let mut h = Hit::new(0, m, 0.0);
+                h.scope = scope.label();
+                h.project = scope.project();
+                (Section::OtherScope, h, None)
+            });
+            Ok(Gathered {
+                memories: l.index()?.doc_count()?.max(0) as usize,
+                matches: matches_in(l)?,
+                listed: listed.collect(),
+            })
+        },
+    )?;
+    let mine = mine.unwrap_or_default();
+    let memories = mine.memories + theirs.iter().map(|(_, g)| g.memories).sum::<usize>();
+    let budget = request.budget.unwrap_or_else(|| adaptive_budget(memories));
+    // The matches of every store ranked together, as recall ranks them.
+    let mut matches: Vec<Hit> = mine.matches;
+    matches.extend(theirs.iter().flat_map(|(_, g)| g.matches.iter().cloned()));
+    matches.sort_by(|a, b| b.score.total_cmp(&a.score));
+    matches.truncate(12);
+    let mut pool = Pool::default();
     let (near, related): (Vec<Hit>, Vec<Hit>) = matches.into_iter().partition(|h| h.near_duplicate);
     for h in near {
-        add(Section::NearDuplicate, h);
+        pool.add(Section::NearDuplicate, h, None);
     }
+    for (section, h, contested) in mine.listed {
+        pool.add(section, h, contested);
+    }
+    for h in related {
+        let section = if h.scope == own.label() && h.project.is_none() {
+            Section::Match
+        } else {
+            Section::OtherScope
+        };
+        pool.add(section, h, None);
+    }
+    for (_, g) in theirs {
+        for (section, h, contested) in g.listed {
+            pool.add(section, h, contested);
+        }
+    }
+    let (items, text) = choose(pool, budget, request.format);
+    Ok(Context {
+        budget,
+        tokens: estimate_tokens(&text),
+        memories,
+        scopes: scopes.iter().map(scope_name).collect(),
+        items,
+        text,
+    })
+}
+
+/// A scope as a read names it: `project`, `personal`, a team's name, another project's path.
+pub fn scope_name(scope: &Scope) -> String {
+    scope.project().unwrap_or_else(|| scope.label())
+}
+
+/// Open blockers, recent decisions and work in progress of this store, each with the open
+/// contradiction it is in.
+fn working_memory(lore: &mut Lore) -> Result<Vec<(Section, Hit, Option<String>)>> {
+    let contradictions = lore.contradictions()?;
     let working = [
         ("blockers", Section::Blocker, 5),
         ("decisions", Section::Decision, 5),
         ("progress", Section::Progress, 3),
     ];
+    let mut listed = Vec::new();
     for (ns, section, n) in working {
         let filter = ListFilter {
             namespace: Some(ns.to_string()),
@@ -319,26 +474,58 @@ pub fn build(lore: &mut Lore, request: &ContextRequest) -> Result<Context> {
             .map(|m| Hit::new(0, m, 0.0))
             .collect();
         lore.index()?.mark_stale(&mut found)?;
-        for h in found {
-            add(section, h);
+        for mut h in found {
+            h.scope = lore.own_scope().label();
+            let contested = contradictions.get(&h.memory.id).cloned();
+            listed.push((section, h, contested));
         }
     }
-    for h in related {
-        add(Section::Match, h);
-    }
+    Ok(listed)
+}
 
-    // Summaries first, in order, while they fit; then bodies for the top items.
-    let fits = |items: &[ContextItem]| estimate_tokens(&render(items, request.format)) <= budget;
-    let mut items: Vec<ContextItem> = Vec::new();
-    let mut bodies: Vec<String> = Vec::new();
-    for (c, body) in candidates {
-        items.push(c);
-        if !fits(&items) {
-            items.pop();
+/// Chooses what fits the budget: other scopes' items first within their share, then this
+/// store's in order while they fit, then the rest of the other scopes' while room is left; then
+/// bodies for the top items. Returns the items (this store's first) and their rendering.
+fn choose(pool: Pool, budget: usize, format: ContextFormat) -> (Vec<ContextItem>, String) {
+    let tokens = |own: &[ContextItem], other: &[ContextItem]| {
+        let all: Vec<ContextItem> = own.iter().chain(other).cloned().collect();
+        estimate_tokens(&render(&all, format))
+    };
+    let share = budget / OTHER_SCOPE_SHARE;
+    let (mut other, mut other_bodies, mut waiting) = (Vec::new(), Vec::new(), Vec::new());
+    for (c, body) in pool.other {
+        if waiting.is_empty() {
+            other.push(c);
+            if tokens(&[], &other) <= share {
+                other_bodies.push(body);
+                continue;
+            }
+            let c = other.pop().expect("just pushed");
+            waiting.push((c, body));
+        } else {
+            waiting.push((c, body));
+        }
+    }
+    let (mut own, mut bodies) = (Vec::new(), Vec::new());
+    for (c, body) in pool.own {
+        own.push(c);
+        if tokens(&own, &other) > budget {
+            own.pop();
             break;
         }
         bodies.push(body);
     }
+    for (c, body) in waiting {
+        other.push(c);
+        if tokens(&own, &other) > budget {
+            other.pop();
+            break;
+        }
+        other_bodies.push(body);
+    }
+    let mut items: Vec<ContextItem> = own.into_iter().chain(other).collect();
+    bodies.extend(other_bodies);
+    let fits = |items: &[ContextItem]| estimate_tokens(&render(items, format)) <= budget;
     for (i, body) in bodies.into_iter().enumerate().take(5) {
         if body.trim().is_empty() {
             continue;
@@ -348,17 +535,11 @@ pub fn build(lore: &mut Lore, request: &ContextRequest) -> Result<Context> {
             items[i].body = None;
         }
     }
-    let mut text = render(&items, request.format);
+    let mut text = render(&items, format);
     if estimate_tokens(&text) > budget {
         // Not even the frame fits.
         items.clear();
         text = String::new();
     }
-    Ok(Context {
-        budget,
-        tokens: estimate_tokens(&text),
-        memories,
-        items,
-        text,
-    })
+    (items, text)
 }

@@ -29,6 +29,7 @@ pub mod model;
 pub mod ops;
 pub mod progress;
 pub mod record;
+pub mod scope;
 pub mod secrets;
 pub mod setup;
 pub mod steps;
@@ -51,7 +52,8 @@ pub use memory::{
     BatchReport, Conflict, ConflictVersion, DuplicateOf, FileContent, FileLimits, GcReport,
     IndexStatus, LifecyclePolicy, Lore, MemoryVersion, MergeBrought, NamespaceCount, NewMemory,
     Novelty, Patch, RefCheck, RefState, Remembered, Resolution, Resolved, RestorePoint,
-    StaleMemory, StoreStatus, StoredSecret, Superseded, VerifyReport, WriteContext, Written,
+    ScopeSources, StaleMemory, StoreStatus, StoredSecret, Superseded, VerifyReport, WriteContext,
+    Written,
 };
 /// The bounds every memory write is checked against.
 pub use memory::{DEFAULT_MAX_BODY_BYTES, MAX_BODY_CONFIG, WriteRules};

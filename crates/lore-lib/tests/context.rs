@@ -76,6 +76,7 @@ proptest! {
             budget: Some(budget),
             query: query.map(|q| WORDS[q].to_string()),
             format,
+            scopes: None,
         }).unwrap();
         prop_assert!(estimate_tokens(&ctx.text) <= budget, "{} > {budget}", estimate_tokens(&ctx.text));
         prop_assert_eq!(ctx.tokens, estimate_tokens(&ctx.text));
@@ -116,6 +117,7 @@ fn working_memory_comes_first_and_near_duplicates_on_top() {
             budget: None,
             query: Some("Prefer composition over inheritance in the plugin system".into()),
             format: ContextFormat::Markdown,
+            scopes: None,
         },
     )
     .unwrap();
@@ -161,6 +163,7 @@ fn xml_escapes_recalled_text() {
             budget: Some(400),
             query: None,
             format: ContextFormat::Xml,
+            scopes: None,
         },
     )
     .unwrap();

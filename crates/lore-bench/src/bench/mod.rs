@@ -8,6 +8,7 @@ pub(crate) mod corpus;
 pub mod hot;
 pub(crate) mod process;
 pub mod scale;
+pub mod scopes;
 pub mod sync;
 
 use std::ffi::OsString;

@@ -86,9 +86,20 @@ impl LoreProcess<'_> {
     /// Times one whole run against the repository at `dir`, with `stdin` as its input when
     /// given. A hook run fails if it says anything on stderr (hooks must stay quiet).
     pub(crate) fn time(&self, dir: &Path, args: &[&str], stdin: Option<&[u8]>) -> Result<Duration> {
+        self.time_with(dir, args, stdin, &[])
+    }
+
+    /// [`LoreProcess::time`] with variables set for the run (`LORE_HOME`, for one).
+    pub(crate) fn time_with(
+        &self,
+        dir: &Path,
+        args: &[&str],
+        stdin: Option<&[u8]>,
+        vars: &[(&str, &Path)],
+    ) -> Result<Duration> {
         let spawn_failed = |e: std::io::Error| self.failed_to_run(e);
         let t = Instant::now();
-        let mut child = self.spawn(dir, args, Stdio::piped(), Stdio::piped())?;
+        let mut child = self.spawn_with(dir, args, Stdio::piped(), Stdio::piped(), vars)?;
         if let Some(mut pipe) = child.stdin.take() {
             pipe.write_all(stdin.unwrap_or_default())
                 .map_err(|e| Error::Io {
@@ -197,11 +208,24 @@ impl LoreProcess<'_> {
 impl LoreProcess<'_> {
     /// Starts `lore --repo DIR <embedder args> ARGS` with these input and output, stderr piped.
     fn spawn(&self, dir: &Path, args: &[&str], stdin: Stdio, stdout: Stdio) -> Result<Child> {
+        self.spawn_with(dir, args, stdin, stdout, &[])
+    }
+
+    /// [`LoreProcess::spawn`] with variables set for the run.
+    fn spawn_with(
+        &self,
+        dir: &Path,
+        args: &[&str],
+        stdin: Stdio,
+        stdout: Stdio,
+        vars: &[(&str, &Path)],
+    ) -> Result<Child> {
         Command::new(self.binary)
             .arg("--repo")
             .arg(dir)
             .args(self.args)
             .args(args)
+            .envs(vars.iter().map(|(k, v)| (*k, *v)))
             .stdin(stdin)
             .stdout(stdout)
             .stderr(Stdio::piped())

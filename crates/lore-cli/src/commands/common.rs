@@ -54,7 +54,10 @@ impl Session {
 /// Outside any repository lore answers from the personal store: say so, so nobody mistakes it
 /// for the project's memory.
 pub fn say_which_store(ui: &mut Ui, global: &GlobalArgs, lore: &Lore) {
-    if matches!(lore.store().kind(), lore::StoreKind::Personal) && !global.personal {
+    if *lore.own_scope() == lore::scope::Scope::Personal
+        && !global.personal
+        && global.scope.is_none()
+    {
         ui.warn(&format!(
             "not inside a git repository: using the personal store at {}",
             lore.store().common_dir().display()

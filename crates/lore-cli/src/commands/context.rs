@@ -31,6 +31,7 @@ pub fn run(ui: &mut Ui, session: &mut Session, args: &ContextArgs) -> CmdResult 
             budget: args.budget,
             query: args.query.clone(),
             format: Some(args.format.clone()),
+            scope: None,
         },
     )?;
     ui.emit(&context, |s| s.push_str(&context.text));

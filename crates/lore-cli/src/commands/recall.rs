@@ -45,6 +45,7 @@ pub fn run(ui: &mut Ui, session: &mut Session, args: &RecallArgs) -> CmdResult {
             ranking: args.rank.ranking()?,
             explain: args.explain,
             bodies: args.bodies,
+            scope: None,
         },
     )?;
     let hits = &out.hits;
@@ -67,6 +68,13 @@ pub fn run(ui: &mut Ui, session: &mut Session, args: &RecallArgs) -> CmdResult {
         for h in hits {
             let mark = if h.near_duplicate { "≈" } else { " " };
             s.push_str(&format!("{:>7.4}{mark} ", h.score));
+            if out.scopes.len() > 1 {
+                let label = match &h.project {
+                    Some(p) => format!("project {p}"),
+                    None => h.scope.clone(),
+                };
+                s.push_str(&format!("[{}] ", lore::agent_text::neutralize_controls(&label)));
+            }
             common::memory_line(s, &h.memory);
             if let Some(reason) = &h.stale {
                 s.push_str(&format!("          stale: {reason}\n"));

@@ -72,6 +72,10 @@ struct SetupOutput {
     /// When the command is an absolute path: why, and what it means for a committed setup.
     #[serde(skip_serializing_if = "Option::is_none")]
     command_note: Option<String>,
+    /// The scopes the hooks and the MCP server read here (`None` for a user-wide setup: each
+    /// project's own).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    scopes: Option<Vec<String>>,
 }
 
 /// The command agents should run, and a note when it is not the plain `lore` a teammate's
@@ -143,10 +147,15 @@ fn files(agent: Agent, base: &Path, global: bool) -> Vec<(PathBuf, ConfigFile)> 
 pub fn run(ui: &mut Ui, global: &GlobalArgs, args: &SetupArgs) -> CmdResult {
     let agent = Agent::parse(&args.agent)?;
     let (command, command_note) = lore_command(&args.command)?;
+    let mut scopes = None;
     let base = if args.global {
         location::home_dir()?
     } else {
         let lore = location::open(global)?;
+        scopes = lore
+            .scopes_read(None)
+            .ok()
+            .map(|s| s.iter().map(lore::context::scope_name).collect());
         lore.store()
             .workdir()
             .map(Path::to_path_buf)
@@ -235,6 +244,7 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, args: &SetupArgs) -> CmdResult {
             .then_some(!codex_untrusted),
         command: command.clone(),
         command_note: command_note.filter(|_| !args.remove),
+        scopes: scopes.filter(|_| !args.remove),
     };
     ui.emit(&out, |s| {
         for c in &out.files {
@@ -242,6 +252,12 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, args: &SetupArgs) -> CmdResult {
         }
         if let Some(note) = &out.command_note {
             s.push_str(&format!("Note: {note}\n"));
+        }
+        if let Some(scopes) = &out.scopes {
+            s.push_str(&format!(
+                "Hooks and the MCP server read these scopes here: {} (see `lore scope list`).\n",
+                scopes.join(", ")
+            ));
         }
         if !args.remove && agent == Agent::Codex {
             s.push_str("Codex asks you to trust new hooks once (Settings → Hooks, or /hooks).\n");

@@ -42,6 +42,9 @@ pub fn run(ui: &mut Ui, session: &mut Session, _args: &StatusArgs) -> CmdResult 
         s.push_str(&format!("index:    {} ({fresh})\n", st.index.path));
         s.push_str(&format!("embedder: {}\n", st.index.embedder));
         s.push_str(&format!("memories: {}\n", st.total));
+        if !st.scopes.is_empty() {
+            s.push_str(&format!("scopes:   {}\n", st.scopes.join(", ")));
+        }
         for ns in &st.namespaces {
             if ns.total == 0 && ns.builtin {
                 continue;

@@ -3,7 +3,9 @@
 //! Not offered: import/export and the `.GCC/` transfer (they name files on the server's
 //! machine, and an HTTP client may be elsewhere), accepting or rejecting capture suggestions
 //! (a person reviews what agents suggested), eval and bench (long measurements for people),
-//! reasoning bundles (files on the server's machine, like import/export).
+//! reasoning bundles (files on the server's machine, like import/export), team stores and moving
+//! memories between scopes (they change this machine's stores and the user's configuration: a
+//! person decides what leaves a scope).
 
 use std::sync::Arc;
 

@@ -232,10 +232,24 @@ fn hit_item(h: &Hit) -> String {
     if let Some(c) = &h.contradicted {
         let _ = write!(flags, "<p class=\"warning\">contradicted: {}</p>", esc(c));
     }
+    // A memory of another scope lives in another store: labelled, and not linked to this
+    // store's pages.
+    let other = h.project.is_some() || !matches!(h.scope.as_str(), "" | "project");
+    let title = if other {
+        esc(&h.memory.summary)
+    } else {
+        memory_link(&h.memory)
+    };
+    let label = match &h.project {
+        Some(p) => format!("project {p}"),
+        None if h.scope.is_empty() => "project".to_string(),
+        None => h.scope.clone(),
+    };
     format!(
-        "<li class=\"hit\"><h2>{}</h2><p class=\"prov\">{}</p>{flags}\
+        "<li class=\"hit\"><h2>{}</h2><p class=\"prov\"><span class=\"scope\">{}</span> {}</p>{flags}\
          <p class=\"score\">score {:.3}</p>{}</li>",
-        memory_link(&h.memory),
+        title,
+        esc(&label),
         provenance(&h.memory),
         h.score,
         explain(h)

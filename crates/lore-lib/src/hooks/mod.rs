@@ -186,13 +186,20 @@ fn auto_sync(lore: &mut Lore, direction: crate::sync::Direction) {
     }
 }
 
+/// Whether the scopes read here include stores besides this one (the personal store, teams):
+/// those stores are opened and read beside this one, not before it.
+fn reads_other_scopes(lore: &Lore) -> Result<bool> {
+    let own = lore.own_scope().clone();
+    Ok(lore.scopes_read(None)?.iter().any(|s| *s != own))
+}
+
 /// Session start: the budgeted memory context, the context branch's state, capture guidance.
 fn session_start(lore: &mut Lore, options: &HookOptions) -> Result<HookOutcome> {
     let mut text = String::new();
     let ws = Workspace::new(lore.store());
     let branch = ws.current()?.and_then(|b| ws.meta(&b).ok());
     drop(ws);
-    if lore.store().tip()?.is_some() {
+    if lore.store().tip()?.is_some() || reads_other_scopes(lore)? {
         // The context branch says what the work is about: its purpose drives semantic matches.
         let request = ContextRequest {
             query: branch
@@ -247,10 +254,13 @@ fn prompt(
         out.message = capture_message(&report);
         out.capture = Some(report);
     }
-    if lore.store().tip()?.is_none() || prompt.split_whitespace().count() < 3 {
+    let scopes = lore.scopes_read(None)?;
+    let nothing_to_read = lore.store().tip()?.is_none() && !reads_other_scopes(lore)?;
+    if prompt.split_whitespace().count() < 3 || nothing_to_read {
         return Ok(out);
     }
-    let hits = lore.search(
+    let hits = lore.search_scoped(
+        &scopes,
         prompt,
         &ListFilter::default(),
         &RankOptions::default(),
@@ -266,18 +276,32 @@ fn prompt(
         .filter(|h| !just_written.contains(&h.memory.id.to_string()))
         .take(10)
         .filter(|h| h.near_duplicate || coverage(prompt, &h.memory) >= options.prompt_min_coverage)
-        .map(|h| h.memory)
         .collect();
-    out.context = inject(lore, ctx, strong, options)?;
+    let labels: Labels = strong
+        .iter()
+        .map(|h| {
+            (
+                h.memory.id.to_string(),
+                (h.scope.clone(), h.project.clone()),
+            )
+        })
+        .collect();
+    let strong = strong.into_iter().map(|h| h.memory).collect();
+    out.context = inject(lore, ctx, strong, &labels, options)?;
     Ok(out)
 }
 
 /// Renders up to `max_items` memories for the agent, leaving out those this session was given
 /// already (a hook that repeats itself on every prompt or file is noise), and remembers them.
+/// The scope (and other project) of memories injected from scopes other than this store's,
+/// by id.
+type Labels = std::collections::HashMap<String, (String, Option<String>)>;
+
 fn inject(
     lore: &mut Lore,
     ctx: &WriteContext,
     candidates: Vec<crate::model::Memory>,
+    labels: &Labels,
     options: &HookOptions,
 ) -> Result<Option<String>> {
     let session = ctx.session.clone().unwrap_or_default();
@@ -309,7 +333,14 @@ fn inject(
     let contradictions = lore.contradictions()?;
     let items: Vec<_> = fresh
         .iter()
-        .map(|m| context::item_flagged(context::Section::Match, m, &contradictions))
+        .map(|m| {
+            let mut item = context::item_flagged(context::Section::Match, m, &contradictions);
+            if let Some((scope, project)) = labels.get(m.id.as_str()) {
+                item.scope = scope.clone();
+                item.project = project.clone();
+            }
+            item
+        })
         .collect();
     Ok(Some(cap_chars(
         &context::render(&items, context::ContextFormat::Markdown),
@@ -374,7 +405,7 @@ fn tool_used(
         }
     }
     Ok(HookOutcome {
-        context: inject(lore, ctx, candidates, options)?,
+        context: inject(lore, ctx, candidates, &Labels::new(), options)?,
         ..HookOutcome::default()
     })
 }

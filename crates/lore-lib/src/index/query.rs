@@ -85,6 +85,12 @@ pub struct Hit {
     /// version, kept beside it until someone resolves it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub contradicted: Option<String>,
+    /// The scope the memory belongs to: `project`, `personal` or a team store's name.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub scope: String,
+    /// For a memory of another project on this machine: that project's path.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
     /// Index row (internal).
     #[serde(skip)]
     pub(crate) rowid: i64,
@@ -101,6 +107,8 @@ impl Hit {
             stale: None,
             explain: None,
             contradicted: None,
+            scope: String::new(),
+            project: None,
             rowid,
         }
     }

@@ -18,6 +18,7 @@ mod novelty;
 mod resolve;
 mod screening;
 pub mod specifics;
+mod stack;
 mod status;
 mod upkeep;
 mod write;
@@ -40,6 +41,7 @@ pub use history::{MemoryVersion, MergeBrought};
 pub use lifecycle::{GcReport, LifecyclePolicy};
 pub use novelty::{DuplicateOf, Novelty, Remembered};
 pub use screening::{DEFAULT_MAX_BODY_BYTES, MAX_BODY_CONFIG, RefSecret, StoredSecret, WriteRules};
+pub use stack::ScopeSources;
 pub use status::{IndexStatus, NamespaceCount, StoreStatus};
 pub use write::{BatchReport, NewMemory, Written};
 
@@ -64,12 +66,19 @@ pub struct Lore {
     /// The time zone days and weeks are read in ("yesterday", "last week"): UTC unless the
     /// front end sets the user's.
     time_zone: jiff::tz::TimeZone,
+    /// The scope this store is (labels its hits).
+    own_scope: crate::scope::Scope,
+    /// The other scopes' stores a read may stack with this one.
+    stack: stack::Stack,
 }
 
 impl Lore {
     /// Wraps a store. The index is opened on first read.
     pub fn new(store: Store) -> Lore {
+        let own_scope = stack::default_scope(&store);
         Lore {
+            own_scope,
+            stack: stack::Stack::default(),
             store,
             embedder: None,
             index: None,

@@ -95,6 +95,10 @@ impl Lore {
         };
         let mut hits = self.read(|i| i.search(text, filter, options, explain))?;
         self.mark_contradicted(&mut hits)?;
+        for h in &mut hits {
+            h.scope = self.own_scope.label();
+            h.project = self.own_scope.project();
+        }
         Ok(hits)
     }
 

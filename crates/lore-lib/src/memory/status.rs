@@ -45,6 +45,9 @@ pub struct StoreStatus {
     /// Purged memories, and where their text may still be.
     #[serde(default, skip_serializing_if = "PurgeStanding::is_empty")]
     pub purges: PurgeStanding,
+    /// The scopes recall and context read here (set by the status operation).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scopes: Vec<String>,
 }
 
 /// Where purged text may still be: this clone's object database (until
@@ -181,6 +184,7 @@ impl Lore {
             open_conflicts: self.contradictions()?.len(),
             stale_locks: self.store.stale_locks(),
             purges: self.purge_standing()?,
+            scopes: Vec::new(),
         })
     }
 

@@ -15,6 +15,7 @@ pub mod ctx;
 pub mod memory;
 pub mod recall;
 pub mod review;
+pub mod scope;
 pub mod sequential;
 pub mod store;
 pub mod sync;

@@ -59,13 +59,20 @@ impl Operation for Status {
     const NAME: &'static str = "status";
     const TITLE: &'static str = "Store status";
     const DESCRIPTION: &'static str = "Where memory is stored (repository or personal store), \
-        counts per namespace and status, unreadable memory files, and the index's freshness \
-        and embedder.";
+        counts per namespace and status, unreadable memory files, the index's freshness and \
+        embedder, and the scopes recall and context read.";
     const EFFECT: Effect = Effect::ReadOnly;
     type Output = StoreStatus;
 
     fn run(self, env: &mut Env<'_>) -> Result<StoreStatus> {
-        env.lore.status()
+        let mut status = env.lore.status()?;
+        status.scopes = env
+            .lore
+            .scopes_read(None)?
+            .iter()
+            .map(crate::context::scope_name)
+            .collect();
+        Ok(status)
     }
 }
 

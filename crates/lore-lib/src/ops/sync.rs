@@ -9,7 +9,8 @@ use serde::{Deserialize, Serialize};
 
 use super::{Effect, Env, Operation};
 use crate::error::{Error, Result};
-use crate::memory::{Conflict, GcReport, Resolution, Resolved};
+use crate::memory::{Conflict, GcReport, Lore, Resolution, Resolved};
+use crate::scope::Scope;
 use crate::sync::setup::SetupReport;
 use crate::sync::{Direction, SyncOptions, SyncReport};
 
@@ -47,6 +48,75 @@ pub struct Synced {
     /// What to do next (after purges: the gc that drops the old objects).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub next_steps: Vec<String>,
+    /// The team stores this project reads, each synced with its own remote.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub teams: Vec<TeamSynced>,
+}
+
+/// How one team store's sync went.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct TeamSynced {
+    /// The team store.
+    pub name: String,
+    /// The sync, when it ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub report: Option<SyncReport>,
+    /// Memories in the team store afterwards.
+    pub stored: usize,
+    /// Why it failed, when it did (the project's sync stands).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// Syncs one store and catches its index up; returns the report and the memories stored.
+pub(crate) fn sync_store(lore: &mut Lore, options: &SyncOptions) -> Result<(SyncReport, usize)> {
+    let report = crate::sync::sync(lore.store(), options)?;
+    if !report.purged.is_empty() && !report.dry_run {
+        // The index may hold the purged texts: it is rebuilt, not caught up.
+        lore.reset_index()?;
+    }
+    let memories = lore.index()?.doc_count()?.max(0) as usize;
+    Ok((report, memories))
+}
+
+/// Syncs every team store the handle reads by default with the team's remote: only the team
+/// store's own refs travel there.
+fn sync_teams(env: &mut Env<'_>, options: &SyncOptions) -> Result<Vec<TeamSynced>> {
+    let own = env.lore.own_scope().clone();
+    let teams: Vec<Scope> = env
+        .lore
+        .scopes_read(None)?
+        .into_iter()
+        .filter(|s| matches!(s, Scope::Team(_)) && *s != own)
+        .collect();
+    let team_options = SyncOptions {
+        remote: Some(crate::scope::teams::TEAM_REMOTE.into()),
+        ..options.clone()
+    };
+    let mut done = Vec::new();
+    for team in teams {
+        env.progress
+            .phase(&format!("syncing {}", team.label()), None);
+        let result = env
+            .lore
+            .with_scope(&team, |t| sync_store(t, &team_options))
+            .and_then(|r| r.ok_or_else(|| Error::NotFound(team.label())));
+        done.push(match result {
+            Ok((report, stored)) => TeamSynced {
+                name: team.label(),
+                report: Some(report),
+                stored,
+                error: None,
+            },
+            Err(e) => TeamSynced {
+                name: team.label(),
+                report: None,
+                stored: 0,
+                error: Some(e.to_string()),
+            },
+        });
+    }
+    Ok(done)
 }
 
 impl Operation for Sync {
@@ -80,13 +150,8 @@ impl Operation for Sync {
             now: env.write.now.unwrap_or_else(Timestamp::now),
         };
         env.progress.phase("syncing", None);
-        let report = crate::sync::sync(env.lore.store(), &options)?;
-        env.progress.phase("indexing", None);
-        if !report.purged.is_empty() && !report.dry_run {
-            // The index may hold the purged texts: it is rebuilt, not caught up.
-            env.lore.reset_index()?;
-        }
-        let memories = env.lore.index()?.doc_count()?.max(0) as usize;
+        let (report, memories) = sync_store(env.lore, &options)?;
+        let teams = sync_teams(env, &options)?;
         let mut next_steps = Vec::new();
         if !report.dry_run && (!report.purged.is_empty() || report.replaced_remote_history) {
             next_steps.push(
@@ -104,6 +169,7 @@ impl Operation for Sync {
             report,
             stored: memories,
             next_steps,
+            teams,
         })
     }
 }

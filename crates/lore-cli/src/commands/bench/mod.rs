@@ -4,6 +4,7 @@
 
 mod hot;
 mod scale;
+mod scopes;
 mod substrates;
 mod sync;
 
@@ -68,6 +69,7 @@ pub enum BenchWhat {
     Sync(sync::SyncBenchArgs),
     Hot(hot::HotBenchArgs),
     Scale(scale::ScaleBenchArgs),
+    Scopes(scopes::ScopesBenchArgs),
 }
 
 /// Runs `lore bench`, with a progress bar on a terminal (none with `--json`).
@@ -79,6 +81,9 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, args: &BenchArgs) -> CmdResult {
         Some(BenchWhat::Sync(sync_args)) => return sync::run(ui, global, sync_args, progress),
         Some(BenchWhat::Hot(hot_args)) => return hot::run(ui, global, hot_args, progress),
         Some(BenchWhat::Scale(scale_args)) => return scale::run(ui, global, scale_args, progress),
+        Some(BenchWhat::Scopes(scopes_args)) => {
+            return scopes::run(ui, global, scopes_args, progress);
+        }
         None => {}
     }
     run_with_progress(ui, global, args, progress)
