@@ -42,6 +42,12 @@ pub fn run(ui: &mut Ui, session: &mut Session, _args: &StatusArgs) -> CmdResult 
         s.push_str(&format!("index:    {} ({fresh})\n", st.index.path));
         s.push_str(&format!("embedder: {}\n", st.index.embedder));
         s.push_str(&format!("memories: {}\n", st.total));
+        s.push_str(&format!(
+            "disk:     {} index and caches, {} of packed objects, about {} loose objects\n",
+            megabytes(st.disk.derived_bytes),
+            megabytes(st.disk.packed_bytes),
+            st.disk.loose_objects
+        ));
         if !st.scopes.is_empty() {
             s.push_str(&format!("scopes:   {}\n", st.scopes.join(", ")));
         }
@@ -110,4 +116,9 @@ pub fn run(ui: &mut Ui, session: &mut Session, _args: &StatusArgs) -> CmdResult 
         }
     });
     Ok(())
+}
+
+/// Bytes as megabytes with one decimal (`0.0 MB` for under 50 kB).
+fn megabytes(bytes: u64) -> String {
+    format!("{:.1} MB", bytes as f64 / 1e6)
 }

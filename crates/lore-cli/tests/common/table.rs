@@ -385,7 +385,8 @@ pub fn masked(value: &Value, repo: &Path) -> Value {
             Value::Array(a) => Value::Array(a.iter().map(|x| walk(x, f)).collect()),
             Value::Object(o) => Value::Object(
                 o.iter()
-                    .filter(|(k, _)| !matches!(k.as_str(), "seconds" | "hints"))
+                    // Times, hints and sizes on disk change from run to run.
+                    .filter(|(k, _)| !matches!(k.as_str(), "seconds" | "hints" | "disk"))
                     .map(|(k, x)| (k.clone(), walk(x, f)))
                     .collect(),
             ),
@@ -410,6 +411,8 @@ pub fn regex_lite(pattern: &str) -> regex::Regex {
 pub fn masked_text(text: &str, repo: &Path) -> String {
     let seconds = regex_lite(r"\d+\.\d+s\b");
     let text = seconds.replace_all(text, "[SECONDS]");
+    let sizes = regex_lite(r"\d+\.\d MB|about \d+ loose");
+    let text = sizes.replace_all(&text, "[SIZE]");
     masked(&Value::String(text.into_owned()), repo)
         .as_str()
         .unwrap_or_default()

@@ -43,6 +43,7 @@ pub use novelty::{DuplicateOf, Novelty, Remembered};
 pub use screening::{DEFAULT_MAX_BODY_BYTES, MAX_BODY_CONFIG, RefSecret, StoredSecret, WriteRules};
 pub use stack::ScopeSources;
 pub use status::{IndexStatus, NamespaceCount, StoreStatus};
+pub use upkeep::DiskUse;
 pub use write::{BatchReport, NewMemory, Written};
 
 /// The contested memories (id → conflict name) at one tip of the memory chain.

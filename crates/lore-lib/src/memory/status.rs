@@ -42,6 +42,8 @@ pub struct StoreStatus {
     /// Locks of lore's refs left by a process that died (the next write removes them).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stale_locks: Vec<crate::store::locks::StaleLock>,
+    /// What the store takes on disk.
+    pub disk: super::DiskUse,
     /// Purged memories, and where their text may still be.
     #[serde(default, skip_serializing_if = "PurgeStanding::is_empty")]
     pub purges: PurgeStanding,
@@ -181,6 +183,7 @@ impl Lore {
                     .unwrap_or_else(|| "none".into()),
             },
             remotes: crate::store::remotes::standing(&self.store)?,
+            disk: super::upkeep::disk_use(&self.store.common_dir()),
             open_conflicts: self.contradictions()?.len(),
             stale_locks: self.store.stale_locks(),
             purges: self.purge_standing()?,

@@ -1,5 +1,6 @@
 //! Upkeep after writes: the index settled and lore's loose objects packed after an import, and
-//! a pack when a write leaves more loose objects than git's own `gc.auto` threshold.
+//! a pack when a write leaves more loose objects than git's own `gc.auto` threshold; what the
+//! store takes on disk, for `status`.
 
 use std::path::Path;
 
@@ -49,10 +50,62 @@ impl Lore {
 /// Whether the object database holds more than about `threshold` loose objects: git's own
 /// estimate, 256 times the objects in `objects/17`.
 fn too_many_loose(git_dir: &Path, threshold: u64) -> bool {
-    let per_dir = threshold.div_ceil(256);
+    loose_estimate(git_dir) > threshold.div_ceil(256) * 256
+}
+
+/// Loose objects, estimated as git estimates them: 256 times those in `objects/17`.
+fn loose_estimate(git_dir: &Path) -> u64 {
     std::fs::read_dir(git_dir.join("objects").join("17"))
-        .map(|entries| entries.flatten().count() as u64 > per_dir)
-        .unwrap_or(false)
+        .map(|entries| entries.flatten().count() as u64 * 256)
+        .unwrap_or(0)
+}
+
+/// What the store takes on disk, read from a few directories (no walk of the objects).
+#[derive(Clone, Debug, Default, serde::Serialize, schemars::JsonSchema)]
+pub struct DiskUse {
+    /// lore's derived files (`<git dir>/lore`: the index, its vector cache, per-clone state),
+    /// in bytes allocated.
+    pub derived_bytes: u64,
+    /// The repository's packs, in bytes (lore's objects and any others the repository keeps).
+    pub packed_bytes: u64,
+    /// Loose objects, estimated as git does from one of its 256 fan-out directories.
+    pub loose_objects: u64,
+}
+
+/// Measures the store whose git directory is `git_dir`.
+pub(super) fn disk_use(git_dir: &Path) -> DiskUse {
+    let packs = std::fs::read_dir(git_dir.join("objects").join("pack"));
+    let packed_bytes = packs
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter(|e| e.file_name().to_string_lossy().ends_with(".pack"))
+                .filter_map(|e| e.metadata().ok())
+                .map(|m| m.len())
+                .sum()
+        })
+        .unwrap_or(0);
+    DiskUse {
+        derived_bytes: allocated(&git_dir.join("lore")),
+        packed_bytes,
+        loose_objects: loose_estimate(git_dir),
+    }
+}
+
+/// Bytes allocated to the files under `dir`, recursively.
+fn allocated(dir: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt as _;
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .map(|e| match e.file_type() {
+            Ok(t) if t.is_dir() => allocated(&e.path()),
+            Ok(_) => e.metadata().map(|m| m.blocks() * 512).unwrap_or(0),
+            Err(_) => 0,
+        })
+        .sum()
 }
 
 #[cfg(test)]
@@ -74,5 +127,25 @@ mod tests {
         );
         std::fs::write(fan.join("extra"), b"x").unwrap();
         assert!(too_many_loose(dir.path(), 6700));
+        assert_eq!(disk_use(dir.path()).loose_objects, 28 * 256);
+    }
+
+    #[test]
+    fn disk_use_counts_packs_and_derived_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let pack = dir.path().join("objects").join("pack");
+        std::fs::create_dir_all(&pack).unwrap();
+        std::fs::write(pack.join("pack-1.pack"), vec![0u8; 1000]).unwrap();
+        std::fs::write(pack.join("pack-1.idx"), vec![0u8; 500]).unwrap();
+        std::fs::create_dir_all(dir.path().join("lore").join("ctx")).unwrap();
+        std::fs::write(
+            dir.path().join("lore").join("ctx").join("t"),
+            vec![1u8; 9000],
+        )
+        .unwrap();
+        let used = disk_use(dir.path());
+        assert_eq!(used.packed_bytes, 1000, "only .pack files");
+        assert!(used.derived_bytes >= 9000, "{used:?}");
+        assert_eq!(used.loose_objects, 0);
     }
 }
