@@ -57,8 +57,7 @@ pub fn run(
     let tmp = tempfile::tempdir().map_err(|e| internal(format!("creating a temp dir: {e}")))?;
     let lore_binary = match &args.binary {
         Some(path) => path.clone(),
-        None => std::env::current_exe()
-            .map_err(|e| internal(format!("finding lore's own binary: {e}")))?,
+        None => super::own_binary()?,
     };
     let request = BenchHot {
         small: args.small,

@@ -99,8 +99,7 @@ pub fn run_with_progress(
     // One directory for the whole run, removed at the end: deleting a large repository between
     // sizes would slow the next size's file creation (ext4 skips recently freed inodes).
     let tmp = tempfile::tempdir().map_err(|e| internal(format!("creating a temp dir: {e}")))?;
-    let lore_binary =
-        std::env::current_exe().map_err(|e| internal(format!("finding lore's own binary: {e}")))?;
+    let lore_binary = own_binary()?;
     // The timed runs use the same embedder as the in-process measurements.
     let lore_args = embedder_args(global);
     let request = Bench {
@@ -212,4 +211,9 @@ fn table(s: &mut String, out: &BenchReport) {
             base(&r.baseline_git_log_grep, false),
         ));
     }
+}
+
+/// This `lore` binary: the one the benchmarks time as whole processes.
+pub(super) fn own_binary() -> CmdResult<std::path::PathBuf> {
+    std::env::current_exe().map_err(|e| internal(format!("finding lore's own binary: {e}")))
 }

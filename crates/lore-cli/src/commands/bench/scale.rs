@@ -41,8 +41,7 @@ pub fn run(
         sizes: args.sizes.clone(),
         runs: args.runs,
         seed: args.seed,
-        lore_binary: std::env::current_exe()
-            .map_err(|e| internal(format!("finding lore's own binary: {e}")))?,
+        lore_binary: super::own_binary()?,
         lore_args: super::embedder_args(global),
         work_dir: args.keep.clone().unwrap_or_else(|| tmp.path().join("work")),
     };

@@ -40,8 +40,7 @@ pub fn run(
     progress: SharedProgress,
 ) -> CmdResult {
     let tmp = tempfile::tempdir().map_err(|e| internal(format!("creating a temp dir: {e}")))?;
-    let lore_binary =
-        std::env::current_exe().map_err(|e| internal(format!("finding lore's own binary: {e}")))?;
+    let lore_binary = super::own_binary()?;
     let request = BenchScopes {
         project: args.project_memories,
         personal: args.personal_memories,

@@ -59,8 +59,7 @@ pub fn run_merge(ui: &mut Ui, args: &MergeArgs, progress: SharedProgress) -> Cmd
     let request = MergeExperiment {
         lessons_per_worker: args.lessons_per_worker,
         contradictions: args.contradictions,
-        lore_binary: std::env::current_exe()
-            .map_err(|e| internal(format!("finding lore's own binary: {e}")))?,
+        lore_binary: super::own_binary()?,
         work_dir: tmp.path().join("work"),
     };
     std::fs::create_dir_all(&request.work_dir)
@@ -109,8 +108,7 @@ pub fn run(
     progress: SharedProgress,
 ) -> CmdResult {
     let tmp = tempfile::tempdir().map_err(|e| internal(format!("creating a temp dir: {e}")))?;
-    let lore_binary =
-        std::env::current_exe().map_err(|e| internal(format!("finding lore's own binary: {e}")))?;
+    let lore_binary = super::own_binary()?;
     let lore_args = super::embedder_args(global);
     let request = BenchSubstrates {
         fillers: args.fillers,

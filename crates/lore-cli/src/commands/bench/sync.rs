@@ -53,8 +53,7 @@ pub fn run(
         bring: args.bring,
         bring_runs: args.bring_runs,
         seed: args.seed,
-        lore_binary: std::env::current_exe()
-            .map_err(|e| internal(format!("finding lore's own binary: {e}")))?,
+        lore_binary: super::own_binary()?,
         lore_args: super::embedder_args(global),
         work_dir: tmp.path().join("work"),
     };
