@@ -1,8 +1,9 @@
 //! Reading several scopes as one: a handle reads its own store and, beside it, the stores of
 //! the other scopes its front end named (the personal store, team stores, other projects on
 //! this machine), each opened on first use with its own index, searched with the same ranking
-//! and fused into one list by score (score fusion normalises each store's candidates the same
-//! way, so scores of two stores compare). Every hit carries its scope's label.
+//! and merged into one list by score (each store's scores are normalised among its own
+//! candidates: its best match scores near 1, and a relevance floor in each store keeps
+//! unrelated memories out). Every hit carries its scope's label.
 
 use std::path::PathBuf;
 
