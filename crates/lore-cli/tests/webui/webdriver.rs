@@ -71,7 +71,7 @@ pub fn http(
         if let Some(at) = raw.windows(4).position(|w| w == b"\r\n\r\n") {
             break at;
         }
-        let n = stream.read(&mut buf).unwrap();
+        let n = read_some(&mut stream, &mut buf);
         assert!(
             n > 0,
             "the connection closed before the header: {:?}",
@@ -107,7 +107,7 @@ pub fn http(
         if complete {
             break;
         }
-        let n = stream.read(&mut buf).unwrap();
+        let n = read_some(&mut stream, &mut buf);
         if n == 0 {
             break;
         }
@@ -387,4 +387,15 @@ fn base64_decode(text: &str) -> Vec<u8> {
         }
     }
     out
+}
+
+/// One read from the driver's connection, retried when a signal interrupts it (the test process
+/// has child processes; their exits interrupt blocking reads).
+fn read_some(stream: &mut impl Read, buf: &mut [u8]) -> usize {
+    loop {
+        match stream.read(buf) {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            read => return read.unwrap(),
+        }
+    }
 }

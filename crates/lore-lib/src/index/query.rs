@@ -1,5 +1,8 @@
 //! Read queries over the index: lookups, filtered listings and BM25 recall.
 
+use std::collections::HashMap;
+use std::sync::{LazyLock, Mutex};
+
 use jiff::Timestamp;
 use rusqlite::types::Value;
 use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
@@ -328,9 +331,27 @@ pub(crate) fn recall_tuned(
     recall_exhaustive(conn, text, filter)
 }
 
+/// Stems found in this process, by the query words (joined by spaces). Every index makes its
+/// full-text table with the same tokenizer (`porter unicode61 remove_diacritics 2`, as in
+/// `schema.rs`), so stems found on one connection hold for all: the second store of a stacked
+/// recall makes no helper tables of its own. Cleared when it reaches [`STEMS_KEPT`] entries.
+static STEMS: LazyLock<Mutex<HashMap<String, Option<Vec<String>>>>> =
+    LazyLock::new(Default::default);
+
+/// Most entries [`STEMS`] keeps (a long-lived server sees many queries).
+const STEMS_KEPT: usize = 1_024;
+
 /// Each query word as the index's tokenizer stems it, via an FTS5 table of the connection's own
-/// (`None` when a word does not come out as exactly one term).
+/// (`None` when a word does not come out as exactly one term); remembered for the process.
 fn stems(conn: &Connection, words: &[String]) -> Result<Option<Vec<String>>> {
+    let text = words.join(" ");
+    if let Some(found) = STEMS
+        .lock()
+        .ok()
+        .and_then(|known| known.get(&text).cloned())
+    {
+        return Ok(found);
+    }
     // The helper tables live in the connection's temp schema; make them on first use.
     let cleared = conn
         .prepare_cached("DELETE FROM temp.lore_query")
@@ -340,23 +361,26 @@ fn stems(conn: &Connection, words: &[String]) -> Result<Option<Vec<String>>> {
             "CREATE VIRTUAL TABLE temp.lore_query
                  USING fts5(q, tokenize = 'porter unicode61 remove_diacritics 2');
              CREATE VIRTUAL TABLE temp.lore_query_terms
-                 USING fts5vocab(temp, lore_query, 'instance');
-             CREATE VIRTUAL TABLE temp.lore_vocab
-                 USING fts5vocab(main, memories_fts, 'row');",
+                 USING fts5vocab(temp, lore_query, 'instance');",
         )?;
     }
     conn.prepare_cached("INSERT INTO temp.lore_query (rowid, q) VALUES (1, ?1)")?
-        .execute(params![words.join(" ")])?;
+        .execute(params![text])?;
     let mut stems: Vec<(i64, String)> = conn
         .prepare_cached("SELECT offset, term FROM temp.lore_query_terms ORDER BY offset")?
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
         .collect::<std::result::Result<_, _>>()?;
     stems.sort();
-    if stems.len() != words.len() {
-        // A word the tokenizer split or dropped: let FTS5 handle the query.
-        return Ok(None);
+    // A word the tokenizer split or dropped: `None`, and FTS5 handles the query.
+    let found = (stems.len() == words.len())
+        .then(|| stems.into_iter().map(|(_, stem)| stem).collect::<Vec<_>>());
+    if let Ok(mut known) = STEMS.lock() {
+        if known.len() >= STEMS_KEPT {
+            known.clear();
+        }
+        known.insert(text, found.clone());
     }
-    Ok(Some(stems.into_iter().map(|(_, stem)| stem).collect()))
+    Ok(found)
 }
 
 /// Document frequency of each query word (0 for words no memory holds), via the FTS5 vocabulary
@@ -365,7 +389,14 @@ fn document_frequencies(conn: &Connection, words: &[String]) -> Result<Option<Ve
     let Some(stems) = stems(conn, words)? else {
         return Ok(None);
     };
-    let mut lookup = conn.prepare_cached("SELECT doc FROM temp.lore_vocab WHERE term = ?1")?;
+    let lookup = "SELECT doc FROM temp.lore_vocab WHERE term = ?1";
+    if conn.prepare_cached(lookup).is_err() {
+        // The vocabulary of this connection's index, made on first use.
+        conn.execute_batch(
+            "CREATE VIRTUAL TABLE temp.lore_vocab USING fts5vocab(main, memories_fts, 'row');",
+        )?;
+    }
+    let mut lookup = conn.prepare_cached(lookup)?;
     let mut dfs = Vec::with_capacity(words.len());
     for stem in &stems {
         let df: Option<i64> = lookup.query_row(params![stem], |r| r.get(0)).optional()?;
