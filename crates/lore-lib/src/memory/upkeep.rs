@@ -74,20 +74,9 @@ pub struct DiskUse {
 
 /// Measures the store whose git directory is `git_dir`.
 pub(super) fn disk_use(git_dir: &Path) -> DiskUse {
-    let packs = std::fs::read_dir(git_dir.join("objects").join("pack"));
-    let packed_bytes = packs
-        .map(|entries| {
-            entries
-                .flatten()
-                .filter(|e| e.file_name().to_string_lossy().ends_with(".pack"))
-                .filter_map(|e| e.metadata().ok())
-                .map(|m| m.len())
-                .sum()
-        })
-        .unwrap_or(0);
     DiskUse {
         derived_bytes: allocated(&git_dir.join("lore")),
-        packed_bytes,
+        packed_bytes: crate::store::pack_sizes(git_dir).iter().sum(),
         loose_objects: loose_estimate(git_dir),
     }
 }

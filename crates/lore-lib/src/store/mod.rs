@@ -14,6 +14,7 @@ pub mod layout;
 pub mod locks;
 mod lost;
 mod open;
+mod pack;
 pub mod purge;
 pub mod purged;
 pub mod remotes;
@@ -32,6 +33,7 @@ pub(crate) use history::blob_at;
 use history::diff_trees;
 pub use layout::{LORE_REF_PREFIX, MEMORY_REF};
 pub use lost::ChainHead;
+pub(crate) use pack::pack_sizes;
 pub use write_context::WriteContext;
 
 /// The store format version written to `lore.yaml`.
@@ -268,65 +270,6 @@ impl Store {
     /// The git directory shared by all worktrees (where lore keeps its index).
     pub fn common_dir(&self) -> PathBuf {
         self.repo.commondir().to_path_buf()
-    }
-
-    /// Packs lore's refs (and every loose ref with them) and the repository's loose objects into
-    /// a pack, as `git pack-refs --all` and `git repack -d` do. Returns true when done.
-    pub fn pack(&self) -> Result<bool> {
-        let git = git_cli::GitCli::new(&self.common_dir(), Duration::from_secs(600));
-        git.maintain(&["pack-refs", "--all"])?;
-        git.maintain(&["repack", "-d", "-q"])?;
-        Ok(true)
-    }
-
-    /// Packs the repository's loose objects that its refs reach (`git repack -d`); when more
-    /// than 50 packs have built up (git's `gc.autoPackLimit`), all of them are packed into one
-    /// (`git repack -A -d`: what no ref reaches is left loose, never deleted, so objects a
-    /// concurrent writer has not yet referenced stay).
-    ///
-    /// One process packs at a time: while `lore/pack.lock` exists (and is younger than an
-    /// hour, else it is left by a process that died) another packer skips, returning false.
-    pub fn pack_objects(&self) -> Result<bool> {
-        let lock = self.common_dir().join("lore").join("pack.lock");
-        let stale = std::fs::metadata(&lock)
-            .and_then(|m| m.modified())
-            .ok()
-            .and_then(|t| t.elapsed().ok())
-            .is_some_and(|age| age > Duration::from_secs(3600));
-        if stale {
-            let _ = std::fs::remove_file(&lock);
-        }
-        if let Some(dir) = lock.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display().to_string(), e))?;
-        }
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&lock)
-        {
-            Ok(_) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Ok(false),
-            Err(e) => return Err(Error::io(lock.display().to_string(), e)),
-        }
-        let packed = self.repack();
-        let _ = std::fs::remove_file(&lock);
-        packed.map(|()| true)
-    }
-
-    fn repack(&self) -> Result<()> {
-        let packs = std::fs::read_dir(self.common_dir().join("objects").join("pack"))
-            .map(|entries| {
-                entries
-                    .flatten()
-                    .filter(|e| e.file_name().to_string_lossy().ends_with(".pack"))
-                    .count()
-            })
-            .unwrap_or(0);
-        let git = git_cli::GitCli::new(&self.common_dir(), Duration::from_secs(3600));
-        match packs > 50 {
-            true => git.maintain(&["repack", "-A", "-d", "-q"]),
-            false => git.maintain(&["repack", "-d", "-q"]),
-        }
     }
 
     /// The work tree's root, if the repository has one.
