@@ -148,12 +148,15 @@ pub fn open_from(global: &GlobalArgs, start: Option<&Path>) -> CmdResult<Lore> {
         lore.set_own_scope(main);
     }
     if let Some(paths) = paths {
-        if let Some(project) = &this_project {
-            // Bookkeeping for `--scope all`: a registry that cannot be written is no reason to
-            // stop the command.
-            let _ = lore::scope::registry::note(&paths.registry(), project);
+        // Bookkeeping for `--scope all`, for a repository that holds memory: a registry that
+        // cannot be written is no reason to stop the command, only to say so.
+        if let Some(project) = &this_project
+            && lore.store().tip().ok().flatten().is_some()
+            && let Err(e) = lore::scope::registry::note(&paths.registry(), project)
+        {
+            lore.warn(format!("the registry of projects was not updated: {e}"));
         }
-        let teams = configured_teams(&paths, this_project.as_deref());
+        let teams = configured_teams(&lore, &paths, this_project.as_deref());
         lore.set_scopes(ScopeSources {
             paths: Some(paths),
             teams,
@@ -208,21 +211,27 @@ fn project_path(store: &Store) -> PathBuf {
 }
 
 /// The team stores this project reads: those its `.lore` names and those the user's
-/// configuration names (a file that does not parse is skipped here; `lore scope list` says
-/// why).
-fn configured_teams(paths: &ScopePaths, project: Option<&Path>) -> Vec<String> {
+/// configuration names (a file that does not parse is skipped, with a warning on `lore`;
+/// `lore scope list` says why too).
+fn configured_teams(lore: &Lore, paths: &ScopePaths, project: Option<&Path>) -> Vec<String> {
     let mut names: Vec<String> = Vec::new();
     let files = project
         .map(|p| p.join(lore::scope::config::PROJECT_FILE))
         .into_iter()
         .chain([paths.user_config()]);
     for file in files {
-        if let Ok(config) = ScopeConfig::read(&file) {
-            for name in config.names() {
-                if !names.iter().any(|n| n == name) {
-                    names.push(name.to_string());
+        match ScopeConfig::read(&file) {
+            Ok(config) => {
+                for name in config.names() {
+                    if !names.iter().any(|n| n == name) {
+                        names.push(name.to_string());
+                    }
                 }
             }
+            Err(e) => lore.warn(format!(
+                "{}: its team stores are left out: {e}",
+                file.display()
+            )),
         }
     }
     names

@@ -299,6 +299,21 @@ fn a_team_store_carries_a_lesson_between_two_repositories() {
         "{listed}"
     );
     assert_eq!(listed["teams"][0]["named_by_project"], true, "{listed}");
+    // A lesson written into the team store and not yet pushed keeps it from being removed.
+    bob.ok(
+        &b.path(),
+        &[
+            "--scope",
+            "platform",
+            "remember",
+            "Pin the toolchain per repository",
+        ],
+    );
+    let refused = bob.run(&b.path(), &["scope", "remove", "platform"], None);
+    assert!(!refused.status.success(), "{refused:?}");
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(said.contains("lore sync"), "{said}");
+    bob.ok(&b.path(), &["sync"]);
     // Removing it stops reading it.
     bob.ok(&b.path(), &["scope", "remove", "platform"]);
     let hits = bob.recall(&b.path(), &[], "protobuf compiler tools.lock");
@@ -362,4 +377,35 @@ fn moving_a_memory_rescreens_it_and_leaves_a_tombstone() {
     // A team store whose first sync failed is not left behind.
     let listed = user.json(&dir, &["scope", "list"]);
     assert_eq!(listed["teams"], serde_json::json!([]), "{listed}");
+}
+
+#[test]
+fn a_damaged_personal_store_costs_its_own_hits_only() {
+    let user = User::new();
+    let repo = TestRepo::new();
+    let dir = repo.path();
+    user.ok(&dir, &["--scope", "personal", "remember", PREFERENCE]);
+    user.ok(&dir, &["remember", "-n", "decisions", A_DECISION]);
+    // The personal store's memory ref now names no object.
+    let personal = user.lore_home().join("personal.git");
+    std::fs::write(
+        personal.join("refs").join("lore").join("memory"),
+        "0123456789012345678901234567890123456789\n",
+    )
+    .unwrap();
+    let out = user.run(&dir, &["recall", "Postgres logical replication"], None);
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains(A_DECISION), "{text}");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("personal: left out of this read"), "{said}");
+    // SessionStart still gives the project's context.
+    assert!(user.session_start(&dir).contains(A_DECISION));
+    // Asked for the personal store alone, the failure is the answer.
+    let alone = user.run(
+        &dir,
+        &["--scope", "personal", "recall", "small commits"],
+        None,
+    );
+    assert!(!alone.status.success(), "{alone:?}");
 }

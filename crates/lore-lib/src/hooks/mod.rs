@@ -255,7 +255,8 @@ fn prompt(
         out.capture = Some(report);
     }
     let scopes = lore.scopes_read(None)?;
-    let nothing_to_read = lore.store().tip()?.is_none() && !reads_other_scopes(lore)?;
+    let own = lore.own_scope().clone();
+    let nothing_to_read = lore.store().tip()?.is_none() && scopes.iter().all(|s| *s == own);
     if prompt.split_whitespace().count() < 3 || nothing_to_read {
         return Ok(out);
     }

@@ -160,7 +160,7 @@ impl Lore {
     }
 
     /// Records a warning for [`Lore::take_warnings`].
-    pub(crate) fn warn(&self, warning: String) {
+    pub fn warn(&self, warning: String) {
         self.warnings.borrow_mut().push(warning);
     }
 

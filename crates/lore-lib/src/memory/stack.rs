@@ -178,9 +178,11 @@ impl Lore {
             {
                 Ok(Some(t)) => theirs.push((scope.clone(), t)),
                 Ok(None) => {}
+                // A damaged or locked store of another scope costs its own hits only: the
+                // others (and a hook's context) still answer, and the failure is said.
                 Err(e) => {
-                    failed = Some(e);
-                    break;
+                    warnings.push(format!("{}: left out of this read: {e}", scope.label()));
+                    failed.get_or_insert(e);
                 }
             }
         }
@@ -188,8 +190,9 @@ impl Lore {
             self.warn(w);
         }
         match failed {
-            Some(e) => Err(e),
-            None => Ok((mine, theirs)),
+            // Nothing read at all: the failure is the answer.
+            Some(e) if mine.is_none() && theirs.is_empty() => Err(e),
+            _ => Ok((mine, theirs)),
         }
     }
 
@@ -213,6 +216,7 @@ impl Lore {
             this_project: self.stack.sources.this_project.clone(),
             embedder: self.embedder.clone(),
             time_zone: self.time_zone.clone(),
+            secret_policy: self.store.secret_policy_override(),
         }
     }
 
@@ -265,6 +269,8 @@ struct Opener {
     this_project: Option<PathBuf>,
     embedder: Option<crate::embed::SharedEmbedder>,
     time_zone: jiff::tz::TimeZone,
+    /// The front end's `--secrets` override: it holds for every store a command writes to.
+    secret_policy: Option<crate::secrets::SecretPolicy>,
 }
 
 impl Opener {
@@ -292,6 +298,7 @@ impl Opener {
         let mut lore = Lore::new(store);
         lore.set_embedder(self.embedder.clone());
         lore.set_time_zone(self.time_zone.clone());
+        lore.set_secret_policy(self.secret_policy);
         lore.own_scope = scope.clone();
         Ok(Some(lore))
     }

@@ -269,8 +269,29 @@ impl Operation for ScopeRemove {
 
     fn run(self, env: &mut Env<'_>) -> Result<ScopeRemoved> {
         let paths = paths(env.lore)?;
-        let path = teams::remove(&paths, &self.name)?;
+        // Read (and so checked) before anything is deleted.
         let mut user = ScopeConfig::read(&paths.user_config())?;
+        // Memories written into the team store and never pushed exist nowhere else.
+        let store = teams::open(&paths, &self.name, env.lore.store().git_env())?;
+        let unpushed: usize = crate::store::remotes::standing(&store)?
+            .iter()
+            .map(|r| r.ahead)
+            .max()
+            .unwrap_or(0);
+        if unpushed > 0 {
+            let dir = paths.team(&self.name);
+            return Err(Error::Invalid {
+                what: "team store",
+                value: self.name,
+                reason: format!(
+                    "it holds {unpushed} memory commit(s) its remote has not received: run \
+                     `lore sync` first (or delete {} by hand to drop them)",
+                    dir.display()
+                ),
+            });
+        }
+        drop(store);
+        let path = teams::remove(&paths, &self.name)?;
         let unnamed_for_user = user.remove(&self.name);
         if unnamed_for_user {
             user.write(&paths.user_config())?;

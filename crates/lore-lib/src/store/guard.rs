@@ -14,6 +14,11 @@ impl Store {
         self.secret_policy = policy;
     }
 
+    /// The policy set by [`Store::set_secret_policy`], if any (not the configured one).
+    pub fn secret_policy_override(&self) -> Option<SecretPolicy> {
+        self.secret_policy
+    }
+
     /// The secret policy in force: the override, else `git config lore.secrets`, else redact. A
     /// configured value that is not a policy is an error, so a typo never silently weakens
     /// protection.
