@@ -354,6 +354,27 @@ fn moving_a_memory_rescreens_it_and_leaves_a_tombstone() {
     let history = user.ok(&dir, &["history", &id]);
     assert!(history.contains("Prefer ripgrep"), "{history}");
 
+    // `--secrets` holds in the store written to, not only in this one: block refuses the move
+    // where the personal store's own policy (redact) would have let it through.
+    let other = user.json(
+        &dir,
+        &[
+            "--secrets",
+            "warn",
+            "remember",
+            &format!("Use the staging bucket, key {secret}"),
+        ],
+    );
+    let other = other["memory"]["id"].as_str().unwrap().to_string();
+    let blocked = user.run(
+        &dir,
+        &["--secrets", "block", "move", &other, "--to", "personal"],
+        None,
+    );
+    assert!(!blocked.status.success(), "{blocked:?}");
+    let hits = user.recall(&dir, &["--scope", "personal"], "staging bucket");
+    assert!(hits.is_empty(), "{hits:?}");
+
     // Bad scope names and URLs are clear errors, never a panic.
     for args in [
         vec!["move", id.as_str(), "--to", "../etc"],
