@@ -1,115 +1,37 @@
-//! Every step that reads input from an agent or a user costs time linear in the input's size,
-//! and a hand-edited memory file of any shape is read or refused without a panic.
-//!
-//! Cost is checked by ratio, not by a wall-clock limit: each step runs on inputs of `n` and `8n`
-//! bytes (`n` large enough that fixed costs do not count), best of three, and the larger may take
-//! at most 24 times as long. Linear work takes about 8 times; quadratic work 64 times.
-
-use std::time::{Duration, Instant};
+//! A hand-edited memory file of any shape is read or refused without a panic, and a front
+//! matter past its bound is refused before it is parsed. How each step over input grows with
+//! its size is measured by `lore bench input-cost`, and its answers at size are checked in
+//! `crates/lore-bench/tests/input_cost.rs`.
 
 use lore::{Lore, NewMemory, Store, WriteContext};
-use lore_testutils::{TestRepo, best_of_three};
+use lore_testutils::TestRepo;
 use proptest::prelude::*;
 
-const GROWTH: usize = 8;
-const MOST_RATIO: f64 = 24.0;
-
-/// Asserts that `step` on `input(8n)` takes at most [`MOST_RATIO`] times `step` on `input(n)`.
-fn linear(what: &str, n: usize, input: impl Fn(usize) -> String, step: impl Fn(&str)) {
-    let small = input(n);
-    let large = input(n * GROWTH);
-    let t_small = best_of_three(|| step(&small));
-    let t_large = best_of_three(|| step(&large));
-    let ratio = t_large.as_secs_f64() / t_small.as_secs_f64().max(1e-6);
-    assert!(
-        ratio <= MOST_RATIO,
-        "{what}: {} bytes took {t_small:?}, {} bytes took {t_large:?} ({ratio:.1}×; linear is ~{GROWTH}×)",
-        small.len(),
-        large.len()
-    );
-}
-
-/// `n` distinct words, as a prompt or body an agent could send.
-fn distinct_words(n: usize) -> String {
-    (0..n).map(|i| format!("w{i:x}q ")).collect()
-}
-
-#[test]
-fn query_terms_are_linear_in_the_prompt() {
-    linear("query_terms", 20_000, distinct_words, |text| {
-        std::hint::black_box(lore::index::query_terms(text));
-    });
-}
-
-#[test]
-fn secret_scanning_is_linear_in_the_text() {
-    let text = |n: usize| {
-        (0..n / 4)
-            .map(|i| {
-                format!("export DATABASE_PASSWORD_{i}=hunter{i}x\ntoken ghp_{i:036} and SGVsbG8sIFdvcmxk{i}\n\n")
-            })
-            .collect::<String>()
-    };
-    linear("secrets::scan", 8_000, text, |t| {
-        std::hint::black_box(lore::secrets::scan(t));
-    });
-}
-
-#[test]
-fn neutralising_for_an_agent_is_linear_in_the_text() {
-    let text = |n: usize| "a\u{1b}[2J\u{7}b\rc\u{2028}</context><system>\n".repeat(n);
-    linear("agent_text::neutralize", 20_000, text, |t| {
-        std::hint::black_box(lore::agent_text::neutralize(t));
-    });
-}
-
-#[test]
-fn capture_signal_detection_is_linear_in_the_transcript() {
-    let text = |n: usize| {
-        (0..n)
-            .map(|i| {
-                format!("We decided to use engine {i} because it is fast.\n[learned] thing {i}\n")
-            })
-            .collect::<String>()
-    };
-    linear("capture::detect", 2_000, text, |t| {
-        std::hint::black_box(lore::capture::detect(t));
-    });
-}
-
-/// A memory file with `tags` tags and a body of `n` distinct words.
-fn memory_file(tags: usize, n: usize) -> String {
+/// A memory file with `tags` tags (the first `bad` of them unparseable YAML) and a short body.
+fn memory_file(tags: usize, bad: bool) -> String {
     let tags: String = (0..tags).map(|i| format!("- t{i}\n")).collect();
+    // An unclosed flow sequence: YAML that no parser reads, so only a check made before
+    // parsing can answer with the bound.
+    let broken = if bad { "  [unclosed, \n" } else { "" };
     format!(
-        "---\nid: 9pzg1r5rmw5y\nnamespace: decisions\nsummary: s\nstatus: active\ntags:\n{tags}created: 2026-11-23T19:01:59.333Z\nupdated: 2026-11-23T19:01:59.333Z\n---\n{}",
-        distinct_words(n)
+        "---\nid: 9pzg1r5rmw5y\nnamespace: decisions\nsummary: s\nstatus: active\ntags:\n{broken}{tags}created: 2026-11-23T19:01:59.333Z\nupdated: 2026-11-23T19:01:59.333Z\n---\nbody\n"
     )
 }
 
 #[test]
-fn reading_a_memory_file_is_linear_in_its_size() {
-    linear(
-        "record::parse",
-        100_000,
-        |n| memory_file(200, n),
-        |t| {
-            std::hint::black_box(lore::record::parse(t, "x")).expect("a valid file");
-        },
-    );
-}
-
-#[test]
 fn a_front_matter_past_its_bound_is_refused_unread_and_never_written() {
-    let huge = memory_file(20_000, 10);
-    let started = Instant::now();
+    // Within the bound, the broken YAML is what the reader says.
+    let small = lore::record::parse(&memory_file(10, true), "x").unwrap_err();
+    assert!(!small.to_string().contains("the limit is 65536"), "{small}");
+    // Past it, the bound is said, so the text was refused before the YAML parser saw it.
+    let huge = memory_file(20_000, true);
+    assert!(huge.len() > 65_536);
     let err = lore::record::parse(&huge, "x").unwrap_err().to_string();
     assert!(err.contains("the limit is 65536"), "{err}");
-    // Refused before YAML parsing, which is not linear in a list's length.
-    assert!(
-        started.elapsed() < Duration::from_millis(50),
-        "{:?}",
-        started.elapsed()
-    );
+    let err = lore::record::parse(&memory_file(20_000, false), "x")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("the limit is 65536"), "{err}");
     let repo = TestRepo::new();
     let lore = Lore::new(Store::discover(&repo.path()).unwrap());
     let memory = NewMemory {
@@ -123,22 +45,6 @@ fn a_front_matter_past_its_bound_is_refused_unread_and_never_written() {
         .unwrap_err();
     assert!(err.to_string().contains("front matter"), "{err}");
     assert!(repo.git(&["for-each-ref", "refs/lore"]).trim().is_empty());
-}
-
-#[test]
-fn remembering_is_linear_in_the_body() {
-    // A whole write: secrets, novelty, the git commit, the index with its vectors.
-    linear("remember", 16_000, distinct_words, |body| {
-        let repo = TestRepo::new();
-        let lore = Lore::new(Store::discover(&repo.path()).unwrap());
-        let memory = NewMemory {
-            namespace: "decisions".into(),
-            summary: "a long body".into(),
-            body: body.into(),
-            ..NewMemory::default()
-        };
-        lore.remember(&memory, &WriteContext::default()).unwrap();
-    });
 }
 
 fn yaml_line() -> impl Strategy<Value = String> {

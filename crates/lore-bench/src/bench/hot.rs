@@ -284,19 +284,8 @@ impl Hot<'_> {
             remember,
         ));
 
-        let cwd = dir.display().to_string();
-        let hook = |process: &LoreProcess<'_>,
-                    event: &str,
-                    body: serde_json::Value|
-         -> Result<std::time::Duration> {
-            let mut body = body;
-            body["cwd"] = cwd.as_str().into();
-            body["hook_event_name"] = event.into();
-            process.time(
-                dir,
-                &["hook", "claude", event],
-                Some(body.to_string().as_bytes()),
-            )
+        let hook = |process: &LoreProcess<'_>, event: &str, body: serde_json::Value| {
+            time_hook(process, dir, event, body)
         };
         let session_start =
             self.timed_processes("lore hook SessionStart runs", request.runs, |process| {
@@ -337,17 +326,37 @@ impl Hot<'_> {
             post_tool,
         ));
 
+        rows.push(self.stop_row(dir, &mut rng)?);
+
+        self.context_steps(&lore, &mut rng)?;
+        let ctx_recall = self.timed_processes("lore ctx recall runs", request.runs, |process| {
+            let q = self.corpus.query(&mut rng);
+            process.time(dir, &["ctx", "recall", &q], None)
+        })?;
+        rows.push(row(
+            &format!("`ctx recall` process at {} steps", request.steps),
+            "≤ 15 ms p50",
+            ctx_recall,
+        ));
+        Ok(rows)
+    }
+
+    /// The Stop hook over a transcript of `transcript_mb`: one untimed call reads it whole,
+    /// then each timed call follows the agent's next turn.
+    fn stop_row(&self, dir: &Path, rng: &mut Rng) -> Result<HotRow> {
+        let request = self.request;
         let transcript = dir.join("transcript.jsonl");
         let mut text = String::new();
         let mut turns = 0usize;
         while text.len() < request.transcript_mb << 20 {
-            text.push_str(&self.turn(&mut rng, turns));
+            text.push_str(&self.turn(rng, turns));
             turns += 1;
         }
         std::fs::write(&transcript, &text).map_err(io_error("writing a transcript"))?;
         let stop = |process: &LoreProcess<'_>, session: &str| {
-            hook(
+            time_hook(
                 process,
+                dir,
                 "Stop",
                 serde_json::json!({
                     "session_id": session,
@@ -367,32 +376,20 @@ impl Hot<'_> {
                     .append(true)
                     .open(&transcript)
                     .map_err(io_error("appending to the transcript"))?;
-                std::io::Write::write_all(&mut file, self.turn(&mut rng, turns).as_bytes())
+                std::io::Write::write_all(&mut file, self.turn(rng, turns).as_bytes())
                     .map_err(io_error("appending to the transcript"))?;
                 turns += 1;
                 stop(process, "bench-stop")
             },
         )?;
-        rows.push(row(
+        Ok(row(
             &format!(
                 "Stop hook process, {} MB transcript, second call",
                 request.transcript_mb
             ),
             "≤ 20 ms p50",
             stop_again,
-        ));
-
-        self.context_steps(&lore, &mut rng)?;
-        let ctx_recall = self.timed_processes("lore ctx recall runs", request.runs, |process| {
-            let q = self.corpus.query(&mut rng);
-            process.time(dir, &["ctx", "recall", &q], None)
-        })?;
-        rows.push(row(
-            &format!("`ctx recall` process at {} steps", request.steps),
-            "≤ 15 ms p50",
-            ctx_recall,
-        ));
-        Ok(rows)
+        ))
     }
 
     /// One transcript line: a turn of prose, one in two thousand marked as a decision (a few
@@ -514,4 +511,21 @@ impl Hot<'_> {
         ));
         Ok(rows)
     }
+}
+
+/// One hook event as an agent sends it: a new process, the payload (with the work directory
+/// and the event's name added) on stdin.
+fn time_hook(
+    process: &LoreProcess<'_>,
+    dir: &Path,
+    event: &str,
+    mut body: serde_json::Value,
+) -> Result<std::time::Duration> {
+    body["cwd"] = dir.display().to_string().into();
+    body["hook_event_name"] = event.into();
+    process.time(
+        dir,
+        &["hook", "claude", event],
+        Some(body.to_string().as_bytes()),
+    )
 }

@@ -6,6 +6,7 @@
 
 pub(crate) mod corpus;
 pub mod hot;
+pub mod input_cost;
 pub(crate) mod process;
 pub mod scale;
 pub mod scopes;
@@ -83,6 +84,14 @@ impl Default for Bench {
             work_dir: PathBuf::new(),
         }
     }
+}
+
+/// The hook processes' times of one size.
+struct HookTimes {
+    session_start: Stats,
+    prompt: Stats,
+    stop: Stats,
+    long_prompt: Stats,
 }
 
 /// The measurements at one store size.
@@ -246,20 +255,7 @@ impl Measure<'_> {
             args: &request.lore_args,
         };
 
-        // Fill: batches of 1,000 memories per commit (the store's batch API).
-        let mut filled = self.phase("memories written", size);
-        let started = Instant::now();
-        let mut left = size;
-        while left > 0 {
-            let n = left.min(1000);
-            let batch = (0..n)
-                .map(|_| lore.prepare(&corpus.memory(&mut rng), &ctx))
-                .collect::<Result<Vec<_>>>()?;
-            lore.write_batch(&batch, "bench fill", false, &ctx)?;
-            left -= n;
-            filled.advance((size - left) as u64);
-        }
-        let fill_seconds = started.elapsed().as_secs_f64();
+        let fill_seconds = self.fill(&mut lore, &ctx, &mut rng)?;
 
         let remember_in_process = self.timed("remembers in process", request.writes, || {
             let m = corpus.memory(&mut rng);
@@ -295,66 +291,7 @@ impl Measure<'_> {
             lore_process.time(&dir, &["recall", &q], None)
         })?;
 
-        let transcript = root.join("transcript.jsonl");
-        write_transcript(&transcript, corpus, &mut rng)?;
-        let transcript = transcript.display().to_string();
-        // Hooks as an agent runs them: a new process per event, the payload on stdin.
-        let cwd = dir.display().to_string();
-        let mut time_hook = |event: &str, payload: &dyn Fn(&mut Rng) -> serde_json::Value| {
-            let what = format!("lore hook {event} runs");
-            self.timed(&what, request.hook_runs, || {
-                let mut body = payload(&mut rng);
-                if body.get("session_id").is_none() {
-                    body["session_id"] = "bench".into();
-                }
-                body["cwd"] = cwd.as_str().into();
-                body["hook_event_name"] = event.into();
-                lore_process.time(
-                    &dir,
-                    &["hook", "claude", event],
-                    Some(body.to_string().as_bytes()),
-                )
-            })
-        };
-        let hook_session_start_cli = time_hook(
-            "SessionStart",
-            &|_| serde_json::json!({ "transcript_path": "", "source": "startup" }),
-        )?;
-        let hook_prompt_cli = time_hook(
-            "UserPromptSubmit",
-            &|rng| serde_json::json!({ "prompt": corpus.query(rng) }),
-        )?;
-        let hook_stop_cli = time_hook("Stop", &|rng| {
-            serde_json::json!({
-                "session_id": format!("bench-stop-{}", rng.next()),
-                "transcript_path": transcript,
-            })
-        })?;
-
-        // A prompt of 100,000 distinct words after a query: the cost of input size.
-        let mut prompt = corpus.query(&mut rng);
-        for i in 0..LONG_PROMPT_WORDS {
-            prompt.push_str(&format!(" w{i:x}q"));
-        }
-        let long_prompt = serde_json::json!({
-            "session_id": "bench-long-prompt",
-            "cwd": cwd,
-            "hook_event_name": "UserPromptSubmit",
-            "prompt": prompt,
-        })
-        .to_string();
-        let hook_long_prompt_cli = self.timed(
-            "lore hook UserPromptSubmit runs with a 100,000-word prompt",
-            // A fifth of the hook runs, at least one when hooks are timed at all.
-            request.hook_runs.div_ceil(5),
-            || {
-                lore_process.time(
-                    &dir,
-                    &["hook", "claude", "UserPromptSubmit"],
-                    Some(long_prompt.as_bytes()),
-                )
-            },
-        )?;
+        let hooks = self.time_hooks(&root, &dir, &lore_process, &mut rng)?;
 
         let total = size + request.writes + request.cli_writes;
         drop(lore);
@@ -376,14 +313,112 @@ impl Measure<'_> {
             remember_cli,
             recall,
             recall_cli,
-            hook_session_start_cli,
-            hook_prompt_cli,
-            hook_stop_cli,
-            hook_long_prompt_cli,
+            hook_session_start_cli: hooks.session_start,
+            hook_prompt_cli: hooks.prompt,
+            hook_stop_cli: hooks.stop,
+            hook_long_prompt_cli: hooks.long_prompt,
             reindex_seconds,
             bytes_per_memory_after_gc,
             baseline_git_notes_add,
             baseline_git_log_grep,
+        })
+    }
+
+    /// Fills the store: batches of 1,000 memories per commit (the store's batch API). Returns
+    /// the seconds it took.
+    fn fill(&self, lore: &mut lore::Lore, ctx: &WriteContext, rng: &mut Rng) -> Result<f64> {
+        let (corpus, size) = (self.corpus, self.size);
+        let mut filled = self.phase("memories written", size);
+        let started = Instant::now();
+        let mut left = size;
+        while left > 0 {
+            let n = left.min(1000);
+            let batch = (0..n)
+                .map(|_| lore.prepare(&corpus.memory(rng), ctx))
+                .collect::<Result<Vec<_>>>()?;
+            lore.write_batch(&batch, "bench fill", false, ctx)?;
+            left -= n;
+            filled.advance((size - left) as u64);
+        }
+        Ok(started.elapsed().as_secs_f64())
+    }
+
+    /// Times the hooks as an agent runs them: a new process per event, the payload on stdin;
+    /// last, a prompt of 100,000 distinct words after a query (the cost of input size).
+    fn time_hooks(
+        &self,
+        root: &Path,
+        dir: &Path,
+        lore_process: &LoreProcess,
+        rng: &mut Rng,
+    ) -> Result<HookTimes> {
+        let (request, corpus) = (self.request, self.corpus);
+        let transcript = root.join("transcript.jsonl");
+        write_transcript(&transcript, corpus, rng)?;
+        let transcript = transcript.display().to_string();
+        // Hooks as an agent runs them: a new process per event, the payload on stdin.
+        let cwd = dir.display().to_string();
+        let mut time_hook = |event: &str, payload: &dyn Fn(&mut Rng) -> serde_json::Value| {
+            let what = format!("lore hook {event} runs");
+            self.timed(&what, request.hook_runs, || {
+                let mut body = payload(rng);
+                if body.get("session_id").is_none() {
+                    body["session_id"] = "bench".into();
+                }
+                body["cwd"] = cwd.as_str().into();
+                body["hook_event_name"] = event.into();
+                lore_process.time(
+                    dir,
+                    &["hook", "claude", event],
+                    Some(body.to_string().as_bytes()),
+                )
+            })
+        };
+        let hook_session_start_cli = time_hook(
+            "SessionStart",
+            &|_| serde_json::json!({ "transcript_path": "", "source": "startup" }),
+        )?;
+        let hook_prompt_cli = time_hook(
+            "UserPromptSubmit",
+            &|rng| serde_json::json!({ "prompt": corpus.query(rng) }),
+        )?;
+        let hook_stop_cli = time_hook("Stop", &|rng| {
+            serde_json::json!({
+                "session_id": format!("bench-stop-{}", rng.next()),
+                "transcript_path": transcript,
+            })
+        })?;
+
+        // A prompt of 100,000 distinct words after a query: the cost of input size.
+        let mut prompt = corpus.query(rng);
+        for i in 0..LONG_PROMPT_WORDS {
+            prompt.push_str(&format!(" w{i:x}q"));
+        }
+        let long_prompt = serde_json::json!({
+            "session_id": "bench-long-prompt",
+            "cwd": cwd,
+            "hook_event_name": "UserPromptSubmit",
+            "prompt": prompt,
+        })
+        .to_string();
+        let hook_long_prompt_cli = self.timed(
+            "lore hook UserPromptSubmit runs with a 100,000-word prompt",
+            // A fifth of the hook runs, at least one when hooks are timed at all.
+            request.hook_runs.div_ceil(5),
+            || {
+                lore_process.time(
+                    dir,
+                    &["hook", "claude", "UserPromptSubmit"],
+                    Some(long_prompt.as_bytes()),
+                )
+            },
+        )?;
+
+        Ok(HookTimes {
+            session_start: hook_session_start_cli,
+            prompt: hook_prompt_cli,
+            stop: hook_stop_cli,
+            long_prompt: hook_long_prompt_cli,
         })
     }
 

@@ -64,18 +64,100 @@ pub fn measure(
     let mut rng = Rng::new(req.seed ^ 0x5ca1e);
     let ctx = WriteContext::default();
     let started = Instant::now();
+    let deep = fill(store, req.scale, &mut rng, progress)?;
+    let fill_seconds = started.elapsed().as_secs_f64();
+    progress.phase("scale: indexing", None);
+    let started = Instant::now();
+    let index = ThoughtIndex::open(store)?;
+    let index_seconds = started.elapsed().as_secs_f64();
+    drop(index);
+
+    let write_in_process = timed(
+        progress,
+        "scale: timed thought writes",
+        req.timed,
+        &mut |i| {
+            let t = text(&mut rng, i);
+            let started = Instant::now();
+            add_thought(
+                store,
+                &NewThought {
+                    session: "timed".into(),
+                    text: t,
+                    scores: Scores::new(Default::default(), Some(0.5))?,
+                    ..NewThought::default()
+                },
+                &ctx,
+            )?;
+            Ok(started.elapsed())
+        },
+    )?;
+    let mut lore = Lore::new(Store::discover(
+        store.workdir().unwrap_or(&store.common_dir()),
+    )?);
+    // One search first so the timed ones find the index caught up.
+    Env::new(&mut lore, ctx.clone()).run(ThinkSearch::default())?;
+    let mut search = |query: Option<String>| -> Result<Duration> {
+        let started = Instant::now();
+        Env::new(&mut lore, ctx.clone()).run(ThinkSearch {
+            query,
+            ..ThinkSearch::default()
+        })?;
+        Ok(started.elapsed())
+    };
+    let label = "scale: ρ-ranked search with text";
+    let search_query = timed(progress, label, req.timed, &mut |i| {
+        search(Some(format!(
+            "{} {}",
+            TOPICS[i % 12],
+            TOPICS[(i * 7 + 3) % 12]
+        )))
+    })?;
+    let label = "scale: ρ-ranked search over all";
+    let search_all = timed(progress, label, req.timed, &mut |_| search(None))?;
+    let replay_depth_50 = match deep {
+        None => Stats::default(),
+        Some(deep) => timed(
+            progress,
+            "scale: replay at depth 50",
+            req.timed,
+            &mut |_| {
+                let started = Instant::now();
+                Env::new(&mut lore, ctx.clone()).run(ThinkReplay {
+                    id: deep.clone(),
+                    into: None,
+                })?;
+                Ok(started.elapsed())
+            },
+        )?,
+    };
+    Ok(ScaleResult {
+        thoughts: req.scale,
+        fill_seconds,
+        index_seconds,
+        write_in_process,
+        write_cli: time_cli_writes(store, req, progress)?,
+        search_query,
+        search_all,
+        replay_depth_50,
+    })
+}
+
+/// Writes `n` thoughts: the first 51 form one path (depth 0..=50), the rest hang off it in
+/// short branches, in sessions of 1,000 (branch parents kept within the current session).
+/// Returns the depth-50 thought's id.
+fn fill(store: &Store, n: usize, rng: &mut Rng, progress: &dyn Progress) -> Result<Option<String>> {
+    let ctx = WriteContext::default();
     let mut phase = Throttle::new(
         progress,
         "scale: writing thoughts",
-        req.scale as u64,
+        n as u64,
         PROGRESS_STEPS,
     );
     let mut parent = None;
     let mut deep = None;
     let mut roots = Vec::new();
-    for i in 0..req.scale {
-        // The first 51 thoughts form one path (depth 0..=50); the rest hang off it in short
-        // branches.
+    for i in 0..n {
         let at = if i <= 50 {
             parent
         } else if i % 4 == 0 || roots.is_empty() {
@@ -83,13 +165,12 @@ pub fn measure(
         } else {
             Some(roots[rng.below(roots.len())])
         };
-        // Sessions of 1,000 thoughts; branch parents are kept within the current session.
         let added = add_thought(
             store,
             &NewThought {
                 session: format!("s{}", i / 1000),
                 parent: at,
-                text: text(&mut rng, i),
+                text: text(rng, i),
                 scores: Scores::new(Default::default(), Some(rng.unit()))?,
                 ..NewThought::default()
             },
@@ -108,109 +189,44 @@ pub fn measure(
         }
         phase.advance(i as u64 + 1);
     }
-    let fill_seconds = started.elapsed().as_secs_f64();
-    progress.phase("scale: indexing", None);
-    let started = Instant::now();
-    let index = ThoughtIndex::open(store)?;
-    let index_seconds = started.elapsed().as_secs_f64();
-    drop(index);
+    Ok(deep.map(|d| d.to_string()))
+}
 
-    let timed = |label: &str, n: usize, sample: &mut dyn FnMut(usize) -> Result<Duration>| {
-        let mut phase = Throttle::new(progress, label, n as u64, PROGRESS_STEPS);
-        let mut samples = Vec::with_capacity(n);
-        for i in 0..n {
-            samples.push(sample(i)?);
-            phase.advance(i as u64 + 1);
-        }
-        Ok::<Stats, lore::Error>(stats(samples))
+/// `n` samples of `sample`, with progress under `label`.
+fn timed(
+    progress: &dyn Progress,
+    label: &str,
+    n: usize,
+    sample: &mut dyn FnMut(usize) -> Result<Duration>,
+) -> Result<Stats> {
+    let mut phase = Throttle::new(progress, label, n as u64, PROGRESS_STEPS);
+    let mut samples = Vec::with_capacity(n);
+    for i in 0..n {
+        samples.push(sample(i)?);
+        phase.advance(i as u64 + 1);
+    }
+    Ok(stats(samples))
+}
+
+/// Whole `lore think add` processes, when a binary and a count are given.
+fn time_cli_writes(
+    store: &Store,
+    req: &BenchSubstrates,
+    progress: &dyn Progress,
+) -> Result<Option<Stats>> {
+    if req.lore_binary.as_os_str().is_empty() || req.cli_writes == 0 {
+        return Ok(None);
+    }
+    let process = LoreProcess {
+        binary: &req.lore_binary,
+        args: &req.lore_args,
     };
-    let write_in_process = timed("scale: timed thought writes", req.timed, &mut |i| {
-        let t = text(&mut rng, i);
-        let started = Instant::now();
-        add_thought(
-            store,
-            &NewThought {
-                session: "timed".into(),
-                text: t,
-                scores: Scores::new(Default::default(), Some(0.5))?,
-                ..NewThought::default()
-            },
-            &ctx,
-        )?;
-        Ok(started.elapsed())
+    let dir = store.workdir().unwrap_or(&store.common_dir()).to_path_buf();
+    let label = "scale: whole `lore think add` runs";
+    let stats = timed(progress, label, req.cli_writes, &mut |i| {
+        let text = format!("process thought {i}");
+        let args = ["think", "add", &text, "--in", "cli", "--score", "0.5"];
+        process.time(&dir, &args, None)
     })?;
-    let mut lore = Lore::new(Store::discover(
-        store.workdir().unwrap_or(&store.common_dir()),
-    )?);
-    // One search first so the timed ones find the index caught up.
-    Env::new(&mut lore, ctx.clone()).run(ThinkSearch::default())?;
-    let mut search = |query: Option<String>| -> Result<Duration> {
-        let started = Instant::now();
-        Env::new(&mut lore, ctx.clone()).run(ThinkSearch {
-            query,
-            ..ThinkSearch::default()
-        })?;
-        Ok(started.elapsed())
-    };
-    let search_query = timed("scale: ρ-ranked search with text", req.timed, &mut |i| {
-        search(Some(format!(
-            "{} {}",
-            TOPICS[i % 12],
-            TOPICS[(i * 7 + 3) % 12]
-        )))
-    })?;
-    let search_all = timed("scale: ρ-ranked search over all", req.timed, &mut |_| {
-        search(None)
-    })?;
-    let deep = deep.map(|d| d.to_string()).unwrap_or_default();
-    let replay_depth_50 = if deep.is_empty() {
-        Stats::default()
-    } else {
-        timed("scale: replay at depth 50", req.timed, &mut |_| {
-            let started = Instant::now();
-            Env::new(&mut lore, ctx.clone()).run(ThinkReplay {
-                id: deep.clone(),
-                into: None,
-            })?;
-            Ok(started.elapsed())
-        })?
-    };
-    let write_cli = if req.lore_binary.as_os_str().is_empty() || req.cli_writes == 0 {
-        None
-    } else {
-        let process = LoreProcess {
-            binary: &req.lore_binary,
-            args: &req.lore_args,
-        };
-        let dir = store.workdir().unwrap_or(&store.common_dir()).to_path_buf();
-        Some(timed(
-            "scale: whole `lore think add` runs",
-            req.cli_writes,
-            &mut |i| {
-                process.time(
-                    &dir,
-                    &[
-                        "think",
-                        "add",
-                        &format!("process thought {i}"),
-                        "--in",
-                        "cli",
-                        "--score",
-                        "0.5",
-                    ],
-                    None,
-                )
-            },
-        )?)
-    };
-    Ok(ScaleResult {
-        thoughts: req.scale,
-        fill_seconds,
-        index_seconds,
-        write_in_process,
-        write_cli,
-        search_query,
-        search_all,
-        replay_depth_50,
-    })
+    Ok(Some(stats))
 }

@@ -267,20 +267,35 @@ pub(super) fn generate(rng: &mut Rng, steps: usize, per_kind: usize) -> (Vec<Ste
     // Specific entities: the first 120 appear in background steps, the rest are reserved for
     // planted evidence (each used by one query).
     let (background_specific, reserved) = specific.split_at(120);
-    let mut reserved: Vec<String> = reserved.to_vec();
-    let mut subgoals: Vec<String> = Vec::new();
+    let mut plot = Plot {
+        trajectory: background(rng, steps, background_specific),
+        used: HashSet::new(),
+        reserved: reserved.to_vec(),
+    };
+    let mut planted = Vec::new();
+    for kind in QueryKind::ALL {
+        for _ in 0..per_kind {
+            planted.push(plot.plant(rng, kind));
+        }
+    }
+    (plot.trajectory, planted)
+}
+
+/// The background: `steps` steps under subgoals that change every 30 to 80 steps, mostly
+/// common tools and entities.
+fn background(rng: &mut Rng, steps: usize, background_specific: &[String]) -> Vec<Step> {
+    let mut subgoals = 0;
     let mut trajectory = Vec::with_capacity(steps);
     let mut subgoal = String::new();
     let mut next_switch = 0;
     for i in 0..steps {
         if i == next_switch {
+            subgoals += 1;
             subgoal = format!(
-                "phase {}: {} the {}",
-                subgoals.len() + 1,
+                "phase {subgoals}: {} the {}",
                 rng.pick(&FILLER),
                 rng.pick(&FILLER)
             );
-            subgoals.push(subgoal.clone());
             next_switch = i + 30 + rng.below(51);
         }
         let tool = if rng.chance(0.85) {
@@ -307,132 +322,143 @@ pub(super) fn generate(rng: &mut Rng, steps: usize, per_kind: usize) -> (Vec<Ste
         let result = filler_words(rng, 4);
         trajectory.push(step_at(i, kind, tool, entities, &subgoal, words, result));
     }
-    let mut used: HashSet<usize> = HashSet::new();
-    let mut free = |rng: &mut Rng, near: bool| -> usize {
+    trajectory
+}
+
+/// A trajectory being planted with queries: its steps, the positions already taken, and the
+/// specific entities not yet used.
+struct Plot {
+    trajectory: Vec<Step>,
+    used: HashSet<usize>,
+    reserved: Vec<String>,
+}
+
+impl Plot {
+    /// A position no query has taken: among the last [`NEAR_STEPS`] when `near`, else before.
+    fn free(&mut self, rng: &mut Rng, near: bool) -> usize {
+        let steps = self.trajectory.len();
         for _ in 0..1000 {
             let p = if near {
                 steps - 1 - rng.below(NEAR_STEPS.min(steps))
             } else {
                 rng.below(steps.saturating_sub(NEAR_STEPS).max(1))
             };
-            if used.insert(p) {
+            if self.used.insert(p) {
                 return p;
             }
         }
         // Crowded: take any free slot.
-        let p = (0..steps).find(|p| !used.contains(p)).unwrap_or(0);
-        used.insert(p);
+        let p = (0..steps).find(|p| !self.used.contains(p)).unwrap_or(0);
+        self.used.insert(p);
         p
-    };
-    let mut planted = Vec::new();
-    for kind in QueryKind::ALL {
-        for _ in 0..per_kind {
-            let shape = match kind {
-                QueryKind::Mixed => {
-                    if rng.chance(0.5) {
-                        QueryKind::Shared
-                    } else {
-                        QueryKind::Heterogeneous
-                    }
-                }
-                k => k,
-            };
-            let near = rng.chance(1.0 / 7.0);
-            let t = rng.sample(&TOPIC, 4);
-            let query = format!(
-                "what happened with the {} {} and the {} {}?",
-                t[0], t[1], t[2], t[3]
-            );
-            let positions: Vec<usize> = (0..3).map(|_| free(rng, near)).collect();
-            let subgoal_of =
-                |p: usize, traj: &Vec<Step>| traj[p].subgoal.clone().unwrap_or_default();
-            if shape == QueryKind::Shared {
-                let entity = reserved
-                    .pop()
-                    .unwrap_or_else(|| format!("entity-{}", rng.next() % 100_000));
-                let tool = rng.pick(&RARE_TOOLS);
-                let texts: [Vec<&str>; 3] = [vec![t[0], t[1]], vec![t[2]], vec![]];
-                for (p, topic) in positions.iter().zip(texts) {
-                    let mut words = filler_words(rng, 8 - topic.len());
-                    for w in topic {
-                        words.insert(rng.below(words.len() + 1), w);
-                    }
-                    let sg = subgoal_of(*p, &trajectory);
-                    trajectory[*p] = step_at(
-                        *p,
-                        StepKind::Action,
-                        tool,
-                        vec![entity.clone()],
-                        &sg,
-                        words,
-                        filler_words(rng, 4),
-                    );
-                }
-                // One unrelated step names the entity too.
-                let p = free(rng, false);
-                let sg = subgoal_of(p, &trajectory);
-                let words = filler_words(rng, 8);
-                trajectory[p] = step_at(
-                    p,
-                    StepKind::Observation,
-                    rng.pick(&COMMON_TOOLS),
-                    vec![entity.clone()],
-                    &sg,
-                    words,
-                    filler_words(rng, 4),
-                );
-            } else {
-                let tools = rng.sample(&COMMON_TOOLS, 3);
-                let entities = rng.sample(&COMMON_ENTITIES, 3);
-                let pairs = [[t[0], t[1]], [t[1], t[2]], [t[2], t[3]]];
-                for (i, p) in positions.iter().enumerate() {
-                    let mut words = filler_words(rng, 6);
-                    for w in pairs[i] {
-                        words.insert(rng.below(words.len() + 1), w);
-                    }
-                    let sg = subgoal_of(*p, &trajectory);
-                    trajectory[*p] = step_at(
-                        *p,
-                        StepKind::Action,
-                        tools[i],
-                        vec![entities[i].to_string()],
-                        &sg,
-                        words,
-                        filler_words(rng, 4),
-                    );
-                }
-            }
-            // Distractors: query words under unrelated tools and entities.
-            for d in 0..8 {
-                let p = free(rng, false);
-                let mut words = filler_words(rng, 7);
-                let topic: Vec<&str> = if shape == QueryKind::Shared {
-                    vec![t[d % 4], t[(d + 1) % 4]]
+    }
+
+    /// Replaces the step at `p` (keeping its subgoal) with one of these fields.
+    fn put(
+        &mut self,
+        p: usize,
+        kind: StepKind,
+        tool: &str,
+        entity: String,
+        words: Vec<&str>,
+        result: Vec<&str>,
+    ) {
+        let subgoal = self.trajectory[p].subgoal.clone().unwrap_or_default();
+        self.trajectory[p] = step_at(p, kind, tool, vec![entity], &subgoal, words, result);
+    }
+
+    /// Plants one query of `kind`: three evidence steps and eight distractors.
+    fn plant(&mut self, rng: &mut Rng, kind: QueryKind) -> Planted {
+        let shape = match kind {
+            QueryKind::Mixed => {
+                if rng.chance(0.5) {
+                    QueryKind::Shared
                 } else {
-                    vec![t[d % 4]]
-                };
-                for w in topic {
-                    words.insert(rng.below(words.len() + 1), w);
+                    QueryKind::Heterogeneous
                 }
-                let sg = subgoal_of(p, &trajectory);
-                trajectory[p] = step_at(
-                    p,
-                    StepKind::Observation,
-                    rng.pick(&COMMON_TOOLS),
-                    vec![rng.pick(&COMMON_ENTITIES).to_string()],
-                    &sg,
-                    words,
-                    filler_words(rng, 4),
-                );
             }
-            planted.push(Planted {
-                kind,
-                query,
-                evidence: positions,
-            });
+            k => k,
+        };
+        let near = rng.chance(1.0 / 7.0);
+        let t = rng.sample(&TOPIC, 4);
+        let query = format!(
+            "what happened with the {} {} and the {} {}?",
+            t[0], t[1], t[2], t[3]
+        );
+        let positions: Vec<usize> = (0..3).map(|_| self.free(rng, near)).collect();
+        if shape == QueryKind::Shared {
+            self.plant_shared(rng, &positions, &t);
+        } else {
+            self.plant_spread(rng, &positions, &t);
+        }
+        self.plant_distractors(rng, shape, &t);
+        Planted {
+            kind,
+            query,
+            evidence: positions,
         }
     }
-    (trajectory, planted)
+
+    /// Evidence that shares one rare tool and one reserved entity, the topic words split
+    /// 2/1/0 over the steps; one unrelated step names the entity too.
+    fn plant_shared(&mut self, rng: &mut Rng, positions: &[usize], t: &[&str]) {
+        let entity = self
+            .reserved
+            .pop()
+            .unwrap_or_else(|| format!("entity-{}", rng.next() % 100_000));
+        let tool = rng.pick(&RARE_TOOLS);
+        let texts: [Vec<&str>; 3] = [vec![t[0], t[1]], vec![t[2]], vec![]];
+        for (p, topic) in positions.iter().zip(texts) {
+            let mut words = filler_words(rng, 8 - topic.len());
+            for w in topic {
+                words.insert(rng.below(words.len() + 1), w);
+            }
+            let result = filler_words(rng, 4);
+            self.put(*p, StepKind::Action, tool, entity.clone(), words, result);
+        }
+        let p = self.free(rng, false);
+        let words = filler_words(rng, 8);
+        let tool = rng.pick(&COMMON_TOOLS);
+        let result = filler_words(rng, 4);
+        self.put(p, StepKind::Observation, tool, entity, words, result);
+    }
+
+    /// Evidence under three different common tools and entities, each step holding two
+    /// neighbouring topic words.
+    fn plant_spread(&mut self, rng: &mut Rng, positions: &[usize], t: &[&str]) {
+        let tools = rng.sample(&COMMON_TOOLS, 3);
+        let entities = rng.sample(&COMMON_ENTITIES, 3);
+        let pairs = [[t[0], t[1]], [t[1], t[2]], [t[2], t[3]]];
+        for (i, p) in positions.iter().enumerate() {
+            let mut words = filler_words(rng, 6);
+            for w in pairs[i] {
+                words.insert(rng.below(words.len() + 1), w);
+            }
+            let result = filler_words(rng, 4);
+            let entity = entities[i].to_string();
+            self.put(*p, StepKind::Action, tools[i], entity, words, result);
+        }
+    }
+
+    /// Distractors: query words under unrelated tools and entities.
+    fn plant_distractors(&mut self, rng: &mut Rng, shape: QueryKind, t: &[&str]) {
+        for d in 0..8 {
+            let p = self.free(rng, false);
+            let mut words = filler_words(rng, 7);
+            let topic: Vec<&str> = if shape == QueryKind::Shared {
+                vec![t[d % 4], t[(d + 1) % 4]]
+            } else {
+                vec![t[d % 4]]
+            };
+            for w in topic {
+                words.insert(rng.below(words.len() + 1), w);
+            }
+            let tool = rng.pick(&COMMON_TOOLS);
+            let entity = rng.pick(&COMMON_ENTITIES).to_string();
+            let result = filler_words(rng, 4);
+            self.put(p, StepKind::Observation, tool, entity, words, result);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -458,5 +484,20 @@ mod tests {
         }
         let (c, _) = generate(&mut Rng(4), 2_000, 4);
         assert_ne!(a, c, "another seed, another trajectory");
+    }
+
+    /// The published figures of `lore bench trajectories` were taken on this generator's output:
+    /// a change to what it draws, or in which order, changes the benchmark and must be deliberate.
+    #[test]
+    fn seed_42_draws_the_trajectory_the_figures_were_measured_on() {
+        let (steps, planted) = generate(&mut Rng(42), 3_000, 10);
+        let fnv = |s: String| {
+            s.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+                (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+            })
+        };
+        let queries: Vec<_> = planted.iter().map(|p| (&p.query, &p.evidence)).collect();
+        assert_eq!(fnv(format!("{steps:?}")), 0xfc51_7062_3f3e_d251);
+        assert_eq!(fnv(format!("{queries:?}")), 0x1593_dea5_a029_af45);
     }
 }

@@ -187,6 +187,87 @@ struct Tally {
     osu: usize,
 }
 
+/// Asks one planted query at every budget with one strategy and adds what it found to the
+/// strategy's tally (hits within the first two steps, timing and the share answered by OSU at
+/// the 1,024-token budget).
+fn tally_query(
+    index: &TrajectoryIndex,
+    q: &generate::Planted,
+    near: &[bool],
+    strategy: Strategy,
+    tally: &mut Tally,
+) -> Result<()> {
+    for (bi, budget) in BUDGETS.iter().enumerate() {
+        let started = Instant::now();
+        let got = index.recall(&q.query, *budget, strategy)?;
+        let elapsed = started.elapsed().as_secs_f64() * 1e3;
+        let positions: HashSet<usize> = got.steps.iter().map(|p| p.position - 1).collect();
+        for (e, is_near) in q.evidence.iter().zip(near) {
+            if positions.contains(e) {
+                tally.found[bi] += 1;
+                if *is_near {
+                    tally.found_near[bi] += 1;
+                } else {
+                    tally.found_far[bi] += 1;
+                }
+            }
+        }
+        if *budget == 1024 {
+            tally.times.push(elapsed);
+            if got
+                .steps
+                .iter()
+                .take(2)
+                .any(|p| q.evidence.contains(&(p.position - 1)))
+            {
+                tally.hits += 1;
+            }
+            if got.used == Strategy::Osu && strategy == Strategy::Auto {
+                tally.osu += 1;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Each query kind's scores per strategy, from the tallies and the counts of queries and of
+/// near and far evidence.
+fn kind_reports(tallies: &mut [Vec<Tally>], counts: &[[usize; 3]; 3]) -> Vec<KindReport> {
+    QueryKind::ALL
+        .iter()
+        .enumerate()
+        .map(|(k, kind)| {
+            let [queries, near, far] = counts[k];
+            let ratio = |a: usize, b: usize| if b == 0 { 0.0 } else { a as f64 / b as f64 };
+            let strategies = Strategy::ALL
+                .iter()
+                .enumerate()
+                .map(|(si, strategy)| {
+                    let t = &mut tallies[k][si];
+                    t.times.sort_by(f64::total_cmp);
+                    StrategyScore {
+                        strategy: *strategy,
+                        hit_at_2: ratio(t.hits, queries),
+                        recall: t.found.iter().map(|f| ratio(*f, near + far)).collect(),
+                        recall_near: t.found_near.iter().map(|f| ratio(*f, near)).collect(),
+                        recall_far: t.found_far.iter().map(|f| ratio(*f, far)).collect(),
+                        query_p50_ms: percentile(&t.times, 0.5),
+                        query_p95_ms: percentile(&t.times, 0.95),
+                        osu_share: (*strategy == Strategy::Auto).then(|| ratio(t.osu, queries)),
+                    }
+                })
+                .collect();
+            KindReport {
+                kind: *kind,
+                queries,
+                evidence_near: near,
+                evidence_far: far,
+                strategies,
+            }
+        })
+        .collect()
+}
+
 /// Runs the benchmark, reporting each trajectory's indexing and querying to `progress`.
 pub fn run(
     config: &EvalTrajectories,
@@ -258,76 +339,13 @@ pub fn run(
             counts[k][1] += near.iter().filter(|x| **x).count();
             counts[k][2] += near.iter().filter(|x| !**x).count();
             for (si, strategy) in Strategy::ALL.iter().enumerate() {
-                let tally = &mut tallies[k][si];
-                for (bi, budget) in BUDGETS.iter().enumerate() {
-                    let started = Instant::now();
-                    let got = index.recall(&q.query, *budget, *strategy)?;
-                    let elapsed = started.elapsed().as_secs_f64() * 1e3;
-                    let positions: HashSet<usize> =
-                        got.steps.iter().map(|p| p.position - 1).collect();
-                    for (e, is_near) in q.evidence.iter().zip(&near) {
-                        if positions.contains(e) {
-                            tally.found[bi] += 1;
-                            if *is_near {
-                                tally.found_near[bi] += 1;
-                            } else {
-                                tally.found_far[bi] += 1;
-                            }
-                        }
-                    }
-                    if *budget == 1024 {
-                        tally.times.push(elapsed);
-                        if got
-                            .steps
-                            .iter()
-                            .take(2)
-                            .any(|p| q.evidence.contains(&(p.position - 1)))
-                        {
-                            tally.hits += 1;
-                        }
-                        if got.used == Strategy::Osu && *strategy == Strategy::Auto {
-                            tally.osu += 1;
-                        }
-                    }
-                }
+                tally_query(&index, q, &near, *strategy, &mut tallies[k][si])?;
             }
             answered.advance(done as u64 + 1);
         }
     }
     let trajectories = config.trajectories.max(1) as f64;
-    let kinds = QueryKind::ALL
-        .iter()
-        .enumerate()
-        .map(|(k, kind)| {
-            let [queries, near, far] = counts[k];
-            let ratio = |a: usize, b: usize| if b == 0 { 0.0 } else { a as f64 / b as f64 };
-            let strategies = Strategy::ALL
-                .iter()
-                .enumerate()
-                .map(|(si, strategy)| {
-                    let t = &mut tallies[k][si];
-                    t.times.sort_by(f64::total_cmp);
-                    StrategyScore {
-                        strategy: *strategy,
-                        hit_at_2: ratio(t.hits, queries),
-                        recall: t.found.iter().map(|f| ratio(*f, near + far)).collect(),
-                        recall_near: t.found_near.iter().map(|f| ratio(*f, near)).collect(),
-                        recall_far: t.found_far.iter().map(|f| ratio(*f, far)).collect(),
-                        query_p50_ms: percentile(&t.times, 0.5),
-                        query_p95_ms: percentile(&t.times, 0.95),
-                        osu_share: (*strategy == Strategy::Auto).then(|| ratio(t.osu, queries)),
-                    }
-                })
-                .collect();
-            KindReport {
-                kind: *kind,
-                queries,
-                evidence_near: near,
-                evidence_far: far,
-                strategies,
-            }
-        })
-        .collect();
+    let kinds = kind_reports(&mut tallies, &counts);
     Ok(TrajectoryReport {
         config: config.clone(),
         embedder: embedder_name,

@@ -161,66 +161,9 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, args: &SetupArgs) -> CmdResult {
             .map(Path::to_path_buf)
             .ok_or_else(|| CommandError::usage("this store has no work tree; use --global"))?
     };
-    // Each file is read once, given every entry of the agent (two can share a file), and
-    // written once: one action per file.
-    let mut order: Vec<PathBuf> = Vec::new();
-    let mut texts: std::collections::HashMap<PathBuf, (Option<String>, String)> =
-        std::collections::HashMap::new();
-    for (path, kind) in files(agent, &base, args.global) {
-        if !texts.contains_key(&path) {
-            let original = match std::fs::read_to_string(&path) {
-                Ok(t) => Some(t),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-                Err(e) => {
-                    return Err(CommandError::usage(format!(
-                        "cannot read {}: {e}",
-                        path.display()
-                    )));
-                }
-            };
-            let current = original.clone().unwrap_or_default();
-            texts.insert(path.clone(), (original, current));
-            order.push(path.clone());
-        }
-        let entry = texts.get_mut(&path).expect("just inserted");
-        let merged = match kind {
-            ConfigFile::Hooks => setup::merge_hooks(agent, &entry.1, &command, args.remove),
-            ConfigFile::McpJson => setup::merge_mcp_json(&entry.1, &command, args.remove),
-            ConfigFile::CodexToml => setup::merge_codex_toml(&entry.1, &command, args.remove),
-        }
-        .map_err(|e| CommandError::from(e).hint(format!("in {}", path.display())))?;
-        entry.1 = merged;
-    }
     let mut changed = Vec::new();
-    for path in order {
-        let (original, merged) = texts.remove(&path).expect("every path was read");
-        let action = match &original {
-            // Removing from a file lore's entries leave empty removes the file.
-            Some(_) if args.remove && setup::is_empty_config(&merged) => {
-                std::fs::remove_file(&path).map_err(|e| {
-                    CommandError::usage(format!("cannot remove {}: {e}", path.display()))
-                })?;
-                if let Some(dir) = path.parent() {
-                    // Only an empty directory goes (remove_dir refuses any other).
-                    let _ = std::fs::remove_dir(dir);
-                }
-                "removed"
-            }
-            Some(text) if *text == merged => "unchanged",
-            None if args.remove => "unchanged",
-            Some(_) => {
-                write_atomically(&path, &merged)?;
-                if args.remove {
-                    "removed from"
-                } else {
-                    "updated"
-                }
-            }
-            None => {
-                write_atomically(&path, &merged)?;
-                "created"
-            }
-        };
+    for (path, original, merged) in merged_files(agent, &base, args, &command)? {
+        let action = apply(&path, original.as_deref(), &merged, args.remove)?;
         changed.push(Changed {
             path: path.display().to_string(),
             action,
@@ -228,16 +171,8 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, args: &SetupArgs) -> CmdResult {
         });
     }
     // Codex reads a project's .codex/ only when the user trusts the project.
-    let codex_untrusted = agent == Agent::Codex && !args.global && !args.remove && {
-        let user_config = location::home_dir()
-            .ok()
-            .and_then(|home| std::fs::read_to_string(home.join(".codex/config.toml")).ok())
-            .unwrap_or_default();
-        // Codex keys trust by the project's canonical path.
-        let root = base.canonicalize().unwrap_or_else(|_| base.clone());
-        let root = root.display().to_string();
-        !setup::codex_trusts_project(&user_config, root.trim_end_matches('/'))
-    };
+    let codex_untrusted =
+        agent == Agent::Codex && !args.global && !args.remove && !codex_trusts(&base);
     let out = SetupOutput {
         files: changed,
         codex_project_trusted: (agent == Agent::Codex && !args.global && !args.remove)
@@ -271,6 +206,90 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, args: &SetupArgs) -> CmdResult {
         }
     });
     Ok(())
+}
+
+/// Every file the agent's setup touches, each read once and given every entry of the agent
+/// (two can share a file), in order: its path, its text before (none when absent) and after.
+fn merged_files(
+    agent: Agent,
+    base: &Path,
+    args: &SetupArgs,
+    command: &str,
+) -> CmdResult<Vec<(PathBuf, Option<String>, String)>> {
+    let mut out: Vec<(PathBuf, Option<String>, String)> = Vec::new();
+    for (path, kind) in files(agent, base, args.global) {
+        let at = match out.iter().position(|(p, _, _)| *p == path) {
+            Some(at) => at,
+            None => {
+                let original = match std::fs::read_to_string(&path) {
+                    Ok(t) => Some(t),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                    Err(e) => {
+                        return Err(CommandError::usage(format!(
+                            "cannot read {}: {e}",
+                            path.display()
+                        )));
+                    }
+                };
+                let current = original.clone().unwrap_or_default();
+                out.push((path.clone(), original, current));
+                out.len() - 1
+            }
+        };
+        let current = &out[at].2;
+        let merged = match kind {
+            ConfigFile::Hooks => setup::merge_hooks(agent, current, command, args.remove),
+            ConfigFile::McpJson => setup::merge_mcp_json(current, command, args.remove),
+            ConfigFile::CodexToml => setup::merge_codex_toml(current, command, args.remove),
+        }
+        .map_err(|e| CommandError::from(e).hint(format!("in {}", path.display())))?;
+        out[at].2 = merged;
+    }
+    Ok(out)
+}
+
+/// Writes (or removes) one file and says what happened to it.
+fn apply(
+    path: &Path,
+    original: Option<&str>,
+    merged: &str,
+    remove: bool,
+) -> CmdResult<&'static str> {
+    Ok(match original {
+        // Removing from a file lore's entries leave empty removes the file.
+        Some(_) if remove && setup::is_empty_config(merged) => {
+            std::fs::remove_file(path).map_err(|e| {
+                CommandError::usage(format!("cannot remove {}: {e}", path.display()))
+            })?;
+            if let Some(dir) = path.parent() {
+                // Only an empty directory goes (remove_dir refuses any other).
+                let _ = std::fs::remove_dir(dir);
+            }
+            "removed"
+        }
+        Some(text) if text == merged => "unchanged",
+        None if remove => "unchanged",
+        Some(_) => {
+            write_atomically(path, merged)?;
+            if remove { "removed from" } else { "updated" }
+        }
+        None => {
+            write_atomically(path, merged)?;
+            "created"
+        }
+    })
+}
+
+/// Whether the user's Codex configuration trusts the project at `base` (Codex keys trust by
+/// the project's canonical path).
+fn codex_trusts(base: &Path) -> bool {
+    let user_config = location::home_dir()
+        .ok()
+        .and_then(|home| std::fs::read_to_string(home.join(".codex/config.toml")).ok())
+        .unwrap_or_default();
+    let root = base.canonicalize().unwrap_or_else(|_| base.to_path_buf());
+    let root = root.display().to_string();
+    setup::codex_trusts_project(&user_config, root.trim_end_matches('/'))
 }
 
 fn write_atomically(path: &Path, text: &str) -> CmdResult {

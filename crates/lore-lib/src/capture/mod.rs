@@ -244,45 +244,19 @@ impl<'a> Capture<'a> {
                 continue;
             }
             if tier == Tier::Auto && auto_written < self.session_cap {
-                match self.lore.remember_checked(&new, ctx, Novelty::Check) {
-                    Ok(done) => {
+                match self.write_signal(&new, ctx)? {
+                    Ok(written) => {
                         auto_written += 1;
-                        report.written.push(done.written);
+                        report.written.push(written);
                     }
-                    Err(Error::Duplicate { id, .. }) => {
-                        report.skipped.push(skip(format!("duplicate of {id}")));
-                    }
-                    // A blocked secret or an unknown namespace drops this signal, not the rest.
-                    Err(e @ (Error::SecretBlocked(_) | Error::UnknownNamespace { .. })) => {
-                        report.skipped.push(skip(e.to_string()));
-                    }
-                    Err(e) => return Err(e),
+                    Err(reason) => report.skipped.push(skip(reason)),
                 }
                 continue;
             }
-            // Who and which session are recorded less any secret they hold (a name is never
-            // the place for one), and the line passes the store's guard like any write.
-            let unsecret = |v: &Option<String>| v.as_deref().map(crate::secrets::unsecret);
-            let suggestion = Suggestion {
-                id: MemoryId::generate()?.to_string(),
-                created: ctx.now.unwrap_or_else(Timestamp::now),
-                agent: unsecret(&ctx.agent),
-                session: unsecret(&ctx.session),
-                signal: screened(self.lore, signal)?,
-            };
-
-            // Checked and appended under the queue's lock: another process queueing the same
-            // signal at the same moment queues it once between them.
-            let store = self.lore.store();
-            let appended = self.queue().append_unless(
-                &suggestion,
-                |q| same_signal(&q.signal, signal) || same_signal(&q.signal, &suggestion.signal),
-                |line| store.guard("the review queue", line),
-            )?;
-            if !appended {
+            let Some(suggestion) = self.enqueue(signal, ctx)? else {
                 report.skipped.push(skip("already queued".into()));
                 continue;
-            }
+            };
             if tier == Tier::Auto {
                 report.skipped.push(skip(
                     "session cap reached: queued for review instead".into(),
@@ -303,6 +277,47 @@ impl<'a> Capture<'a> {
             }
         }
         Ok(report)
+    }
+
+    /// Writes one AUTO signal's memory. A duplicate, a blocked secret or an unknown namespace
+    /// drops this signal, not the rest: its reason comes back as the inner error.
+    fn write_signal(
+        &mut self,
+        new: &NewMemory,
+        ctx: &WriteContext,
+    ) -> Result<std::result::Result<Written, String>> {
+        match self.lore.remember_checked(new, ctx, Novelty::Check) {
+            Ok(done) => Ok(Ok(done.written)),
+            Err(Error::Duplicate { id, .. }) => Ok(Err(format!("duplicate of {id}"))),
+            Err(e @ (Error::SecretBlocked(_) | Error::UnknownNamespace { .. })) => {
+                Ok(Err(e.to_string()))
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Queues a signal for review; `None` when it is queued already.
+    fn enqueue(&self, signal: &Signal, ctx: &WriteContext) -> Result<Option<Suggestion>> {
+        // Who and which session are recorded less any secret they hold (a name is never
+        // the place for one), and the line passes the store's guard like any write.
+        let unsecret = |v: &Option<String>| v.as_deref().map(crate::secrets::unsecret);
+        let suggestion = Suggestion {
+            id: MemoryId::generate()?.to_string(),
+            created: ctx.now.unwrap_or_else(Timestamp::now),
+            agent: unsecret(&ctx.agent),
+            session: unsecret(&ctx.session),
+            signal: screened(self.lore, signal)?,
+        };
+
+        // Checked and appended under the queue's lock: another process queueing the same
+        // signal at the same moment queues it once between them.
+        let store = self.lore.store();
+        let appended = self.queue().append_unless(
+            &suggestion,
+            |q| same_signal(&q.signal, signal) || same_signal(&q.signal, &suggestion.signal),
+            |line| store.guard("the review queue", line),
+        )?;
+        Ok(appended.then_some(suggestion))
     }
 
     /// The suggestions waiting for review, oldest first.

@@ -13,6 +13,7 @@ use serde::Serialize;
 use super::commit::BranchFiles;
 use super::files::{read_meta, read_segments, text_of, to_yaml, to_yaml_text, yaml_error};
 use super::gcc_compat;
+use super::gcc_foreign::ForeignHistory;
 use super::metadata::parse_metadata;
 use super::step::{parse_log, render_log};
 use super::{
@@ -245,78 +246,9 @@ impl Workspace<'_> {
         let mut report = GccReport::default();
         let mut prepared = Vec::with_capacity(names.len());
         for name in &names {
-            let bdir = branches_dir.join(name);
-            let commit_md = self
-                .read_imported(&bdir.join(COMMIT_FILE))?
-                .unwrap_or_default();
-            let own = self.read_imported(&bdir.join(BRANCH_FILE))?;
-            // lore's own export: the GCC forms it added for other readers are cut off.
-            let commit_md = match own {
-                Some(_) => gcc_compat::import_commit_md(&commit_md),
-                None => commit_md,
-            };
-            let commit_md = self.screened("commit.md", &commit_md)?;
-            let log = self
-                .read_imported(&bdir.join("log.md"))?
-                .unwrap_or_default();
-            let mut steps = parse_log(&log, now)?;
-            self.screen_steps(&mut steps)?;
-            let metadata = self
-                .read_imported(&bdir.join(METADATA_FILE))?
-                .unwrap_or_else(|| "{}\n".into());
-            let metadata = match own {
-                Some(_) => gcc_compat::import_metadata(&metadata),
-                None => metadata,
-            };
-            let parsed = parse_metadata(&metadata)?;
-            // Re-written only when it holds a secret: otherwise its text is kept as it came.
-            let metadata = if crate::secrets::scan(&metadata).is_empty() {
-                metadata
-            } else {
-                to_yaml_text(
-                    &self.screened_value("metadata", parsed.clone())?,
-                    METADATA_FILE,
-                )?
-            };
-            // Without lore's record, the foreign forms are read for the history they record.
-            let mut history = match own {
-                Some(_) => None,
-                None => super::gcc_foreign::history(name, &commit_md, &log, &parsed, now)?,
-            };
-            if let Some(h) = history.as_mut() {
-                for (_, steps, _) in &mut h.commits {
-                    self.screen_steps(steps)?;
-                }
-                steps = h.commits.iter().flat_map(|c| c.1.clone()).collect();
-            }
-            let meta = match (own, &history) {
-                (Some(text), _) => own_meta(&bdir, name, &text)?,
-                (None, Some(h)) => h.meta.clone(),
-                (None, None) => meta_from_commit_md(name, &commit_md, now),
-            };
-            let meta: BranchMeta = {
-                let value = serde_norway::to_value(&meta).map_err(yaml_error(BRANCH_FILE))?;
-                serde_norway::from_value(self.screened_value("branch", value)?)
-                    .map_err(yaml_error(BRANCH_FILE))?
-            };
-            let own_roadmap = self
-                .read_imported(&bdir.join(ROADMAP_FILE))?
-                .map(|r| self.screened("roadmap", &r))
-                .transpose()?;
-            report.steps += steps.len();
-            if let Some(h) = history.as_mut() {
-                h.meta = meta.clone();
-            }
-            prepared.push((
-                meta,
-                BranchFiles {
-                    roadmap: own_roadmap.unwrap_or_else(|| roadmap.clone()),
-                    commit_md,
-                    metadata,
-                    steps,
-                },
-                history,
-            ));
+            let branch = self.prepared_branch(&branches_dir.join(name), name, &roadmap, now)?;
+            report.steps += branch.1.steps.len();
+            prepared.push(branch);
         }
         for (meta, files, history) in prepared {
             match history {
@@ -336,5 +268,84 @@ impl Workspace<'_> {
             self.set_current(&first)?;
         }
         Ok(report)
+    }
+
+    /// One branch of a `.GCC/` directory read, parsed and screened: its record, its files, and
+    /// (without lore's own record) the history its foreign forms describe. A branch without
+    /// its own roadmap takes the directory's.
+    fn prepared_branch(
+        &self,
+        bdir: &Path,
+        name: &str,
+        roadmap: &str,
+        now: Timestamp,
+    ) -> Result<(BranchMeta, BranchFiles, Option<ForeignHistory>)> {
+        let commit_md = self
+            .read_imported(&bdir.join(COMMIT_FILE))?
+            .unwrap_or_default();
+        let own = self.read_imported(&bdir.join(BRANCH_FILE))?;
+        // lore's own export: the GCC forms it added for other readers are cut off.
+        let commit_md = match own {
+            Some(_) => gcc_compat::import_commit_md(&commit_md),
+            None => commit_md,
+        };
+        let commit_md = self.screened("commit.md", &commit_md)?;
+        let log = self
+            .read_imported(&bdir.join("log.md"))?
+            .unwrap_or_default();
+        let mut steps = parse_log(&log, now)?;
+        self.screen_steps(&mut steps)?;
+        let metadata = self
+            .read_imported(&bdir.join(METADATA_FILE))?
+            .unwrap_or_else(|| "{}\n".into());
+        let metadata = match own {
+            Some(_) => gcc_compat::import_metadata(&metadata),
+            None => metadata,
+        };
+        let parsed = parse_metadata(&metadata)?;
+        // Re-written only when it holds a secret: otherwise its text is kept as it came.
+        let metadata = if crate::secrets::scan(&metadata).is_empty() {
+            metadata
+        } else {
+            to_yaml_text(
+                &self.screened_value("metadata", parsed.clone())?,
+                METADATA_FILE,
+            )?
+        };
+        // Without lore's record, the foreign forms are read for the history they record.
+        let mut history = match own {
+            Some(_) => None,
+            None => super::gcc_foreign::history(name, &commit_md, &log, &parsed, now)?,
+        };
+        if let Some(h) = history.as_mut() {
+            for (_, steps, _) in &mut h.commits {
+                self.screen_steps(steps)?;
+            }
+            steps = h.commits.iter().flat_map(|c| c.1.clone()).collect();
+        }
+        let meta = match (own, &history) {
+            (Some(text), _) => own_meta(bdir, name, &text)?,
+            (None, Some(h)) => h.meta.clone(),
+            (None, None) => meta_from_commit_md(name, &commit_md, now),
+        };
+        let meta: BranchMeta = {
+            let value = serde_norway::to_value(&meta).map_err(yaml_error(BRANCH_FILE))?;
+            serde_norway::from_value(self.screened_value("branch", value)?)
+                .map_err(yaml_error(BRANCH_FILE))?
+        };
+        let own_roadmap = self
+            .read_imported(&bdir.join(ROADMAP_FILE))?
+            .map(|r| self.screened("roadmap", &r))
+            .transpose()?;
+        if let Some(h) = history.as_mut() {
+            h.meta = meta.clone();
+        }
+        let files = BranchFiles {
+            roadmap: own_roadmap.unwrap_or_else(|| roadmap.to_string()),
+            commit_md,
+            metadata,
+            steps,
+        };
+        Ok((meta, files, history))
     }
 }

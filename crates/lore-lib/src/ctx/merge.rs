@@ -12,12 +12,12 @@ use super::metadata::parse_metadata;
 use super::step::Step;
 use super::summary::{commit_md_entry, compose_summary, new_sentences};
 use super::{
-    BRANCH_FILE, COMMIT_FILE, Entry, EntryKind, METADATA_FILE, MergeOutcome, ROADMAP_FILE,
-    Resolution, Workspace, branch_ref,
+    BRANCH_FILE, BranchMeta, COMMIT_FILE, Entry, EntryKind, METADATA_FILE, MergeOutcome,
+    ROADMAP_FILE, Resolution, Workspace, branch_ref,
 };
 use crate::error::{Error, Result};
-use crate::store::RefWrite;
-use crate::store::WriteContext;
+use crate::store::{Edit, RefWrite, Snapshot, WriteContext};
+use jiff::Timestamp;
 
 impl Workspace<'_> {
     /// The branches of a merge of `source` into `into` (default: the current branch), and the
@@ -63,12 +63,16 @@ impl Workspace<'_> {
         };
         let (source, target, source_tip) = self.merge_branches(source, into)?;
         let source_snap = self.store.snapshot(Some(source_tip))?;
-        let source_meta = read_meta(&source_snap)?
-            .ok_or_else(|| Error::ContextNotFound(format!("{source} has no {BRANCH_FILE}")))?;
-        let source_steps = read_segments(&source_snap)?;
-        let source_roadmap = text_of(&source_snap, ROADMAP_FILE)?;
-        let source_metadata = text_of(&source_snap, METADATA_FILE)?;
-        let uncommitted_left = self.uncommitted(&source)?.items.len();
+        let from = MergeSource {
+            meta: read_meta(&source_snap)?
+                .ok_or_else(|| Error::ContextNotFound(format!("{source} has no {BRANCH_FILE}")))?,
+            steps: read_segments(&source_snap)?,
+            roadmap: text_of(&source_snap, ROADMAP_FILE)?,
+            metadata: text_of(&source_snap, METADATA_FILE)?,
+            name: source,
+            tip: source_tip,
+        };
+        let uncommitted_left = self.uncommitted(&from.name)?.items.len();
         let now = Self::now(ctx);
         let repo = self.store.repo();
         let ((summary, steps, resolved), commit) =
@@ -77,92 +81,13 @@ impl Workspace<'_> {
                 if tip == source_tip || repo.graph_descendant_of(tip, source_tip)? {
                     return Ok((RefWrite::default(), (None, 0, Vec::new())));
                 }
-                let base = merge_base(repo, tip, source_tip)?;
-                if base.is_none() {
-                    self.warn(format!(
-                        "{source} and {target} share no history (an imported branch?): merged \
-                         against an empty base, so roadmap lines and metadata segments that \
-                         differ conflict"
-                    ));
-                }
-                let base_snap = self.store.snapshot(base)?;
-                let mut meta = read_meta(snap)?.ok_or_else(|| self.unknown_branch(&target))?;
-                let mut conflicts = Vec::new();
-                let mut resolved = Vec::new();
-                let roadmap = merge_roadmap(
-                    &text_of(&base_snap, ROADMAP_FILE)?,
-                    &text_of(snap, ROADMAP_FILE)?,
-                    &source_roadmap,
-                    resolution,
-                    &mut conflicts,
-                    &mut resolved,
-                )?;
-                let metadata = merge_metadata(
-                    &text_of(&base_snap, METADATA_FILE)?,
-                    &text_of(snap, METADATA_FILE)?,
-                    &source_metadata,
-                    resolution,
-                    &mut conflicts,
-                    &mut resolved,
-                )?;
-                if !conflicts.is_empty() {
-                    return Err(Error::MergeConflict {
-                        into: target.clone(),
-                        from: source.clone(),
-                        conflicts: conflicts.clone(),
-                    });
-                }
-                let have: std::collections::HashSet<String> =
-                    read_segments(snap)?.into_iter().map(|s| s.id).collect();
-                let incoming: Vec<Step> = source_steps
-                    .iter()
-                    .filter(|s| !have.contains(&s.id))
-                    .map(|s| {
-                        let mut s = s.clone();
-                        if s.origin.is_none() {
-                            s.origin = Some(source.clone());
-                        }
-                        s
-                    })
-                    .collect();
-                let mut edits = vec![
-                    upsert(ROADMAP_FILE, roadmap.into_bytes()),
-                    upsert(METADATA_FILE, metadata.into_bytes()),
-                ];
-                let segment = if incoming.is_empty() {
-                    None
-                } else {
-                    meta.segments += 1;
-                    let path = segment_path(meta.segments);
-                    edits.push(upsert(&path, segment_bytes(&incoming)?));
-                    Some(path)
-                };
-                // What the branch adds: its summary less what this branch already states (a
-                // branch starts from its parent's summary), so nothing is stated twice.
-                let added = new_sentences(&meta.summary, &source_meta.summary);
-                let contribution = if added.is_empty() {
-                    format!("Merged branch {source} ({}).", source_meta.purpose)
-                } else {
-                    format!("Merged branch {source} ({}): {added}", source_meta.purpose)
-                };
-                meta.commits += 1;
-                let new_summary = compose_summary(&meta.summary, &contribution);
-                let entry = Entry {
-                    steps: incoming.len(),
-                    segment,
-                    merged: Some(source.clone()),
-                    ..self.entry(&meta, EntryKind::Merge, &contribution, &new_summary, now)
-                };
-                let mut commit_md = text_of(snap, COMMIT_FILE)?;
-                commit_md.push_str(&commit_md_entry(&target, Some(&commit_md), &entry));
-                edits.push(upsert(COMMIT_FILE, commit_md.into_bytes()));
-                meta.summary = new_summary.clone();
-                if !meta.merged.contains(&source) {
-                    meta.merged.push(source.clone());
-                }
-                meta.last = Some(entry);
-                edits.push(upsert(BRANCH_FILE, to_yaml(&meta, BRANCH_FILE)?));
-                let mut body = contribution.clone();
+                let (roadmap, metadata, resolved) =
+                    self.merged_texts(snap, &from, &target, resolution)?;
+                let (mut edits, meta, contribution, incoming) =
+                    self.merge_record(snap, &from, &target, now)?;
+                edits.push(upsert(ROADMAP_FILE, roadmap.into_bytes()));
+                edits.push(upsert(METADATA_FILE, metadata.into_bytes()));
+                let mut body = contribution;
                 if !resolved.is_empty() {
                     body.push_str("\n\nResolved conflicts:\n");
                     for r in &resolved {
@@ -170,7 +95,7 @@ impl Workspace<'_> {
                     }
                 }
                 let message = self.message(
-                    format!("ctx merge {source} into {target}"),
+                    format!("ctx merge {} into {target}", from.name),
                     Some(body),
                     EntryKind::Merge,
                     &target,
@@ -181,7 +106,7 @@ impl Workspace<'_> {
                         merge_parent: Some(source_tip),
                         ..RefWrite::on_tip(edits, message)
                     },
-                    (Some(new_summary), incoming.len(), resolved.clone()),
+                    (Some(meta.summary), incoming, resolved),
                 ))
             })?;
         let wrote = summary.is_some();
@@ -191,7 +116,7 @@ impl Workspace<'_> {
         };
         Ok(MergeOutcome {
             into: target,
-            from: source,
+            from: from.name,
             commit: commit.filter(|_| wrote).map(|c| c.to_string()),
             steps,
             resolved,
@@ -199,6 +124,128 @@ impl Workspace<'_> {
             uncommitted_left,
         })
     }
+
+    /// The roadmap and metadata merged three-way against the branches' merge base (an empty
+    /// one, said, when they share no history), and the conflicts the resolution settled; any
+    /// conflict left refuses the merge, listing them all.
+    fn merged_texts(
+        &self,
+        snap: &Snapshot<'_>,
+        from: &MergeSource,
+        target: &str,
+        resolution: &Resolution,
+    ) -> Result<(String, String, Vec<String>)> {
+        let tip = snap.commit().ok_or_else(|| self.unknown_branch(target))?;
+        let base = merge_base(self.store.repo(), tip, from.tip)?;
+        if base.is_none() {
+            self.warn(format!(
+                "{} and {target} share no history (an imported branch?): merged against an \
+                 empty base, so roadmap lines and metadata segments that differ conflict",
+                from.name
+            ));
+        }
+        let base_snap = self.store.snapshot(base)?;
+        let mut conflicts = Vec::new();
+        let mut resolved = Vec::new();
+        let roadmap = merge_roadmap(
+            &text_of(&base_snap, ROADMAP_FILE)?,
+            &text_of(snap, ROADMAP_FILE)?,
+            &from.roadmap,
+            resolution,
+            &mut conflicts,
+            &mut resolved,
+        )?;
+        let metadata = merge_metadata(
+            &text_of(&base_snap, METADATA_FILE)?,
+            &text_of(snap, METADATA_FILE)?,
+            &from.metadata,
+            resolution,
+            &mut conflicts,
+            &mut resolved,
+        )?;
+        if !conflicts.is_empty() {
+            return Err(Error::MergeConflict {
+                into: target.to_string(),
+                from: from.name.clone(),
+                conflicts,
+            });
+        }
+        Ok((roadmap, metadata, resolved))
+    }
+
+    /// The merge's record on the target: a segment of the source's steps the target lacks
+    /// (each naming its origin), the summary with the source's contribution, the `commit.md`
+    /// entry and the branch record. Returns those edits, the new branch record, the
+    /// contribution, and how many steps came over.
+    fn merge_record(
+        &self,
+        snap: &Snapshot<'_>,
+        from: &MergeSource,
+        target: &str,
+        now: Timestamp,
+    ) -> Result<(Vec<Edit>, BranchMeta, String, usize)> {
+        let source = &from.name;
+        let mut meta = read_meta(snap)?.ok_or_else(|| self.unknown_branch(target))?;
+        let have: std::collections::HashSet<String> =
+            read_segments(snap)?.into_iter().map(|s| s.id).collect();
+        let incoming: Vec<Step> = from
+            .steps
+            .iter()
+            .filter(|s| !have.contains(&s.id))
+            .map(|s| {
+                let mut s = s.clone();
+                if s.origin.is_none() {
+                    s.origin = Some(source.clone());
+                }
+                s
+            })
+            .collect();
+        let mut edits = Vec::new();
+        let segment = if incoming.is_empty() {
+            None
+        } else {
+            meta.segments += 1;
+            let path = segment_path(meta.segments);
+            edits.push(upsert(&path, segment_bytes(&incoming)?));
+            Some(path)
+        };
+        // What the branch adds: its summary less what this branch already states (a branch
+        // starts from its parent's summary), so nothing is stated twice.
+        let added = new_sentences(&meta.summary, &from.meta.summary);
+        let contribution = if added.is_empty() {
+            format!("Merged branch {source} ({}).", from.meta.purpose)
+        } else {
+            format!("Merged branch {source} ({}): {added}", from.meta.purpose)
+        };
+        meta.commits += 1;
+        let new_summary = compose_summary(&meta.summary, &contribution);
+        let entry = Entry {
+            steps: incoming.len(),
+            segment,
+            merged: Some(source.clone()),
+            ..self.entry(&meta, EntryKind::Merge, &contribution, &new_summary, now)
+        };
+        let mut commit_md = text_of(snap, COMMIT_FILE)?;
+        commit_md.push_str(&commit_md_entry(target, Some(&commit_md), &entry));
+        edits.push(upsert(COMMIT_FILE, commit_md.into_bytes()));
+        meta.summary = new_summary;
+        if !meta.merged.contains(source) {
+            meta.merged.push(source.clone());
+        }
+        meta.last = Some(entry);
+        edits.push(upsert(BRANCH_FILE, to_yaml(&meta, BRANCH_FILE)?));
+        Ok((edits, meta, contribution, incoming.len()))
+    }
+}
+
+/// What a merge takes from its source branch, read once before the target's transaction.
+struct MergeSource {
+    name: String,
+    tip: Oid,
+    meta: BranchMeta,
+    steps: Vec<Step>,
+    roadmap: String,
+    metadata: String,
 }
 
 /// The merge when only one side changed (or both alike).

@@ -100,19 +100,81 @@ pub fn parse_time(value: &str) -> Option<Timestamp> {
 pub fn convert(rec: &ImportRecord, now: Timestamp, warnings: &mut Vec<String>) -> Result<Memory> {
     let f = &rec.fields;
     let origin = &rec.origin;
+    let namespace = namespace_of(rec)?;
+    let (summary, body) = summary_and_body(rec, warnings)?;
+    let key = match text(f, "key") {
+        Some(k) => Some(Key::parse(&k).map_err(|e| parse_error(origin, e))?),
+        None => None,
+    };
+    let created = text(f, "created")
+        .or_else(|| text(f, "timestamp"))
+        .and_then(|t| parse_time(&t))
+        .map(to_millis)
+        .unwrap_or(now);
+    let updated = text(f, "updated")
+        .and_then(|t| parse_time(&t))
+        .map(to_millis)
+        .unwrap_or(created);
+    let id_field = |name: &str| text(f, name).and_then(|s| MemoryId::parse(&s).ok());
+    let memory = Memory {
+        id: id_of(rec, warnings)?,
+        namespace,
+        key,
+        summary,
+        body,
+        tags: tags_of(rec, warnings),
+        status: status_of(rec, warnings),
+        created,
+        updated: updated.max(created),
+        author: text(f, "author"),
+        agent: text(f, "agent"),
+        session: text(f, "session"),
+        confidence: match field(f, "confidence") {
+            Some(Value::Number(n)) => n.as_f64().filter(|c| (0.0..=1.0).contains(c)),
+            _ => None,
+        },
+        // `anchor: null` says the memory has none (a note is on some commit all the same).
+        anchor: match field(f, "anchor") {
+            Some(Value::Null) => None,
+            _ => text(f, "anchor")
+                .or_else(|| text(f, "commit"))
+                .or_else(|| rec.fallback_anchor.clone()),
+        }
+        .filter(|a| a.len() >= 4 && a.bytes().all(|b| b.is_ascii_hexdigit())),
+        citations: citations_of(rec, warnings),
+        relates_to: relations_of(rec, warnings),
+        supersedes: id_field("supersedes"),
+        superseded_by: id_field("superseded_by"),
+    };
+    memory.validate().map_err(|e| parse_error(origin, e))?;
+    Ok(memory)
+}
+
+/// A record's error, named by where the record came from.
+fn parse_error(origin: &str, message: impl ToString) -> Error {
+    Error::Parse {
+        context: origin.to_string(),
+        message: message.to_string(),
+    }
+}
+
+/// The record's namespace: `namespace`, else `type`, else the source's own.
+fn namespace_of(rec: &ImportRecord) -> Result<Namespace> {
+    let f = &rec.fields;
     let namespace = text(f, "namespace")
         .or_else(|| text(f, "type"))
         .or_else(|| rec.fallback_namespace.clone())
-        .ok_or_else(|| Error::Parse {
-            context: origin.clone(),
-            message: "no namespace (or type) field".into(),
-        })?;
-    let namespace = Namespace::parse(&namespace).map_err(|e| Error::Parse {
-        context: origin.clone(),
-        message: e.to_string(),
-    })?;
+        .ok_or_else(|| parse_error(&rec.origin, "no namespace (or type) field"))?;
+    Namespace::parse(&namespace).map_err(|e| parse_error(&rec.origin, e))
+}
+
+/// The summary (`summary`, `title`, or the body's first line) with control characters made
+/// spaces, and the body; a summary past the limit is cut and its whole text starts the body.
+fn summary_and_body(rec: &ImportRecord, warnings: &mut Vec<String>) -> Result<(String, String)> {
+    let f = &rec.fields;
+    let origin = &rec.origin;
     let mut body = rec.body.clone();
-    let mut summary = text(f, "summary")
+    let summary = text(f, "summary")
         .or_else(|| text(f, "title"))
         .or_else(|| {
             body.lines()
@@ -120,11 +182,8 @@ pub fn convert(rec: &ImportRecord, now: Timestamp, warnings: &mut Vec<String>) -
                 .find(|l| !l.is_empty())
                 .map(str::to_string)
         })
-        .ok_or_else(|| Error::Parse {
-            context: origin.clone(),
-            message: "no summary, title or body text".into(),
-        })?;
-    summary = summary
+        .ok_or_else(|| parse_error(origin, "no summary, title or body text"))?;
+    let mut summary = summary
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect::<String>()
@@ -146,36 +205,28 @@ pub fn convert(rec: &ImportRecord, now: Timestamp, warnings: &mut Vec<String>) -
             format!("{full}\n\n{body}")
         };
     }
-    let id = match text(f, "id").map(|s| MemoryId::parse(&s)) {
-        Some(Ok(id)) => id,
-        other => {
-            if let Some(Err(_)) = other {
-                warnings.push(format!(
-                    "{origin}: its id is not a lore id; a new one was made"
-                ));
-            }
-            match &rec.fallback_id {
-                Some(id) => id.clone(),
-                None => MemoryId::generate()?,
-            }
-        }
-    };
-    let key = match text(f, "key") {
-        Some(k) => Some(Key::parse(&k).map_err(|e| Error::Parse {
-            context: origin.clone(),
-            message: e.to_string(),
-        })?),
-        None => None,
-    };
-    let created = text(f, "created")
-        .or_else(|| text(f, "timestamp"))
-        .and_then(|t| parse_time(&t))
-        .map(to_millis)
-        .unwrap_or(now);
-    let updated = text(f, "updated")
-        .and_then(|t| parse_time(&t))
-        .map(to_millis)
-        .unwrap_or(created);
+    Ok((summary, body))
+}
+
+/// The record's own id when it is a lore id, else the source's, else a new one.
+fn id_of(rec: &ImportRecord, warnings: &mut Vec<String>) -> Result<MemoryId> {
+    match text(&rec.fields, "id").map(|s| MemoryId::parse(&s)) {
+        Some(Ok(id)) => return Ok(id),
+        Some(Err(_)) => warnings.push(format!(
+            "{}: its id is not a lore id; a new one was made",
+            rec.origin
+        )),
+        None => {}
+    }
+    match &rec.fallback_id {
+        Some(id) => Ok(id.clone()),
+        None => MemoryId::generate(),
+    }
+}
+
+/// Tags, plus `spec:` and `phase:` tags from those fields; invalid ones are dropped, said.
+fn tags_of(rec: &ImportRecord, warnings: &mut Vec<String>) -> Vec<String> {
+    let f = &rec.fields;
     let mut tags = Vec::new();
     for raw in list(f, "tags")
         .into_iter()
@@ -185,78 +236,57 @@ pub fn convert(rec: &ImportRecord, now: Timestamp, warnings: &mut Vec<String>) -
         match normalize_tag(&raw) {
             Ok(t) if !tags.contains(&t) => tags.push(t),
             Ok(_) => {}
-            Err(_) => warnings.push(format!("{origin}: tag {raw:?} dropped (not a valid tag)")),
+            Err(_) => warnings.push(format!(
+                "{}: tag {raw:?} dropped (not a valid tag)",
+                rec.origin
+            )),
         }
     }
-    let status = match text(f, "status") {
-        Some(s) => match s.to_lowercase().parse::<Status>() {
-            Ok(st) => st,
-            Err(_) => {
-                let mapped = match s.to_lowercase().as_str() {
-                    "open" | "in-progress" | "in_progress" | "proposed" | "accepted" => {
-                        Status::Active
-                    }
-                    "closed" | "done" | "fixed" => Status::Resolved,
-                    "deprecated" | "replaced" => Status::Superseded,
-                    _ => Status::Active,
-                };
-                warnings.push(format!("{origin}: status {s:?} read as {mapped}"));
-                mapped
-            }
-        },
-        None => Status::Active,
+    tags
+}
+
+/// The status; another tool's words are mapped to the nearest lore status, said.
+fn status_of(rec: &ImportRecord, warnings: &mut Vec<String>) -> Status {
+    let Some(s) = text(&rec.fields, "status") else {
+        return Status::Active;
     };
+    if let Ok(status) = s.to_lowercase().parse::<Status>() {
+        return status;
+    }
+    let mapped = match s.to_lowercase().as_str() {
+        "open" | "in-progress" | "in_progress" | "proposed" | "accepted" => Status::Active,
+        "closed" | "done" | "fixed" => Status::Resolved,
+        "deprecated" | "replaced" => Status::Superseded,
+        _ => Status::Active,
+    };
+    warnings.push(format!("{}: status {s:?} read as {mapped}", rec.origin));
+    mapped
+}
+
+/// `relates_to` ids; what is not a lore id is dropped, said.
+fn relations_of(rec: &ImportRecord, warnings: &mut Vec<String>) -> Vec<MemoryId> {
     let mut relates_to = Vec::new();
-    for r in list(f, "relates_to") {
+    for r in list(&rec.fields, "relates_to") {
         match MemoryId::parse(&r) {
             Ok(id) => relates_to.push(id),
-            Err(_) => warnings.push(format!("{origin}: relation {r:?} dropped (not a lore id)")),
+            Err(_) => warnings.push(format!(
+                "{}: relation {r:?} dropped (not a lore id)",
+                rec.origin
+            )),
         }
     }
-    let id_field = |name: &str| text(f, name).and_then(|s| MemoryId::parse(&s).ok());
-    let citations: Vec<Citation> = match field(f, "citations") {
+    relates_to
+}
+
+/// Citations as lore writes them; a list of another shape is dropped, said.
+fn citations_of(rec: &ImportRecord, warnings: &mut Vec<String>) -> Vec<Citation> {
+    match field(&rec.fields, "citations") {
         Some(v) => serde_norway::from_value(v.clone()).unwrap_or_else(|e| {
-            warnings.push(format!("{origin}: citations dropped ({e})"));
+            warnings.push(format!("{}: citations dropped ({e})", rec.origin));
             Vec::new()
         }),
         None => Vec::new(),
-    };
-    let confidence = match field(f, "confidence") {
-        Some(Value::Number(n)) => n.as_f64().filter(|c| (0.0..=1.0).contains(c)),
-        _ => None,
-    };
-    let memory = Memory {
-        id,
-        namespace,
-        key,
-        summary,
-        body,
-        tags,
-        status,
-        created,
-        updated: updated.max(created),
-        author: text(f, "author"),
-        agent: text(f, "agent"),
-        session: text(f, "session"),
-        confidence,
-        // `anchor: null` says the memory has none (a note is on some commit all the same).
-        anchor: match field(f, "anchor") {
-            Some(Value::Null) => None,
-            _ => text(f, "anchor")
-                .or_else(|| text(f, "commit"))
-                .or_else(|| rec.fallback_anchor.clone()),
-        }
-        .filter(|a| a.len() >= 4 && a.bytes().all(|b| b.is_ascii_hexdigit())),
-        citations,
-        relates_to,
-        supersedes: id_field("supersedes"),
-        superseded_by: id_field("superseded_by"),
-    };
-    memory.validate().map_err(|e| Error::Parse {
-        context: origin.clone(),
-        message: e.to_string(),
-    })?;
-    Ok(memory)
+    }
 }
 
 /// Converts many records; ones that cannot be converted become warnings.

@@ -18,6 +18,7 @@ use crate::record;
 use crate::store::WriteContext;
 use crate::store::layout::{self, path_of};
 use crate::store::{Edit, Message};
+use jiff::Timestamp;
 
 /// One version in a contradiction, as shown to a person or an agent.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
@@ -212,7 +213,6 @@ impl Lore {
         resolution: &Resolution,
         ctx: &WriteContext,
     ) -> Result<Resolved> {
-        let now = ctx.now();
         let author = self.author(ctx);
         let rules = self.write_rules()?;
         let ((name, memory), commit) = self.store.transact(|snap| {
@@ -226,121 +226,29 @@ impl Lore {
                 )?),
                 None => None,
             };
-            let mut edits = vec![Edit::Remove {
-                path: layout::conflict_path(&record.path),
-            }];
-            let others: Vec<Memory> = record
-                .sides
-                .iter()
-                .filter_map(|s| s.memory())
-                .filter(|m| Some(&m.id) != live.as_ref().map(|l| &l.id))
-                .collect();
-            let supersede_others =
-                |edits: &mut Vec<Edit>, winner: &Memory, skip: Option<&MemoryId>| -> Result<()> {
-                    for m in others.iter().filter(|m| Some(&m.id) != skip) {
-                        let mut loser = m.clone();
-                        loser.status = Status::Superseded;
-                        loser.superseded_by = Some(winner.id.clone());
-                        loser.updated = now;
-                        edits.push(upsert(&loser)?);
-                    }
-                    Ok(())
-                };
-            let result: Option<Memory> = match resolution {
-                Resolution::Ours => {
-                    if let Some(live) = &live {
-                        supersede_others(&mut edits, live, None)?;
-                    }
-                    live.clone()
-                }
-                Resolution::Theirs { id } => {
-                    let side = pick_side(record, id.as_deref())?;
-                    match (side.memory(), &live) {
-                        (None, Some(live)) => {
-                            // The other side forgot it: forget it here too.
-                            edits.push(Edit::Remove {
-                                path: record.path.clone(),
-                            });
-                            let tomb = Tombstone::of(
-                                live,
-                                &record.path,
-                                now,
-                                (&author, &ctx.agent, &ctx.session),
-                            );
-                            edits.push(Edit::Upsert {
-                                path: layout::tombstone_path(&live.id),
-                                content: tomb.render()?,
-                            });
-                            None
-                        }
-                        (None, None) => None,
-                        (Some(mut chosen), live) => {
-                            chosen.updated = now;
-                            if let Some(live) = live.as_ref().filter(|l| l.id != chosen.id) {
-                                let mut old = live.clone();
-                                old.status = Status::Superseded;
-                                old.superseded_by = Some(chosen.id.clone());
-                                old.updated = now;
-                                edits.push(Edit::Remove {
-                                    path: record.path.clone(),
-                                });
-                                edits.push(upsert(&old)?);
-                                chosen.supersedes = Some(live.id.clone());
-                            }
-                            supersede_others(&mut edits, &chosen, Some(&chosen.id))?;
-                            edits.push(upsert(&chosen)?);
-                            Some(chosen)
-                        }
-                    }
-                }
-                Resolution::Both => {
-                    let Some(mut live) = live.clone() else {
-                        return Err(nothing_live(&name));
-                    };
-                    for side in record.sides.iter().filter_map(|s| s.memory()) {
-                        if side.id == live.id {
-                            if !live.body.contains(side.body.trim()) {
-                                live.body = format!("{}\n\n{}", live.body.trim_end(), side.body);
-                            }
-                            for t in side.tags {
-                                if !live.tags.contains(&t) {
-                                    live.tags.push(t);
-                                }
-                            }
-                        } else {
-                            let mut kept = side;
-                            kept.key = None;
-                            kept.status = Status::Active;
-                            if !kept.relates_to.contains(&live.id) {
-                                kept.relates_to.push(live.id.clone());
-                            }
-                            kept.updated = now;
-                            edits.push(upsert(&kept)?);
-                        }
-                    }
-                    live.updated = now;
-                    edits.push(upsert(&live)?);
-                    Some(live)
-                }
+            let mut settling = Settling {
+                record,
+                name: name.clone(),
+                others: record
+                    .sides
+                    .iter()
+                    .filter_map(|s| s.memory())
+                    .filter(|m| Some(&m.id) != live.as_ref().map(|l| &l.id))
+                    .collect(),
+                live,
+                now: ctx.now(),
+                author: &author,
+                ctx,
+                edits: vec![Edit::Remove {
+                    path: layout::conflict_path(&record.path),
+                }],
+            };
+            let result = match resolution {
+                Resolution::Ours => settling.ours()?,
+                Resolution::Theirs { id } => settling.theirs(id.as_deref())?,
+                Resolution::Both => settling.both()?,
                 Resolution::Edit { summary, body } => {
-                    let Some(mut live) = live.clone() else {
-                        return Err(nothing_live(&name));
-                    };
-                    if let Some(s) = summary {
-                        check_summary(s)?;
-                        live.summary = s.trim().to_string();
-                    }
-                    if let Some(b) = body {
-                        live.body = b.clone();
-                    }
-                    super::screening::screen_memory(&mut live, rules)?;
-                    live.updated = now;
-                    live.author = author.clone();
-                    live.agent = ctx.agent.clone().or(live.agent);
-                    live.session = ctx.session.clone().or(live.session);
-                    supersede_others(&mut edits, &live, None)?;
-                    edits.push(upsert(&live)?);
-                    Some(live)
+                    settling.edit(summary.as_deref(), body.as_deref(), rules)?
                 }
             };
             let ids: Vec<&MemoryId> = result.iter().map(|m| &m.id).collect();
@@ -351,7 +259,7 @@ impl Lore {
                 body: None,
                 trailers,
             };
-            Ok((edits, message, (name, result)))
+            Ok((settling.edits, message, (name, result)))
         })?;
         self.contradictions.borrow_mut().take();
         Ok(Resolved {
@@ -360,6 +268,142 @@ impl Lore {
             memory,
             commit: commit_text(commit),
         })
+    }
+}
+
+/// One contradiction being settled: its record, the memory in force at its path, the other
+/// sides' memories, and the edits of the resolving commit so far. Each resolution returns the
+/// memory left in force (none when the memory ends forgotten).
+struct Settling<'a> {
+    record: &'a ConflictRecord,
+    name: String,
+    live: Option<Memory>,
+    others: Vec<Memory>,
+    now: Timestamp,
+    author: &'a Option<String>,
+    ctx: &'a WriteContext,
+    edits: Vec<Edit>,
+}
+
+impl Settling<'_> {
+    /// Marks every other side's memory (but `skip`) superseded by `winner`.
+    fn supersede_others(&mut self, winner: &Memory, skip: Option<&MemoryId>) -> Result<()> {
+        for m in self.others.iter().filter(|m| Some(&m.id) != skip) {
+            let mut loser = m.clone();
+            loser.status = Status::Superseded;
+            loser.superseded_by = Some(winner.id.clone());
+            loser.updated = self.now;
+            self.edits.push(upsert(&loser)?);
+        }
+        Ok(())
+    }
+
+    /// Keeps the version in force; the other sides are superseded by it.
+    fn ours(&mut self) -> Result<Option<Memory>> {
+        let live = self.live.clone();
+        if let Some(live) = &live {
+            self.supersede_others(live, None)?;
+        }
+        Ok(live)
+    }
+
+    /// Takes one other side (by id when there are several): its text, or its forget.
+    fn theirs(&mut self, id: Option<&str>) -> Result<Option<Memory>> {
+        let record = self.record;
+        let side = pick_side(record, id)?;
+        let live = self.live.clone();
+        match (side.memory(), live) {
+            (None, Some(live)) => {
+                // The other side forgot it: forget it here too.
+                self.edits.push(Edit::Remove {
+                    path: record.path.clone(),
+                });
+                let by = (self.author, &self.ctx.agent, &self.ctx.session);
+                let tomb = Tombstone::of(&live, &record.path, self.now, by);
+                self.edits.push(Edit::Upsert {
+                    path: layout::tombstone_path(&live.id),
+                    content: tomb.render()?,
+                });
+                Ok(None)
+            }
+            (None, None) => Ok(None),
+            (Some(mut chosen), live) => {
+                chosen.updated = self.now;
+                if let Some(live) = live.filter(|l| l.id != chosen.id) {
+                    let mut old = live.clone();
+                    old.status = Status::Superseded;
+                    old.superseded_by = Some(chosen.id.clone());
+                    old.updated = self.now;
+                    self.edits.push(Edit::Remove {
+                        path: record.path.clone(),
+                    });
+                    self.edits.push(upsert(&old)?);
+                    chosen.supersedes = Some(live.id);
+                }
+                self.supersede_others(&chosen, Some(&chosen.id))?;
+                self.edits.push(upsert(&chosen)?);
+                Ok(Some(chosen))
+            }
+        }
+    }
+
+    /// Keeps every side: the same memory's text and tags are joined into the one in force;
+    /// other memories stay active, keyless, related to it.
+    fn both(&mut self) -> Result<Option<Memory>> {
+        let Some(mut live) = self.live.clone() else {
+            return Err(nothing_live(&self.name));
+        };
+        for side in self.record.sides.iter().filter_map(|s| s.memory()) {
+            if side.id == live.id {
+                if !live.body.contains(side.body.trim()) {
+                    live.body = format!("{}\n\n{}", live.body.trim_end(), side.body);
+                }
+                for t in side.tags {
+                    if !live.tags.contains(&t) {
+                        live.tags.push(t);
+                    }
+                }
+            } else {
+                let mut kept = side;
+                kept.key = None;
+                kept.status = Status::Active;
+                if !kept.relates_to.contains(&live.id) {
+                    kept.relates_to.push(live.id.clone());
+                }
+                kept.updated = self.now;
+                self.edits.push(upsert(&kept)?);
+            }
+        }
+        live.updated = self.now;
+        self.edits.push(upsert(&live)?);
+        Ok(Some(live))
+    }
+
+    /// Replaces the text in force (screened again); the other sides are superseded by it.
+    fn edit(
+        &mut self,
+        summary: Option<&str>,
+        body: Option<&str>,
+        rules: super::screening::WriteRules,
+    ) -> Result<Option<Memory>> {
+        let Some(mut live) = self.live.clone() else {
+            return Err(nothing_live(&self.name));
+        };
+        if let Some(s) = summary {
+            check_summary(s)?;
+            live.summary = s.trim().to_string();
+        }
+        if let Some(b) = body {
+            live.body = b.to_string();
+        }
+        super::screening::screen_memory(&mut live, rules)?;
+        live.updated = self.now;
+        live.author = self.author.clone();
+        live.agent = self.ctx.agent.clone().or(live.agent);
+        live.session = self.ctx.session.clone().or(live.session);
+        self.supersede_others(&live, None)?;
+        self.edits.push(upsert(&live)?);
+        Ok(Some(live))
     }
 }
 

@@ -85,27 +85,12 @@ impl Lore {
         let before = |days: Option<i64>| -> Option<Timestamp> {
             days.and_then(|d| now.checked_sub(SignedDuration::from_hours(d * 24)).ok())
         };
-        let all = |status: Status, namespace: Option<&str>| ListFilter {
-            namespace: namespace.map(str::to_string),
-            statuses: vec![status],
-            ..ListFilter::default()
-        };
-        let stale: Vec<MemoryId> = match before(policy.progress_decay_days) {
-            Some(cut) => self
-                .list(&all(Status::Active, Some("progress")))?
-                .into_iter()
-                .filter(|m| m.updated < cut)
-                .map(|m| m.id)
-                .collect(),
+        let stale = match before(policy.progress_decay_days) {
+            Some(cut) => self.updated_before(Status::Active, Some("progress"), cut)?,
             None => Vec::new(),
         };
-        let old: Vec<MemoryId> = match before(policy.archive_retention_days) {
-            Some(cut) => self
-                .list(&all(Status::Archived, None))?
-                .into_iter()
-                .filter(|m| m.updated < cut)
-                .map(|m| m.id)
-                .collect(),
+        let old = match before(policy.archive_retention_days) {
+            Some(cut) => self.updated_before(Status::Archived, None, cut)?,
             None => Vec::new(),
         };
         let mut report = GcReport {
@@ -119,35 +104,22 @@ impl Lore {
             return Ok(report);
         }
         if !report.archived.is_empty() || !report.expired.is_empty() {
-            let author = self.author(ctx);
             let mut ids: Vec<(String, MemoryId, bool)> = Vec::new();
             for id in report.archived.iter().chain(&report.expired) {
                 let (path, _) = self.resolve(id.as_str())?;
                 ids.push((path, id.clone(), report.expired.contains(id)));
             }
+            let by = (self.author(ctx), ctx.agent.clone(), ctx.session.clone());
             let ((archived, expired), commit) = self.store.transact(|snap| {
                 let mut edits = Vec::new();
                 let (mut archived, mut expired) = (Vec::new(), Vec::new());
                 for (path, id, expire) in &ids {
                     // Re-read on the tip this commit lands on: skip what changed meanwhile.
-                    let Some(bytes) = snap.read(path)? else {
+                    let Some(m) = read_unchanged(snap, path, id, *expire)? else {
                         continue;
                     };
-                    let Ok(text) = std::str::from_utf8(&bytes) else {
-                        continue;
-                    };
-                    let Ok(mut m) = record::parse(text, path) else {
-                        continue;
-                    };
-                    if &m.id != id {
-                        continue;
-                    }
                     if *expire {
-                        if m.status != Status::Archived {
-                            continue;
-                        }
-                        let tomb =
-                            Tombstone::of(&m, path, now, (&author, &ctx.agent, &ctx.session));
+                        let tomb = Tombstone::of(&m, path, now, (&by.0, &by.1, &by.2));
                         edits.push(Edit::Remove { path: path.clone() });
                         edits.push(Edit::Upsert {
                             path: tombstone_path(id),
@@ -155,9 +127,7 @@ impl Lore {
                         });
                         expired.push(id.clone());
                     } else {
-                        if m.status != Status::Active {
-                            continue;
-                        }
+                        let mut m = m;
                         m.status = Status::Archived;
                         m.updated = now;
                         edits.push(Edit::Upsert {
@@ -187,4 +157,52 @@ impl Lore {
         report.packed = self.store().pack()?;
         Ok(report)
     }
+}
+
+impl Lore {
+    /// The ids of memories of `status` (in `namespace`, if given) last updated before `cut`.
+    fn updated_before(
+        &mut self,
+        status: Status,
+        namespace: Option<&str>,
+        cut: Timestamp,
+    ) -> Result<Vec<MemoryId>> {
+        let filter = ListFilter {
+            namespace: namespace.map(str::to_string),
+            statuses: vec![status],
+            ..ListFilter::default()
+        };
+        Ok(self
+            .list(&filter)?
+            .into_iter()
+            .filter(|m| m.updated < cut)
+            .map(|m| m.id)
+            .collect())
+    }
+}
+
+/// The memory at `path` on the tip a gc commit lands on, when it is still the one gc chose
+/// and in the status gc acts on (archived to expire, active to archive); `None` when it
+/// changed meanwhile (gone, another memory, another status, or no longer readable).
+fn read_unchanged(
+    snap: &crate::store::Snapshot<'_>,
+    path: &str,
+    id: &MemoryId,
+    expire: bool,
+) -> Result<Option<crate::model::Memory>> {
+    let Some(bytes) = snap.read(path)? else {
+        return Ok(None);
+    };
+    let Ok(text) = std::str::from_utf8(&bytes) else {
+        return Ok(None);
+    };
+    let Ok(m) = record::parse(text, path) else {
+        return Ok(None);
+    };
+    let wanted = if expire {
+        Status::Archived
+    } else {
+        Status::Active
+    };
+    Ok((&m.id == id && m.status == wanted).then_some(m))
 }

@@ -143,23 +143,9 @@ fn decide(
         base: base.map(|l| l.text.clone()),
         sides: vec![side],
     };
-    let forgetting =
-        |which: Which, tomb: &Tombstone, writer: &mut WriterOf<'_>| -> Result<ConflictSide> {
-            let (side, tip) = match which {
-                Which::Ours => (sides.ours, &sides.ours_commit),
-                Which::Theirs => (sides.theirs, &sides.theirs_commit),
-            };
-            let commit = match side.tombstone_blobs.get(id) {
-                Some(blob) => writer(which, &layout::tombstone_path(id), *blob)?,
-                None => tip.clone(),
-            };
-            Ok(ConflictSide {
-                id: id.clone(),
-                commit,
-                text: None,
-                forgotten: Some(tomb.clone()),
-            })
-        };
+    let forgetting = |which: Which, tomb: &Tombstone, writer: &mut WriterOf<'_>| {
+        forgetting_side(sides, id, which, tomb, writer)
+    };
     if !sides.ours.touched.contains_key(id) {
         return Ok(match theirs {
             None if !sides.theirs.removed_on_purpose(id) => Verdict::Unchanged,
@@ -201,31 +187,67 @@ fn decide(
         (Some(o), Some(t)) => {
             match fields::merge_memory(base.map(|l| &l.memory), &o.memory, &t.memory) {
                 FieldMerge::Merged(m) => Verdict::Take(Some(*m)),
-                FieldMerge::Contradiction => {
-                    let (live, live_which, other, other_which) = if theirs_in_force(o, t) {
-                        (t, Which::Theirs, o, Which::Ours)
-                    } else {
-                        (o, Which::Ours, t, Which::Theirs)
-                    };
-                    let side = ConflictSide {
-                        id: id.clone(),
-                        commit: writer(other_which, &other.path, other.blob)?,
-                        text: Some(other.text.clone()),
-                        forgotten: None,
-                    };
-                    Verdict::Contradiction {
-                        record: record(
-                            &o.path,
-                            ConflictKind::BothChanged,
-                            writer(live_which, &live.path, live.blob)?,
-                            side,
-                        ),
-                        forget_lost: false,
-                        take: (live_which == Which::Theirs).then(|| live.memory.clone()),
-                    }
-                }
+                FieldMerge::Contradiction => both_changed(id, o, t, writer, record)?,
             }
         }
+    })
+}
+
+/// The side of a contradiction that forgot the memory: its tombstone, at the commit that
+/// wrote it (or the side's tip when the tombstone came from further back).
+fn forgetting_side(
+    sides: &Sides<'_>,
+    id: &MemoryId,
+    which: Which,
+    tomb: &Tombstone,
+    writer: &mut WriterOf<'_>,
+) -> Result<ConflictSide> {
+    let (side, tip) = match which {
+        Which::Ours => (sides.ours, &sides.ours_commit),
+        Which::Theirs => (sides.theirs, &sides.theirs_commit),
+    };
+    let commit = match side.tombstone_blobs.get(id) {
+        Some(blob) => writer(which, &layout::tombstone_path(id), *blob)?,
+        None => tip.clone(),
+    };
+    Ok(ConflictSide {
+        id: id.clone(),
+        commit,
+        text: None,
+        forgotten: Some(tomb.clone()),
+    })
+}
+
+/// Both sides changed the memory's fields in ways that do not merge: the version in force
+/// ([`theirs_in_force`]) is live, the other recorded as a side; `record` builds the conflict
+/// record at a path from the live commit and the other side.
+fn both_changed(
+    id: &MemoryId,
+    o: &Located,
+    t: &Located,
+    writer: &mut WriterOf<'_>,
+    record: impl Fn(&str, ConflictKind, String, ConflictSide) -> ConflictRecord,
+) -> Result<Verdict> {
+    let (live, live_which, other, other_which) = if theirs_in_force(o, t) {
+        (t, Which::Theirs, o, Which::Ours)
+    } else {
+        (o, Which::Ours, t, Which::Theirs)
+    };
+    let side = ConflictSide {
+        id: id.clone(),
+        commit: writer(other_which, &other.path, other.blob)?,
+        text: Some(other.text.clone()),
+        forgotten: None,
+    };
+    Ok(Verdict::Contradiction {
+        record: record(
+            &o.path,
+            ConflictKind::BothChanged,
+            writer(live_which, &live.path, live.blob)?,
+            side,
+        ),
+        forget_lost: false,
+        take: (live_which == Which::Theirs).then(|| live.memory.clone()),
     })
 }
 

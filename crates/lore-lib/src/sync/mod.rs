@@ -201,83 +201,41 @@ pub fn sync(store: &Store, options: &SyncOptions) -> Result<SyncReport> {
     let prefix = tracking_prefix(&remote);
     let on_remote = remote_prefix(store)?;
     let started = std::time::Instant::now();
-    let mut rounds = 0;
-    let mut memories = MergeCounts::default();
-    let mut purged: Vec<String> = Vec::new();
-    let mut replaced_remote_history = false;
+    let mut report = SyncReport {
+        remote: remote.clone(),
+        dry_run: options.dry_run,
+        memories: MergeCounts::default(),
+        refs: Vec::new(),
+        pushed: 0,
+        open_conflicts: 0,
+        rounds: 0,
+        purged: Vec::new(),
+        replaced_remote_history: false,
+    };
     loop {
-        rounds += 1;
+        report.rounds += 1;
         if options.direction != Direction::PushOnly {
             git.fetch(&remote, on_remote, &prefix)?;
         }
-        let mut refs = Vec::new();
+        report.refs.clear();
         let mut pushes: Vec<PushUpdate> = Vec::new();
         for name in lore_ref_names(repo, &prefix)? {
-            let tracking = tracked_name(&prefix, &name);
-            let fetched = ref_target(repo, &tracking)?;
-            let mut tracked = fetched;
-            let mut replaces_remote = false;
-            if name == MEMORY_REF {
-                let settled = purges::settle(store, &tracking, fetched, options.dry_run)?;
-                tracked = settled.tracked;
-                replaces_remote = settled.replaces_remote;
-                for id in settled.purged_here {
-                    if !purged.contains(&id.to_string()) {
-                        purged.push(id.to_string());
-                    }
-                }
+            let (outcome, counts, push) = sync_ref(store, options, &prefix, name, &mut report)?;
+            if !options.dry_run || report.rounds == 1 {
+                report.memories.add(counts);
             }
-            let local = ref_target(repo, &name)?;
-            let (action, counts) = if options.direction == Direction::PushOnly {
-                (relation(repo, local, tracked)?, MergeCounts::default())
-            } else {
-                reconcile(store, &name, local, tracked, &remote, options)?
-            };
-            if !options.dry_run || rounds == 1 {
-                memories.add(counts);
-            }
-            let local_now = ref_target(repo, &name)?;
-            let ahead = match (local_now, tracked) {
-                (Some(l), Some(t)) => l != t && repo.graph_descendant_of(l, t)?,
-                (Some(_), None) => true,
-                _ => false,
-            };
-            let ahead = ahead || (options.dry_run && action == RefAction::Merged);
-            if ahead
-                && options.direction != Direction::FetchOnly
-                && action != RefAction::Parked
-                && let Some(local) = local_now
-            {
-                pushes.push(PushUpdate {
-                    local_ref: name.clone(),
-                    commit: local,
-                    lease: fetched,
-                    replace: replaces_remote,
-                });
-            }
-            refs.push(RefOutcome {
-                name,
-                action,
-                pushed: false,
-            });
+            pushes.extend(push);
+            report.refs.push(outcome);
+        }
+        report.pushed = pushes.len();
+        for r in report.refs.iter_mut() {
+            r.pushed = pushes.iter().any(|p| p.local_ref == r.name);
         }
         if options.dry_run || pushes.is_empty() {
             // A plan says which refs would be pushed.
-            for r in refs.iter_mut() {
-                r.pushed = pushes.iter().any(|p| p.local_ref == r.name);
-            }
-            let open_conflicts = count_conflicts(store)?;
-            return Ok(SyncReport {
-                remote,
-                dry_run: options.dry_run,
-                memories,
-                refs,
-                pushed: pushes.len(),
-                open_conflicts,
-                rounds,
-                purged,
-                replaced_remote_history: options.dry_run && pushes.iter().any(|p| p.replace),
-            });
+            report.replaced_remote_history = options.dry_run && pushes.iter().any(|p| p.replace);
+            report.open_conflicts = count_conflicts(store)?;
+            return Ok(report);
         }
         match git.push(&remote, on_remote, &pushes)? {
             PushOutcome::Pushed => {
@@ -290,25 +248,13 @@ pub fn sync(store: &Store, options: &SyncOptions) -> Result<SyncReport> {
                         true,
                         "lore sync: pushed",
                     )?;
-                    replaced_remote_history |= p.replace;
+                    report.replaced_remote_history |= p.replace;
                 }
-                for r in refs.iter_mut() {
-                    r.pushed = pushes.iter().any(|p| p.local_ref == r.name);
-                }
-                let open_conflicts = count_conflicts(store)?;
-                return Ok(SyncReport {
-                    remote,
-                    dry_run: false,
-                    memories,
-                    pushed: pushes.len(),
-                    refs,
-                    open_conflicts,
-                    rounds,
-                    purged,
-                    replaced_remote_history,
-                });
+                report.open_conflicts = count_conflicts(store)?;
+                return Ok(report);
             }
             PushOutcome::Rejected(why) => {
+                let rounds = report.rounds;
                 if rounds >= MAX_ROUNDS
                     || started.elapsed() > MAX_RETRY_TIME
                     || options.direction == Direction::PushOnly
@@ -325,6 +271,67 @@ pub fn sync(store: &Store, options: &SyncOptions) -> Result<SyncReport> {
             }
         }
     }
+}
+
+/// One lore ref's part of a sync round: purges settled (memory ref), the fetched side merged
+/// in (or, pushing only, the relation read), and the push it needs, if any. The ids purged
+/// here are added to the report's.
+fn sync_ref(
+    store: &Store,
+    options: &SyncOptions,
+    prefix: &str,
+    name: String,
+    report: &mut SyncReport,
+) -> Result<(RefOutcome, MergeCounts, Option<PushUpdate>)> {
+    let repo = store.repo();
+    let tracking = tracked_name(prefix, &name);
+    let fetched = ref_target(repo, &tracking)?;
+    let mut tracked = fetched;
+    let mut replaces_remote = false;
+    if name == MEMORY_REF {
+        let settled = purges::settle(store, &tracking, fetched, options.dry_run)?;
+        tracked = settled.tracked;
+        replaces_remote = settled.replaces_remote;
+        for id in settled.purged_here {
+            if !report.purged.contains(&id.to_string()) {
+                report.purged.push(id.to_string());
+            }
+        }
+    }
+    let local = ref_target(repo, &name)?;
+    let (action, counts) = if options.direction == Direction::PushOnly {
+        (relation(repo, local, tracked)?, MergeCounts::default())
+    } else {
+        reconcile(store, &name, local, tracked, &report.remote, options)?
+    };
+    let local_now = ref_target(repo, &name)?;
+    let ahead = match (local_now, tracked) {
+        (Some(l), Some(t)) => l != t && repo.graph_descendant_of(l, t)?,
+        (Some(_), None) => true,
+        _ => false,
+    };
+    let ahead = ahead || (options.dry_run && action == RefAction::Merged);
+    let push = match local_now {
+        Some(local)
+            if ahead
+                && options.direction != Direction::FetchOnly
+                && action != RefAction::Parked =>
+        {
+            Some(PushUpdate {
+                local_ref: name.clone(),
+                commit: local,
+                lease: fetched,
+                replace: replaces_remote,
+            })
+        }
+        _ => None,
+    };
+    let outcome = RefOutcome {
+        name,
+        action,
+        pushed: false,
+    };
+    Ok((outcome, counts, push))
 }
 
 /// Waits before the next round: exponential from 25 ms up to 2 s, with jitter so that clones

@@ -143,60 +143,9 @@ impl ThoughtIndex {
     /// Runs a query: filters in SQL, candidates by BM25 when there is text, ordered by ρ.
     /// Similarity is left for [`with_similarity`].
     pub fn search(&self, q: &ThoughtQuery) -> Result<Vec<ThoughtHit>> {
-        let now = q.now.unwrap_or_else(Timestamp::now).as_millisecond() as f64;
-        let w = q.weights;
-        let half_life_ms = (w.half_life_days.max(1e-6)) * 86_400_000.0;
-        let mut args: Vec<Value> = Vec::new();
-        let mut bind = |v: Value| {
-            args.push(v);
-            format!("?{}", args.len())
-        };
-        let rho = format!(
-            "({ws} * t.score + {wo} * (CASE WHEN t.best = 1 OR t.outcome = 'success' THEN 1.0 \
-             WHEN t.outcome = 'failed' THEN 0.0 ELSE 0.5 END) + {wr} / (1.0 + max(0.0, {now} - \
-             t.created) / {hl}))",
-            ws = bind(Value::Real(w.score)),
-            wo = bind(Value::Real(w.outcome)),
-            wr = bind(Value::Real(w.recency)),
-            now = bind(Value::Real(now)),
-            hl = bind(Value::Real(half_life_ms)),
-        );
-        let mut filters: Vec<String> = Vec::new();
-        if let Some(session) = &q.session {
-            filters.push(format!(
-                "t.session = {}",
-                bind(Value::Text(session.clone()))
-            ));
-        }
-        match q.outcome {
-            Some(OutcomeFilter::Success) => {
-                filters.push("(t.outcome = 'success' OR t.best = 1)".into())
-            }
-            Some(OutcomeFilter::Failed) => filters.push("t.outcome = 'failed'".into()),
-            Some(OutcomeFilter::Best) => filters.push("t.best = 1".into()),
-            Some(OutcomeFilter::Unmarked) => {
-                filters.push("t.outcome IS NULL AND t.best = 0".into())
-            }
-            None => {}
-        }
-        if q.frontier {
-            filters.push(
-                "t.children = 0 AND t.best = 0 AND t.outcome IS NOT 'failed' AND \
-                 t.session NOT IN (SELECT session FROM sessions WHERE finished = 1)"
-                    .into(),
-            );
-        }
-        if let Some(s) = q.pickaxe.as_deref().filter(|s| !s.is_empty()) {
-            let s = bind(Value::Text(s.to_string()));
-            let count = |col: &str| {
-                format!("((length({col}) - length(replace({col}, {s}, ''))) / length({s}))")
-            };
-            filters.push(format!(
-                "{} != coalesce((SELECT {} FROM thoughts p WHERE p.id = t.parent), 0)",
-                count("t.text"),
-                count("p.text")
-            ));
-        }
+        let mut params = Params::default();
+        let rho = rho_sql(q, &mut params);
+        let mut filters = filter_sql(q, &mut params);
         let query_terms = q.text.as_deref().map(fts_terms).unwrap_or_default();
         let grep_terms = q.grep.as_deref().map(fts_terms).unwrap_or_default();
         let mut matches: Vec<String> = Vec::new();
@@ -204,57 +153,40 @@ impl ThoughtIndex {
             matches.push(format!("({})", query_terms.join(" OR ")));
         }
         matches.extend(grep_terms);
-        let where_filters = |extra: &[String]| -> String {
-            let all: Vec<&String> = filters.iter().chain(extra).collect();
-            if all.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    "WHERE {}",
-                    all.iter()
-                        .map(|s| s.as_str())
-                        .collect::<Vec<_>>()
-                        .join(" AND ")
-                )
-            }
-        };
-        let columns = format!(
-            "t.id, t.session, t.parent, t.depth, t.text, t.score, t.outcome, t.best, t.created, \
-             {rho} AS rho"
-        );
         let limit = q.limit.max(1);
-        let sql = if matches.is_empty() {
-            let limit = bind(Value::Integer(limit as i64));
-            format!(
-                "SELECT {columns} FROM thoughts t {} ORDER BY rho DESC, t.rowid DESC LIMIT {limit}",
-                where_filters(&[])
-            )
+        let limit = if matches.is_empty() {
+            limit
         } else {
-            let m = bind(Value::Text(matches.join(" AND ")));
+            let m = params.bind(Value::Text(matches.join(" AND ")));
             // Free text ranks its best BM25 candidates; keywords alone admit every match.
-            let matched = if query_terms.is_empty() {
-                format!("t.rowid IN (SELECT rowid FROM thoughts_fts WHERE thoughts_fts MATCH {m})")
-            } else {
-                let candidates = bind(Value::Integer(q.candidates.max(limit) as i64));
-                format!(
-                    "t.rowid IN (SELECT rowid FROM thoughts_fts WHERE thoughts_fts MATCH {m} \
-                     ORDER BY rank LIMIT {candidates})"
-                )
-            };
-            // Free text returns every candidate: [`rank_in_band`] keeps the relevant ones.
-            let limit = if query_terms.is_empty() {
+            if query_terms.is_empty() {
+                filters.push(format!(
+                    "t.rowid IN (SELECT rowid FROM thoughts_fts WHERE thoughts_fts MATCH {m})"
+                ));
                 limit
             } else {
+                let candidates = params.bind(Value::Integer(q.candidates.max(limit) as i64));
+                filters.push(format!(
+                    "t.rowid IN (SELECT rowid FROM thoughts_fts WHERE thoughts_fts MATCH {m} \
+                     ORDER BY rank LIMIT {candidates})"
+                ));
+                // Free text returns every candidate: [`rank_in_band`] keeps the relevant ones.
                 q.candidates.max(limit)
-            };
-            let limit = bind(Value::Integer(limit as i64));
-            format!(
-                "SELECT {columns} FROM thoughts t {} ORDER BY rho DESC, t.rowid DESC LIMIT {limit}",
-                where_filters(&[matched])
-            )
+            }
         };
+        let limit = params.bind(Value::Integer(limit as i64));
+        let filters = if filters.is_empty() {
+            String::new()
+        } else {
+            format!("WHERE {}", filters.join(" AND "))
+        };
+        let sql = format!(
+            "SELECT t.id, t.session, t.parent, t.depth, t.text, t.score, t.outcome, t.best, \
+             t.created, {rho} AS rho FROM thoughts t {filters} \
+             ORDER BY rho DESC, t.rowid DESC LIMIT {limit}"
+        );
         let mut stmt = self.conn.prepare(&sql)?;
-        let rows = stmt.query_map(rusqlite::params_from_iter(args.iter()), |r| {
+        let rows = stmt.query_map(rusqlite::params_from_iter(params.0.iter()), |r| {
             let created: i64 = r.get(8)?;
             Ok(ThoughtHit {
                 id: r.get(0)?,
@@ -273,6 +205,74 @@ impl ThoughtIndex {
         })?;
         Ok(rows.collect::<std::result::Result<_, _>>()?)
     }
+}
+
+/// A statement's positional parameters: binding a value returns its placeholder.
+#[derive(Default)]
+struct Params(Vec<Value>);
+
+impl Params {
+    fn bind(&mut self, value: Value) -> String {
+        self.0.push(value);
+        format!("?{}", self.0.len())
+    }
+}
+
+/// ρ as SQL: the weighted score, outcome (best or success 1, failed 0, else ½) and recency
+/// (halving over the half-life) of a thought `t`.
+fn rho_sql(q: &ThoughtQuery, params: &mut Params) -> String {
+    let now = q.now.unwrap_or_else(Timestamp::now).as_millisecond() as f64;
+    let w = q.weights;
+    let half_life_ms = (w.half_life_days.max(1e-6)) * 86_400_000.0;
+    format!(
+        "({ws} * t.score + {wo} * (CASE WHEN t.best = 1 OR t.outcome = 'success' THEN 1.0 \
+         WHEN t.outcome = 'failed' THEN 0.0 ELSE 0.5 END) + {wr} / (1.0 + max(0.0, {now} - \
+         t.created) / {hl}))",
+        ws = params.bind(Value::Real(w.score)),
+        wo = params.bind(Value::Real(w.outcome)),
+        wr = params.bind(Value::Real(w.recency)),
+        now = params.bind(Value::Real(now)),
+        hl = params.bind(Value::Real(half_life_ms)),
+    )
+}
+
+/// The query's filters as SQL conditions on a thought `t`: session, outcome, the frontier
+/// (open leaves of unfinished sessions) and the pickaxe (thoughts that changed how often a
+/// string occurs against their parent).
+fn filter_sql(q: &ThoughtQuery, params: &mut Params) -> Vec<String> {
+    let mut filters: Vec<String> = Vec::new();
+    if let Some(session) = &q.session {
+        let session = params.bind(Value::Text(session.clone()));
+        filters.push(format!("t.session = {session}"));
+    }
+    match q.outcome {
+        Some(OutcomeFilter::Success) => {
+            filters.push("(t.outcome = 'success' OR t.best = 1)".into())
+        }
+        Some(OutcomeFilter::Failed) => filters.push("t.outcome = 'failed'".into()),
+        Some(OutcomeFilter::Best) => filters.push("t.best = 1".into()),
+        Some(OutcomeFilter::Unmarked) => filters.push("t.outcome IS NULL AND t.best = 0".into()),
+        None => {}
+    }
+    if q.frontier {
+        filters.push(
+            "t.children = 0 AND t.best = 0 AND t.outcome IS NOT 'failed' AND \
+             t.session NOT IN (SELECT session FROM sessions WHERE finished = 1)"
+                .into(),
+        );
+    }
+    if let Some(s) = q.pickaxe.as_deref().filter(|s| !s.is_empty()) {
+        let s = params.bind(Value::Text(s.to_string()));
+        let count = |col: &str| {
+            format!("((length({col}) - length(replace({col}, {s}, ''))) / length({s}))")
+        };
+        filters.push(format!(
+            "{} != coalesce((SELECT {} FROM thoughts p WHERE p.id = t.parent), 0)",
+            count("t.text"),
+            count("p.text")
+        ));
+    }
+    filters
 }
 
 /// Ranks free-text candidates: each gets its similarity to `query`; those within `band` of the

@@ -3,6 +3,7 @@
 //! table.
 
 mod hot;
+mod input_cost;
 mod scale;
 mod scopes;
 mod substrates;
@@ -70,6 +71,7 @@ pub enum BenchWhat {
     Hot(hot::HotBenchArgs),
     Scale(scale::ScaleBenchArgs),
     Scopes(scopes::ScopesBenchArgs),
+    InputCost(input_cost::InputCostBenchArgs),
 }
 
 /// Runs `lore bench`, with a progress bar on a terminal (none with `--json`).
@@ -83,6 +85,9 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, args: &BenchArgs) -> CmdResult {
         Some(BenchWhat::Scale(scale_args)) => return scale::run(ui, global, scale_args, progress),
         Some(BenchWhat::Scopes(scopes_args)) => {
             return scopes::run(ui, global, scopes_args, progress);
+        }
+        Some(BenchWhat::InputCost(cost_args)) => {
+            return input_cost::run(ui, global, cost_args, progress);
         }
         None => {}
     }
