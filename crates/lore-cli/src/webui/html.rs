@@ -218,19 +218,24 @@ mod tests {
 
     #[test]
     fn stored_text_cannot_open_markup() {
-        let hostile = "<script>alert(1)</script>\"' onmouseover=x &amp;";
-        let out = html! { p title=(hostile) { (hostile) } }.into_string();
-        let inner = out
-            .strip_prefix("<p title=\"")
-            .and_then(|s| s.strip_suffix("</p>"))
-            .unwrap_or_else(|| panic!("{out}"));
-        let (attr, text) = inner.split_once("\">").unwrap_or_else(|| panic!("{out}"));
-        for part in [attr, text] {
-            for bad in ["<", ">", "\""] {
-                assert!(!part.contains(bad), "{out}");
-            }
-            assert!(part.contains("&amp;amp;"), "{out}");
+        let hostile = "<script>x()</script>\" onfocus=\"x()\" &amp;";
+        let options = [(hostile.to_string(), hostile.to_string())];
+        let body = html! {
+            (empty_state(hostile, html! { (hostile) }))
+            (select(hostile, hostile, &options, hostile))
+            (post_form(hostile, hostile, hostile, html! { (hostile) }))
+            (diff_table(&[DiffLine { origin: '+', text: hostile.to_string() }]))
+        };
+        let mut page = Page::new(Section::Memories, hostile, body);
+        page.warnings.push(hostile.to_string());
+        let out = layout(&page, hostile);
+        for bad in ["<script>x", "\" onfocus=\""] {
+            assert!(!out.contains(bad), "{bad:?} in {out}");
         }
+        let escaped = "&lt;script&gt;x()&lt;/script&gt;&quot; onfocus=&quot;x()&quot; &amp;amp;";
+        // The title, heading, stamp, warning, empty state (two), select (name, label, option
+        // value, option text), form (action, class, token, content) and diff line.
+        assert_eq!(out.matches(escaped).count(), 15, "{out}");
     }
 
     #[test]
