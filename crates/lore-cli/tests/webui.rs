@@ -3,12 +3,15 @@
 //! `chromium-driver`, installed by scripts/setup.sh; missing ones fail the test, never skip it).
 //! Search finds a memory; an edit makes a new version in the timeline and in `git log`;
 //! accepting a review item writes a memory; another process's write appears without a reload;
-//! a foreign Origin is refused. Every page is screenshotted into target/webui-screenshots/, and
+//! a foreign Origin is refused; hostile stored text is shown as text on every page that shows
+//! it (webui/escaping.rs). Every page is screenshotted into target/webui-screenshots/, and
 //! any browser console error fails the test.
 
 #[path = "webui/clones.rs"]
 mod clones;
 mod common;
+#[path = "webui/escaping.rs"]
+mod escaping;
 #[path = "webui/server.rs"]
 mod server;
 #[path = "webui/webdriver.rs"]

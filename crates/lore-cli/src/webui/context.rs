@@ -2,7 +2,6 @@
 //! and step log (windowed, like the CONTEXT views), its metadata, and the preview of merging it
 //! into another branch.
 
-use std::fmt::Write as _;
 use std::sync::Arc;
 
 use axum::extract::{Query, State};
@@ -12,8 +11,9 @@ use lore::ctx::view::{Overview, View};
 use lore::ops::browse::CtxMergePreview;
 use lore::ops::ctx::{CtxMetadataGet, CtxShow};
 use lore::steps::Step;
+use maud::{Markup, html};
 
-use super::html::{self, Page, Section, esc, short};
+use super::html::{self, Page, Section, short};
 use super::{App, PageCtx, run_op};
 
 const COMMIT_WINDOW: usize = 10;
@@ -31,32 +31,25 @@ fn pager(
     window: usize,
     total: usize,
     other: (&str, usize),
-) -> String {
+) -> Markup {
     let link = |to: usize, label: &str| {
         let to_s = to.to_string();
         let other_s = other.1.to_string();
-        format!(
-            "<a href=\"/context{}\">{label}</a>",
-            html::query(&[("branch", branch), (name, &to_s), (other.0, &other_s)])
-        )
+        html! {
+            a href={
+                "/context" (html::query(&[("branch", branch), (name, &to_s), (other.0, &other_s)]))
+            } { (label) }
+        }
     };
-    let mut out = String::from("<p class=\"pager\">");
-    if at > 0 {
-        out.push_str(&link(at.saturating_sub(window), "← newer"));
-        out.push(' ');
+    html! {
+        p class="pager" {
+            @if at > 0 { (link(at.saturating_sub(window), "← newer")) " " }
+            span class="muted" {
+                ((at + 1).min(total)) "–" ((at + window).min(total)) " of " (total)
+            }
+            @if at + window < total { " " (link(at + window, "older →")) }
+        }
     }
-    let _ = write!(
-        out,
-        "<span class=\"muted\">{}–{} of {total}</span>",
-        (at + 1).min(total),
-        (at + window).min(total)
-    );
-    if at + window < total {
-        out.push(' ');
-        out.push_str(&link(at + window, "older →"));
-    }
-    out.push_str("</p>");
-    out
 }
 
 fn render(env: &mut lore::ops::Env<'_>, ctx: &PageCtx) -> Result<Page, lore::Error> {
@@ -64,12 +57,14 @@ fn render(env: &mut lore::ops::Env<'_>, ctx: &PageCtx) -> Result<Page, lore::Err
         return Ok(no_context_page());
     };
     let branch = ctx.param("branch").unwrap_or(&ov.current).to_string();
-    let mut body = branches_and_roadmap(&ov, &branch);
     let (coff, loff) = (offset(ctx, "coff"), offset(ctx, "loff"));
-    body.push_str(&commit_timeline(env, &branch, coff, loff)?);
-    body.push_str(&step_log(env, &branch, loff, coff)?);
-    body.push_str(&metadata_section(env, &branch)?);
-    body.push_str(&merge_preview_section(env, ctx, &ov, &branch)?);
+    let body = html! {
+        (branches_and_roadmap(&ov, &branch))
+        (commit_timeline(env, &branch, coff, loff)?)
+        (step_log(env, &branch, loff, coff)?)
+        (metadata_section(env, &branch)?)
+        (merge_preview_section(env, ctx, &ov, &branch)?)
+    };
     Ok(Page::new(
         Section::Context,
         format!("Context: {branch}"),
@@ -101,41 +96,43 @@ fn no_context_page() -> Page {
         "Context branches",
         html::empty_state(
             "No context yet.",
-            "Start one with <code>lore ctx init \"the goal\"</code> (or an agent's \
-             <code>ctx_init</code> tool); branches, commits and the step log appear here.",
+            html! {
+                "Start one with " code { "lore ctx init \"the goal\"" } " (or an agent's "
+                code { "ctx_init" } " tool); branches, commits and the step log appear here."
+            },
         ),
     )
 }
 
 /// The branch list (with `branch` marked as shown) beside the current branch's roadmap.
-fn branches_and_roadmap(ov: &Overview, branch: &str) -> String {
-    let mut body =
-        String::from("<div class=\"columns\"><section><h2>Branches</h2><ul class=\"branches\">");
-    for b in &ov.branches {
-        let current = if b.name == branch {
-            " aria-current=\"page\""
-        } else {
-            ""
-        };
-        let _ = write!(
-            body,
-            "<li><a href=\"/context{}\"{current}>{}</a>{} <span class=\"muted\">{} commits, {} \
-             uncommitted</span><br><small>{}</small></li>",
-            html::query(&[("branch", &b.name)]),
-            esc(&b.name),
-            if b.current { " (current)" } else { "" },
-            b.commits,
-            b.uncommitted,
-            esc(&b.summary)
-        );
+fn branches_and_roadmap(ov: &Overview, branch: &str) -> Markup {
+    html! {
+        div class="columns" {
+            section {
+                h2 { "Branches" }
+                ul class="branches" {
+                    @for b in &ov.branches {
+                        li {
+                            a href={ "/context" (html::query(&[("branch", &b.name)])) }
+                                aria-current=[(b.name == branch).then_some("page")]
+                            { (b.name) }
+                            @if b.current { " (current)" }
+                            " "
+                            span class="muted" {
+                                (b.commits) " commits, " (b.uncommitted) " uncommitted"
+                            }
+                            br;
+                            small { (b.summary) }
+                        }
+                    }
+                }
+            }
+            section {
+                h2 { "Roadmap (" (ov.current) ")" }
+                pre class="doc" { (ov.roadmap) }
+            }
+        }
     }
-    let _ = write!(
-        body,
-        "</ul></section><section><h2>Roadmap ({})</h2><pre class=\"doc\">{}</pre></section></div>",
-        esc(&ov.current),
-        esc(&ov.roadmap)
-    );
-    body
 }
 
 /// A window of the branch's commits, newest first, from `coff`; `loff` keeps the step log's
@@ -145,7 +142,7 @@ fn commit_timeline(
     branch: &str,
     coff: usize,
     loff: usize,
-) -> Result<String, lore::Error> {
+) -> Result<Markup, lore::Error> {
     let commits = run_op(
         env,
         CtxShow {
@@ -155,43 +152,28 @@ fn commit_timeline(
             ..CtxShow::default()
         },
     )?;
-    let mut body = format!("<h2>Commits of {}</h2>", esc(branch));
-    if let View::Branch(v) = &commits.view {
-        let _ = write!(
-            body,
-            "<p class=\"muted\">purpose: {}</p><ol class=\"timeline\" id=\"commits\">",
-            esc(&v.meta.purpose)
-        );
-        for c in &v.entries {
-            let e = &c.entry;
-            let _ = write!(
-                body,
-                "<li><code title=\"{}\">{}</code> #{} {} <strong>{}</strong>{}<br>{}<br>\
-                 <small class=\"muted\">summary: {}</small></li>",
-                esc(&c.commit),
-                esc(short(&c.commit)),
-                e.seq,
-                html::time(&e.time),
-                esc(e.kind.as_str()),
-                e.merged
-                    .as_deref()
-                    .map(|m| format!(" of {}", esc(m)))
-                    .unwrap_or_default(),
-                esc(&e.contribution),
-                esc(&e.summary)
-            );
+    Ok(html! {
+        h2 { "Commits of " (branch) }
+        @if let View::Branch(v) = &commits.view {
+            p class="muted" { "purpose: " (v.meta.purpose) }
+            ol class="timeline" id="commits" {
+                @for c in &v.entries {
+                    @let e = &c.entry;
+                    li {
+                        code title=(c.commit) { (short(&c.commit)) }
+                        " #" (e.seq) " " (html::time(&e.time)) " "
+                        strong { (e.kind.as_str()) }
+                        @if let Some(m) = &e.merged { " of " (m) }
+                        br;
+                        (e.contribution)
+                        br;
+                        small class="muted" { "summary: " (e.summary) }
+                    }
+                }
+            }
+            (pager(branch, "coff", coff, COMMIT_WINDOW, v.total, ("loff", loff)))
         }
-        body.push_str("</ol>");
-        body.push_str(&pager(
-            branch,
-            "coff",
-            coff,
-            COMMIT_WINDOW,
-            v.total,
-            ("loff", loff),
-        ));
-    }
-    Ok(body)
+    })
 }
 
 /// A window of the branch's step log, newest first, from `loff`; `coff` keeps the commit
@@ -201,7 +183,7 @@ fn step_log(
     branch: &str,
     loff: usize,
     coff: usize,
-) -> Result<String, lore::Error> {
+) -> Result<Markup, lore::Error> {
     let log = run_op(
         env,
         CtxShow {
@@ -212,56 +194,55 @@ fn step_log(
             ..CtxShow::default()
         },
     )?;
-    let mut body = String::from("<h2>Step log</h2>");
     let View::Log(v) = &log.view else {
-        return Ok(body);
+        return Ok(html! { h2 { "Step log" } });
     };
     if v.total == 0 {
-        body.push_str("<p class=\"muted\">No steps logged. Agents log them with <code>ctx_log</code>, hooks with each tool call.</p>");
-        return Ok(body);
+        return Ok(html! {
+            h2 { "Step log" }
+            p class="muted" {
+                "No steps logged. Agents log them with " code { "ctx_log" }
+                ", hooks with each tool call."
+            }
+        });
     }
-    body.push_str("<table class=\"steps\"><thead><tr><th>#</th><th>when</th><th>what</th><th>committed</th></tr></thead><tbody>");
-    for (n, s) in &v.steps {
-        let _ = write!(
-            body,
-            "<tr><td>{n}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            html::time(&s.step.time),
-            step_what(&s.step),
-            if s.committed { "yes" } else { "no" }
-        );
-    }
-    body.push_str("</tbody></table>");
-    body.push_str(&pager(
-        branch,
-        "loff",
-        loff,
-        LOG_WINDOW,
-        v.total,
-        ("coff", coff),
-    ));
-    Ok(body)
+    Ok(html! {
+        h2 { "Step log" }
+        table class="steps" {
+            thead { tr { th { "#" } th { "when" } th { "what" } th { "committed" } } }
+            tbody {
+                @for (n, s) in &v.steps {
+                    tr {
+                        td { (n) }
+                        td { (html::time(&s.step.time)) }
+                        td { (step_what(&s.step)) }
+                        td { (if s.committed { "yes" } else { "no" }) }
+                    }
+                }
+            }
+        }
+        (pager(branch, "loff", loff, LOG_WINDOW, v.total, ("coff", coff)))
+    })
 }
 
-/// A step's tool, text, arguments and result, those it has, as one line of HTML.
-fn step_what(step: &Step) -> String {
-    [
-        step.tool
-            .as_deref()
-            .map(|t| format!("<strong>{}</strong>", esc(t))),
-        step.text.as_deref().map(esc),
-        step.arguments
-            .as_deref()
-            .map(|a| format!("<code>{}</code>", esc(a))),
-        step.result.as_deref().map(|r| format!("→ {}", esc(r))),
-    ]
-    .into_iter()
-    .flatten()
-    .collect::<Vec<_>>()
-    .join(" ")
+/// A step's tool, text, arguments and result, those it has, on one line.
+fn step_what(step: &Step) -> Markup {
+    let parts = [
+        step.tool.as_deref().map(|t| html! { strong { (t) } }),
+        step.text.as_deref().map(|t| html! { (t) }),
+        step.arguments.as_deref().map(|a| html! { code { (a) } }),
+        step.result.as_deref().map(|r| html! { "→ " (r) }),
+    ];
+    html! {
+        @for (i, part) in parts.into_iter().flatten().enumerate() {
+            @if i > 0 { " " }
+            (part)
+        }
+    }
 }
 
 /// The branch's metadata as YAML.
-fn metadata_section(env: &mut lore::ops::Env<'_>, branch: &str) -> Result<String, lore::Error> {
+fn metadata_section(env: &mut lore::ops::Env<'_>, branch: &str) -> Result<Markup, lore::Error> {
     let metadata = run_op(
         env,
         CtxMetadataGet {
@@ -269,10 +250,10 @@ fn metadata_section(env: &mut lore::ops::Env<'_>, branch: &str) -> Result<String
             branch: Some(branch.to_string()),
         },
     )?;
-    Ok(format!(
-        "<h2>Metadata</h2><pre class=\"doc\" id=\"metadata\">{}</pre>",
-        esc(&metadata.yaml)
-    ))
+    Ok(html! {
+        h2 { "Metadata" }
+        pre class="doc" id="metadata" { (metadata.yaml) }
+    })
 }
 
 /// The form that picks a branch to merge `branch` into and, once one is picked, what the merge
@@ -282,82 +263,72 @@ fn merge_preview_section(
     ctx: &PageCtx,
     ov: &Overview,
     branch: &str,
-) -> Result<String, lore::Error> {
+) -> Result<Markup, lore::Error> {
     let others: Vec<(String, String)> = ov
         .branches
         .iter()
         .filter(|b| b.name != branch)
         .map(|b| (b.name.clone(), b.name.clone()))
         .collect();
-    let mut body = String::from("<h2>Merge preview</h2>");
     if others.is_empty() {
-        body.push_str("<p class=\"muted\">Only one branch: make another with <code>lore ctx branch NAME</code> to merge.</p>");
-        return Ok(body);
+        return Ok(html! {
+            h2 { "Merge preview" }
+            p class="muted" {
+                "Only one branch: make another with " code { "lore ctx branch NAME" }
+                " to merge."
+            }
+        });
     }
     let into = ctx.param("into").unwrap_or("");
-    let _ = write!(
-        body,
-        "<form method=\"get\" action=\"/context\" class=\"inline\"><input type=\"hidden\" \
-         name=\"branch\" value=\"{}\">Merge {} {}<button type=\"submit\">Preview</button></form>",
-        esc(branch),
-        esc(branch),
-        html::select("into", "into", &others, into)
-    );
-    if !into.is_empty() {
-        let preview = run_op(
+    let outcome = if into.is_empty() {
+        None
+    } else {
+        Some(run_op(
             env,
             CtxMergePreview {
                 branch: branch.to_string(),
                 into: Some(into.to_string()),
             },
-        )?;
-        body.push_str(&merge_outcome(&preview));
-    }
-    Ok(body)
+        )?)
+    };
+    Ok(html! {
+        h2 { "Merge preview" }
+        form method="get" action="/context" class="inline" {
+            input type="hidden" name="branch" value=(branch);
+            "Merge " (branch) " " (html::select("into", "into", &others, into))
+            button type="submit" { "Preview" }
+        }
+        @if let Some(p) = &outcome { (merge_outcome(p)) }
+    })
 }
 
 /// What merging would do: nothing, or the steps that would come over, the conflicts and the
 /// roadmap after it; then the command that merges for real.
-fn merge_outcome(p: &MergePreview) -> String {
-    let mut body = String::new();
-    if p.up_to_date {
-        let _ = write!(
-            body,
-            "<p class=\"ok\">{} already has everything {} has.</p>",
-            esc(&p.into),
-            esc(&p.from)
-        );
-    } else {
-        let _ = write!(
-            body,
-            "<p>{} steps would come over{}; {} conflicts.</p>",
-            p.incoming_steps,
-            if p.uncommitted_left > 0 {
-                format!(" ({} uncommitted would not)", p.uncommitted_left)
-            } else {
-                String::new()
-            },
-            p.conflicts.len()
-        );
-        if !p.shared_history {
-            body.push_str("<p class=\"warning\">The branches share no history: every difference conflicts.</p>");
+fn merge_outcome(p: &MergePreview) -> Markup {
+    html! {
+        @if p.up_to_date {
+            p class="ok" { (p.into) " already has everything " (p.from) " has." }
+        } @else {
+            p {
+                (p.incoming_steps) " steps would come over"
+                @if p.uncommitted_left > 0 {
+                    " (" (p.uncommitted_left) " uncommitted would not)"
+                }
+                "; " (p.conflicts.len()) " conflicts."
+            }
+            @if !p.shared_history {
+                p class="warning" {
+                    "The branches share no history: every difference conflicts."
+                }
+            }
+            @for c in &p.conflicts { pre class="conflict" { (c) } }
+            h3 { "Roadmap after the merge" }
+            pre class="doc" { (p.roadmap) }
         }
-        for c in &p.conflicts {
-            let _ = write!(body, "<pre class=\"conflict\">{}</pre>", esc(c));
+        p class="muted" {
+            "Merge for real with " code { "lore ctx merge " (p.from) " --into " (p.into) } "."
         }
-        let _ = write!(
-            body,
-            "<h3>Roadmap after the merge</h3><pre class=\"doc\">{}</pre>",
-            esc(&p.roadmap)
-        );
     }
-    let _ = write!(
-        body,
-        "<p class=\"muted\">Merge for real with <code>lore ctx merge {} --into {}</code>.</p>",
-        esc(&p.from),
-        esc(&p.into)
-    );
-    body
 }
 
 /// `/context`.

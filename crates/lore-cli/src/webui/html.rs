@@ -1,10 +1,19 @@
-//! The web UI's HTML: escaping (every stored text is hostile), URL encoding, the page layout
-//! with its navigation, and the small pieces pages share (times, forms, empty states, diffs).
-
-use std::fmt::Write as _;
+//! The web UI's HTML: the page layout with its navigation, URL encoding, and the small pieces
+//! pages share (times, forms, empty states, diffs). Markup is built with maud, which escapes
+//! every value spliced into it (every stored text is hostile).
 
 use jiff::Timestamp;
 use lore::thoughts::read::DiffLine;
+use maud::{DOCTYPE, Markup, html};
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
+
+/// What a path segment or query value keeps as is: ASCII letters and digits and `-_.~` (the
+/// unreserved characters of RFC 3986); every other byte is percent-encoded.
+const URL_VALUE: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'~');
 
 /// The sections of the UI, in the order the navigation lists them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -32,15 +41,15 @@ pub struct Page {
     pub title: String,
     /// Which navigation entry is current.
     pub section: Section,
-    /// The content (already escaped HTML).
-    pub body: String,
+    /// The content.
+    pub body: Markup,
     /// Warnings from the operations, shown above the content.
     pub warnings: Vec<String>,
 }
 
 impl Page {
-    /// A page with this title (plain text) and content (HTML).
-    pub fn new(section: Section, title: impl Into<String>, body: String) -> Page {
+    /// A page with this title (plain text) and content.
+    pub fn new(section: Section, title: impl Into<String>, body: Markup) -> Page {
         Page {
             title: title.into(),
             section,
@@ -50,33 +59,9 @@ impl Page {
     }
 }
 
-/// Escapes text for HTML content and quoted attribute values.
-pub fn esc(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 /// Percent-encodes text for a path segment or a query value.
 pub fn enc(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for b in text.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
-            out.push(b as char);
-        } else {
-            let _ = write!(out, "%{b:02X}");
-        }
-    }
-    out
+    utf8_percent_encode(text, URL_VALUE).to_string()
 }
 
 /// A query string from pairs whose value is not empty (`?a=1&b=2`, or nothing).
@@ -94,15 +79,11 @@ pub fn query(pairs: &[(&str, &str)]) -> String {
 }
 
 /// A time as a `<time>` element: the date and minute, the full value on hover.
-pub fn time(t: &Timestamp) -> String {
+pub fn time(t: &Timestamp) -> Markup {
     let full = t.to_string();
-    let short = t.strftime("%Y-%m-%d %H:%M").to_string();
-    format!(
-        "<time datetime=\"{}\" title=\"{}\">{}</time>",
-        esc(&full),
-        esc(&full),
-        esc(&short)
-    )
+    html! {
+        time datetime=(full) title=(full) { (t.strftime("%Y-%m-%d %H:%M")) }
+    }
 }
 
 /// The first characters of an id or hash, for display.
@@ -113,64 +94,63 @@ pub fn short(id: &str) -> &str {
     }
 }
 
-/// A form that POSTs to `action` with the CSRF token and the given fields and buttons (HTML).
-pub fn post_form(action: &str, csrf: &str, class: &str, inner: &str) -> String {
-    format!(
-        "<form method=\"post\" action=\"{}\" class=\"{}\"><input type=\"hidden\" name=\"csrf\" \
-         value=\"{}\">{inner}</form>",
-        esc(action),
-        esc(class),
-        esc(csrf)
-    )
+/// A form that POSTs to `action` with the CSRF token and the given fields and buttons.
+pub fn post_form(action: &str, csrf: &str, class: &str, inner: Markup) -> Markup {
+    html! {
+        form method="post" action=(action) class=(class) {
+            input type="hidden" name="csrf" value=(csrf);
+            (inner)
+        }
+    }
 }
 
 /// A notice for a page with nothing to show: what it is, and what to do.
-pub fn empty_state(what: &str, todo: &str) -> String {
-    format!(
-        "<div class=\"empty\" role=\"status\"><p><strong>{}</strong></p><p>{}</p></div>",
-        esc(what),
-        todo
-    )
+pub fn empty_state(what: &str, todo: Markup) -> Markup {
+    html! {
+        div class="empty" role="status" {
+            p { strong { (what) } }
+            p { (todo) }
+        }
+    }
 }
 
 /// A line diff as a table: one row a line, `+`/`-`/` `/`@` marked.
-pub fn diff_table(lines: &[DiffLine]) -> String {
+pub fn diff_table(lines: &[DiffLine]) -> Markup {
     if lines.is_empty() {
-        return "<p class=\"muted\">No difference.</p>".into();
+        return html! { p class="muted" { "No difference." } };
     }
-    let mut out = String::from("<table class=\"diff\"><tbody>");
-    for line in lines {
-        let class = match line.origin {
-            '+' => "add",
-            '-' => "del",
-            '@' => "hunk",
-            _ => "ctx",
-        };
-        let _ = write!(
-            out,
-            "<tr class=\"{class}\"><td class=\"mark\">{}</td><td><code>{}</code></td></tr>",
-            esc(&line.origin.to_string()),
-            esc(&line.text)
-        );
+    html! {
+        table class="diff" {
+            tbody {
+                @for line in lines {
+                    @let class = match line.origin {
+                        '+' => "add",
+                        '-' => "del",
+                        '@' => "hunk",
+                        _ => "ctx",
+                    };
+                    tr class=(class) {
+                        td class="mark" { (line.origin) }
+                        td { code { (line.text) } }
+                    }
+                }
+            }
+        }
     }
-    out.push_str("</tbody></table>");
-    out
 }
 
 /// A `<select>` whose options are `(value, label)`, with `selected` chosen.
-pub fn select(name: &str, label: &str, options: &[(String, String)], selected: &str) -> String {
-    let mut out = format!("<label>{}<select name=\"{}\">", esc(label), esc(name));
-    for (value, text) in options {
-        let sel = if value == selected { " selected" } else { "" };
-        let _ = write!(
-            out,
-            "<option value=\"{}\"{sel}>{}</option>",
-            esc(value),
-            esc(text)
-        );
+pub fn select(name: &str, label: &str, options: &[(String, String)], selected: &str) -> Markup {
+    html! {
+        label {
+            (label)
+            select name=(name) {
+                @for (value, text) in options {
+                    option value=(value) selected[value == selected] { (text) }
+                }
+            }
+        }
     }
-    out.push_str("</select></label>");
-    out
 }
 
 /// The page an error becomes.
@@ -178,48 +158,58 @@ pub fn error_page(e: &lore::Error) -> Page {
     Page::new(
         Section::Overview,
         "Something went wrong",
-        format!(
-            "<div class=\"error\" role=\"alert\"><p>{}</p><p class=\"muted\">code: {}</p>\
-             <p><a href=\"/\">Back to the memories</a></p></div>",
-            esc(&e.to_string()),
-            esc(e.code())
-        ),
+        html! {
+            div class="error" role="alert" {
+                p { (e.to_string()) }
+                p class="muted" { "code: " (e.code()) }
+                p { a href="/" { "Back to the memories" } }
+            }
+        },
     )
 }
 
 /// The whole document around a page: navigation, warnings, the live stamp, CSS and JS.
 pub fn layout(page: &Page, stamp: &str) -> String {
-    let mut nav = String::new();
-    for (section, href, label) in SECTIONS {
-        let current = if section == page.section {
-            " aria-current=\"page\""
-        } else {
-            ""
-        };
-        let _ = write!(nav, "<li><a href=\"{href}\"{current}>{label}</a></li>");
-    }
-    let mut warnings = String::new();
-    for w in &page.warnings {
-        let _ = write!(
-            warnings,
-            "<p class=\"warning\" role=\"status\">{}</p>",
-            esc(w)
-        );
-    }
-    format!(
-        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-         <title>{title} · lore</title><link rel=\"icon\" href=\"data:,\">\
-         <link rel=\"stylesheet\" href=\"/assets/ui.css\"></head>\
-         <body data-stamp=\"{stamp}\"><header><a class=\"brand\" href=\"/\">lore</a>\
-         <nav aria-label=\"Sections\"><ul>{nav}</ul></nav>\
-         <span id=\"live\" class=\"muted\" aria-live=\"polite\">live</span></header>\
-         <main id=\"main\"><h1>{title}</h1>{warnings}{body}</main>\
-         <script src=\"/assets/ui.js\" defer></script></body></html>\n",
-        title = esc(&page.title),
-        stamp = esc(stamp),
-        body = page.body,
-    )
+    let doc = html! {
+        (DOCTYPE) "\n"
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                title { (page.title) " · lore" }
+                link rel="icon" href="data:,";
+                link rel="stylesheet" href="/assets/ui.css";
+            }
+            body data-stamp=(stamp) {
+                header {
+                    a class="brand" href="/" { "lore" }
+                    nav aria-label="Sections" {
+                        ul {
+                            @for (section, href, label) in SECTIONS {
+                                li {
+                                    a href=(href)
+                                        aria-current=[(section == page.section).then_some("page")]
+                                    { (label) }
+                                }
+                            }
+                        }
+                    }
+                    span id="live" class="muted" aria-live="polite" { "live" }
+                }
+                main id="main" {
+                    h1 { (page.title) }
+                    @for w in &page.warnings {
+                        p class="warning" role="status" { (w) }
+                    }
+                    (page.body)
+                }
+                script src="/assets/ui.js" defer {}
+            }
+        }
+    };
+    let mut out = doc.into_string();
+    out.push('\n');
+    out
 }
 
 #[cfg(test)]
@@ -228,17 +218,30 @@ mod tests {
 
     #[test]
     fn stored_text_cannot_open_markup() {
-        let hostile = "<script>alert(1)</script>\"' onmouseover=x &amp;";
-        let out = esc(hostile);
-        for bad in ["<", ">", "\"", "'"] {
-            assert!(!out.contains(bad), "{out}");
+        let hostile = "<script>x()</script>\" onfocus=\"x()\" &amp;";
+        let options = [(hostile.to_string(), hostile.to_string())];
+        let body = html! {
+            (empty_state(hostile, html! { (hostile) }))
+            (select(hostile, hostile, &options, hostile))
+            (post_form(hostile, hostile, hostile, html! { (hostile) }))
+            (diff_table(&[DiffLine { origin: '+', text: hostile.to_string() }]))
+        };
+        let mut page = Page::new(Section::Memories, hostile, body);
+        page.warnings.push(hostile.to_string());
+        let out = layout(&page, hostile);
+        for bad in ["<script>x", "\" onfocus=\""] {
+            assert!(!out.contains(bad), "{bad:?} in {out}");
         }
-        assert!(out.contains("&amp;amp;"));
+        let escaped = "&lt;script&gt;x()&lt;/script&gt;&quot; onfocus=&quot;x()&quot; &amp;amp;";
+        // The title, heading, stamp, warning, empty state (two), select (name, label, option
+        // value, option text), form (action, class, token, content) and diff line.
+        assert_eq!(out.matches(escaped).count(), 15, "{out}");
     }
 
     #[test]
     fn values_in_urls_are_encoded() {
         assert_eq!(enc("a b/&?=é"), "a%20b%2F%26%3F%3D%C3%A9");
+        assert_eq!(enc("AZaz09-_.~"), "AZaz09-_.~");
         assert_eq!(query(&[("q", "x y"), ("tag", "")]), "?q=x%20y");
         assert_eq!(query(&[("q", "")]), "");
     }

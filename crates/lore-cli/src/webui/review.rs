@@ -1,91 +1,96 @@
 //! The Review queue page: what capture suggested, each with accept (as is or edited), save an
 //! edit, or reject.
 
-use std::fmt::Write as _;
 use std::sync::Arc;
 
 use axum::extract::{Path, Query, State};
 use axum::response::Response;
 use lore::ops::review::{ReviewAccept, ReviewChange, ReviewEdit, ReviewList, ReviewReject};
+use maud::{Markup, html};
 
-use super::html::{self, Page, Section, enc, esc, post_form};
+use super::html::{self, Page, Section, enc, post_form};
 use super::{App, Form, PageCtx, run_op};
 
 fn render(env: &mut lore::ops::Env<'_>, ctx: &PageCtx) -> Result<Page, lore::Error> {
     let queue = run_op(env, ReviewList {})?;
-    let mut body = String::new();
-    match ctx.param("done") {
-        Some("accepted") => body.push_str(&format!(
-            "<p class=\"notice\" role=\"status\">Accepted: written as memory <a href=\"/memory/{0}\">{1}</a>.</p>",
-            enc(ctx.param("memory").unwrap_or("")),
-            esc(ctx.param("memory").unwrap_or(""))
-        )),
-        Some("edited") => body.push_str("<p class=\"notice\" role=\"status\">Edited; still in the queue.</p>"),
-        Some("rejected") => body.push_str("<p class=\"notice\" role=\"status\">Rejected.</p>"),
-        _ => {}
-    }
-    if queue.suggestions.is_empty() {
-        body.push_str(&html::empty_state(
-            "The review queue is empty.",
-            "Capture queues what it is not sure of (signals of 0.70–0.95 confidence) from \
-             agent sessions: set up the hooks with <code>lore setup</code>, and suggestions \
-             appear here to accept, edit or reject.",
-        ));
-        return Ok(Page::new(Section::Review, "Review queue", body));
-    }
-    let _ = write!(
-        body,
-        "<p class=\"muted\">{} suggestions, oldest first.</p><ul class=\"queue\">",
-        queue.suggestions.len()
-    );
-    for s in &queue.suggestions {
-        let id = &s.id;
-        let action = |what: &str| format!("/review/{}/{what}", enc(id));
-        let fields = format!(
-            "<label>Namespace <input type=\"text\" name=\"namespace\" value=\"{}\"></label>\
-             <label>Summary <input type=\"text\" name=\"summary\" maxlength=\"100\" value=\"{}\"></label>\
-             <label>Body <textarea name=\"body\" rows=\"4\">{}</textarea></label>",
-            esc(&s.signal.namespace),
-            esc(&s.signal.summary),
-            esc(&s.signal.body)
-        );
-        let accept = post_form(
-            &action("accept"),
-            &ctx.csrf,
-            "suggestion-edit",
-            &format!(
-                "{fields}<button type=\"submit\" class=\"accept\">Accept</button>\
-                 <button type=\"submit\" formaction=\"{}\">Save edit</button>",
-                esc(&action("edit"))
-            ),
-        );
-        let reject = post_form(
-            &action("reject"),
-            &ctx.csrf,
-            "inline",
-            "<button type=\"submit\" class=\"danger\">Reject</button>",
-        );
-        let _ = write!(
-            body,
-            "<li class=\"suggestion\" data-id=\"{}\"><h2>{}</h2><p class=\"prov\">\
-             <span class=\"ns\">{}</span> confidence {:.2} · queued {}{}{}</p>{accept}{reject}</li>",
-            esc(id),
-            esc(&s.signal.summary),
-            esc(&s.signal.namespace),
-            s.signal.confidence,
-            html::time(&s.created),
-            s.agent
-                .as_deref()
-                .map(|a| format!(" · agent {}", esc(a)))
-                .unwrap_or_default(),
-            s.session
-                .as_deref()
-                .map(|x| format!(" · session {}", esc(x)))
-                .unwrap_or_default(),
-        );
-    }
-    body.push_str("</ul>");
+    let body = html! {
+        (done_notice(ctx))
+        @if queue.suggestions.is_empty() {
+            (html::empty_state(
+                "The review queue is empty.",
+                html! {
+                    "Capture queues what it is not sure of (signals of 0.70–0.95 confidence) \
+                     from agent sessions: set up the hooks with " code { "lore setup" }
+                    ", and suggestions appear here to accept, edit or reject."
+                },
+            ))
+        } @else {
+            p class="muted" { (queue.suggestions.len()) " suggestions, oldest first." }
+            ul class="queue" {
+                @for s in &queue.suggestions { (suggestion(s, &ctx.csrf)) }
+            }
+        }
+    };
     Ok(Page::new(Section::Review, "Review queue", body))
+}
+
+/// The notice after an action redirected back here (`?done=…`), else nothing.
+fn done_notice(ctx: &PageCtx) -> Markup {
+    html! {
+        @match ctx.param("done") {
+            Some("accepted") => {
+                @let memory = ctx.param("memory").unwrap_or("");
+                p class="notice" role="status" {
+                    "Accepted: written as memory "
+                    a href={ "/memory/" (enc(memory)) } { (memory) } "."
+                }
+            }
+            Some("edited") => p class="notice" role="status" { "Edited; still in the queue." },
+            Some("rejected") => p class="notice" role="status" { "Rejected." },
+            _ => {}
+        }
+    }
+}
+
+/// One suggestion: what it says and where it came from, the form that accepts it (as is or
+/// edited) or saves an edit, and the button that rejects it.
+fn suggestion(s: &lore::capture::Suggestion, csrf: &str) -> Markup {
+    let action = |what: &str| format!("/review/{}/{what}", enc(&s.id));
+    let accept = post_form(
+        &action("accept"),
+        csrf,
+        "suggestion-edit",
+        html! {
+            label { "Namespace " input type="text" name="namespace" value=(s.signal.namespace); }
+            label {
+                "Summary "
+                input type="text" name="summary" maxlength="100" value=(s.signal.summary);
+            }
+            label { "Body " textarea name="body" rows="4" { (s.signal.body) } }
+            button type="submit" class="accept" { "Accept" }
+            button type="submit" formaction=(action("edit")) { "Save edit" }
+        },
+    );
+    let reject = post_form(
+        &action("reject"),
+        csrf,
+        "inline",
+        html! { button type="submit" class="danger" { "Reject" } },
+    );
+    html! {
+        li class="suggestion" data-id=(s.id) {
+            h2 { (s.signal.summary) }
+            p class="prov" {
+                span class="ns" { (s.signal.namespace) }
+                " confidence " (format!("{:.2}", s.signal.confidence))
+                " · queued " (html::time(&s.created))
+                @if let Some(a) = &s.agent { " · agent " (a) }
+                @if let Some(x) = &s.session { " · session " (x) }
+            }
+            (accept)
+            (reject)
+        }
+    }
 }
 
 /// `/review`.
