@@ -442,6 +442,31 @@ mod tests {
     }
 
     #[test]
+    fn reciprocal_rank_fusion_puts_a_memory_both_rankings_hold_above_one_only_one_does() {
+        let ranked = |id: &str, lexical: Option<usize>, vector: Option<usize>| Candidate {
+            lexical: lexical.map(|r| (1.0, r)),
+            cosine: Some((0.5, vector)),
+            ..candidate(id, "learnings", Status::Active, 0, 1.0, 0.5)
+        };
+        let options = RankOptions {
+            fusion: Fusion::Rrf { k: 60.0 },
+            half_life_days: None,
+            now: Some(NOW.parse().unwrap()),
+            ..RankOptions::default()
+        };
+        // Second in both rankings: 2/62 against first in one ranking only: 1/61.
+        let both = ranked("cccccccccccc", Some(2), Some(2));
+        let lexical_only = ranked(BETTER, Some(1), None);
+        let vector_only = ranked(OTHER, None, Some(1));
+        let fused: Vec<(String, f64)> = fuse(vec![lexical_only, vector_only, both], &options)
+            .into_iter()
+            .map(|(c, score, _)| (c.memory.id.to_string(), score))
+            .collect();
+        assert_eq!(fused[0].0, "cccccccccccc", "{fused:?}");
+        assert!(fused[0].1 > fused[1].1, "{fused:?}");
+    }
+
+    #[test]
     fn collapse_folds_into_the_first_kept() {
         // 0 ~ 2, 1 ~ 3; limit 2 stops after two kept items.
         let dup = |a: usize, b: usize| (a % 2) == (b % 2);

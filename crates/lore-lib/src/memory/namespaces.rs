@@ -122,7 +122,7 @@ pub(super) fn check_namespace(snap: &Snapshot<'_>, ns: &Namespace) -> Result<()>
 /// as a suggestion.
 fn unknown<'a>(ns: &Namespace, known: impl Iterator<Item = &'a str>) -> Error {
     let suggestion = known
-        .map(|k| (edit_distance(k, ns.as_str()), k))
+        .map(|k| (strsim::levenshtein(k, ns.as_str()), k))
         .filter(|(d, _)| *d <= 3)
         .min()
         .map(|(_, k)| k.to_string());
@@ -130,20 +130,4 @@ fn unknown<'a>(ns: &Namespace, known: impl Iterator<Item = &'a str>) -> Error {
         name: ns.to_string(),
         suggestion,
     }
-}
-
-/// Levenshtein distance, for "did you mean" suggestions.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
-                .min(prev[j + 1] + 1)
-                .min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }
