@@ -442,7 +442,7 @@ mod tests {
     }
 
     #[test]
-    fn reciprocal_rank_fusion_puts_a_memory_both_rankings_hold_above_one_only_one_does() {
+    fn reciprocal_rank_fusion_adds_one_over_k_plus_rank_of_each_ranking() {
         let ranked = |id: &str, lexical: Option<usize>, vector: Option<usize>| Candidate {
             lexical: lexical.map(|r| (1.0, r)),
             cosine: Some((0.5, vector)),
@@ -454,16 +454,31 @@ mod tests {
             now: Some(NOW.parse().unwrap()),
             ..RankOptions::default()
         };
-        // Second in both rankings: 2/62 against first in one ranking only: 1/61.
-        let both = ranked("cccccccccccc", Some(2), Some(2));
-        let lexical_only = ranked(BETTER, Some(1), None);
-        let vector_only = ranked(OTHER, None, Some(1));
-        let fused: Vec<(String, f64)> = fuse(vec![lexical_only, vector_only, both], &options)
-            .into_iter()
-            .map(|(c, score, _)| (c.memory.id.to_string(), score))
-            .collect();
-        assert_eq!(fused[0].0, "cccccccccccc", "{fused:?}");
-        assert!(fused[0].1 > fused[1].1, "{fused:?}");
+        let fused: Vec<(String, f64)> = fuse(
+            vec![
+                ranked("aaaaaaaaaaaa", Some(1), None),
+                ranked("bbbbbbbbbbbb", Some(3), None),
+                ranked("cccccccccccc", None, Some(1)),
+                ranked("dddddddddddd", None, Some(4)),
+                ranked("eeeeeeeeeeee", Some(2), Some(2)),
+            ],
+            &options,
+        )
+        .into_iter()
+        .map(|(c, _, explain)| (c.memory.id.to_string(), explain.fused))
+        .collect();
+        let expected = [
+            // Second in both rankings beats first in one: 2/62 against 1/61.
+            ("eeeeeeeeeeee", 2.0 / 62.0),
+            ("aaaaaaaaaaaa", 1.0 / 61.0),
+            ("cccccccccccc", 1.0 / 61.0),
+            ("bbbbbbbbbbbb", 1.0 / 63.0),
+            ("dddddddddddd", 1.0 / 64.0),
+        ];
+        for (got, (id, score)) in fused.iter().zip(expected) {
+            assert_eq!(got.0, id, "{fused:?}");
+            assert!((got.1 - score).abs() < 1e-12, "{id}: {} ≠ {score}", got.1);
+        }
     }
 
     #[test]
