@@ -276,21 +276,13 @@ pub fn locomo(
     })
 }
 
-/// One conversation: its turns written to a fresh repository at `dir` (removed afterwards),
-/// each question recalled against it and scored.
-fn evaluate(
-    sample: &Sample,
-    dir: &Path,
-    embedder: Option<SharedEmbedder>,
-    options: &RankOptions,
-) -> Result<Outcome> {
-    let sessions = sessions(sample)?;
-    let mut lore = scratch_handle(dir, embedder)?;
+/// The conversation's turns as memories (not yet written), each a few seconds after the one
+/// before it from its session's date; a session whose date does not read takes the one before
+/// it (else the first that reads), so results never depend on when the evaluation runs.
+fn conversation(lore: &lore::Lore, sample: &Sample, sessions: &[Session]) -> Result<Conversation> {
     let mut memories = Vec::new();
     let mut turn_of: HashMap<String, String> = HashMap::new();
     let mut latest = None;
-    // A session whose date does not read takes the one before it (else the first that reads):
-    // results never depend on when the evaluation runs.
     let first_dated = sessions
         .iter()
         .find_map(|(_, d, _)| *d)
@@ -299,7 +291,7 @@ fn evaluate(
             message: "no session has a date that reads (session_N_date_time)".into(),
         })?;
     let mut previous = first_dated;
-    for (_, date, turns) in &sessions {
+    for (_, date, turns) in sessions {
         let start = date.unwrap_or(previous);
         previous = start;
         for (t, turn) in turns.iter().enumerate() {
@@ -328,6 +320,35 @@ fn evaluate(
             memories.push(memory);
         }
     }
+    Ok(Conversation {
+        memories,
+        turn_of,
+        latest,
+    })
+}
+
+/// A conversation's turns as memories, the dialogue id each holds, and the latest time.
+struct Conversation {
+    memories: Vec<lore::Memory>,
+    turn_of: HashMap<String, String>,
+    latest: Option<Timestamp>,
+}
+
+/// One conversation: its turns written to a fresh repository at `dir` (removed afterwards),
+/// each question recalled against it and scored.
+fn evaluate(
+    sample: &Sample,
+    dir: &Path,
+    embedder: Option<SharedEmbedder>,
+    options: &RankOptions,
+) -> Result<Outcome> {
+    let sessions = sessions(sample)?;
+    let mut lore = scratch_handle(dir, embedder)?;
+    let Conversation {
+        memories,
+        turn_of,
+        latest,
+    } = conversation(&lore, sample, &sessions)?;
     let started = Instant::now();
     lore.write_batch(
         &memories,

@@ -299,16 +299,10 @@ pub fn longmemeval(
     })
 }
 
-/// One question: its haystack written to a fresh repository at `dir` (removed afterwards), the
-/// question recalled against it, the ranking scored.
-fn evaluate(
-    q: &Question,
-    dir: &Path,
-    embedder: Option<SharedEmbedder>,
-    options: &RankOptions,
-) -> Result<Outcome> {
-    let gold: HashSet<&str> = q
-        .answer_session_ids
+/// The answer sessions that hold evidence: a user turn marked `has_answer` (the sessions the
+/// official retrieval metric counts).
+fn gold_sessions(q: &Question) -> HashSet<&str> {
+    q.answer_session_ids
         .iter()
         .map(String::as_str)
         .filter(|id| {
@@ -318,15 +312,16 @@ fn evaluate(
                 .and_then(|i| q.haystack_sessions.get(i))
                 .is_some_and(|s| s.iter().any(|t| t.role == "user" && t.has_answer))
         })
-        .collect();
-    let loose: HashSet<&str> = q.answer_session_ids.iter().map(String::as_str).collect();
+        .collect()
+}
 
-    let mut lore = scratch_handle(dir, embedder)?;
-    // "Now" is the question's date: a date that does not read is an error, never the clock.
-    let now = parse_date(&q.question_date).ok_or_else(|| Error::Parse {
-        context: format!("LongMemEval question {}", q.question_id),
-        message: format!("question_date {:?} is not a date", q.question_date),
-    })?;
+/// The question's haystack as memories (one per session with user text, dated by the session,
+/// "now" when its date does not read), not yet written, and the session each memory holds.
+fn haystack<'q>(
+    lore: &lore::Lore,
+    q: &'q Question,
+    now: Timestamp,
+) -> Result<(Vec<lore::Memory>, HashMap<String, &'q str>)> {
     let mut memories = Vec::new();
     let mut session_of: HashMap<String, &str> = HashMap::new();
     for (i, session) in q.haystack_sessions.iter().enumerate() {
@@ -357,6 +352,27 @@ fn evaluate(
         session_of.insert(memory.id.to_string(), sid);
         memories.push(memory);
     }
+    Ok((memories, session_of))
+}
+
+/// One question: its haystack written to a fresh repository at `dir` (removed afterwards), the
+/// question recalled against it, the ranking scored.
+fn evaluate(
+    q: &Question,
+    dir: &Path,
+    embedder: Option<SharedEmbedder>,
+    options: &RankOptions,
+) -> Result<Outcome> {
+    let gold = gold_sessions(q);
+    let loose: HashSet<&str> = q.answer_session_ids.iter().map(String::as_str).collect();
+
+    let mut lore = scratch_handle(dir, embedder)?;
+    // "Now" is the question's date: a date that does not read is an error, never the clock.
+    let now = parse_date(&q.question_date).ok_or_else(|| Error::Parse {
+        context: format!("LongMemEval question {}", q.question_id),
+        message: format!("question_date {:?} is not a date", q.question_date),
+    })?;
+    let (memories, session_of) = haystack(&lore, q, now)?;
     let started = Instant::now();
     lore.write_batch(
         &memories,
