@@ -352,8 +352,7 @@ fn evaluate(
     let started = Instant::now();
     lore.write_batch(
         &memories,
-        "locomo conversation",
-        false,
+        &lore::BatchWrite::import("locomo conversation"),
         &WriteContext::default(),
     )?;
     lore.index()?;

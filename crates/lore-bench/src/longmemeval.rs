@@ -376,8 +376,7 @@ fn evaluate(
     let started = Instant::now();
     lore.write_batch(
         &memories,
-        "longmemeval haystack",
-        false,
+        &lore::BatchWrite::import("longmemeval haystack"),
         &WriteContext::default(),
     )?;
     lore.index()?;

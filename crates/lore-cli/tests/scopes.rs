@@ -353,6 +353,16 @@ fn moving_a_memory_rescreens_it_and_leaves_a_tombstone() {
     assert!(tree.contains(&format!("{id}.yaml")), "{tree}");
     let history = user.ok(&dir, &["history", &id]);
     assert!(history.contains("Prefer ripgrep"), "{history}");
+    // The personal store records the write as a move, not an import.
+    let personal = user.lore_home().join("personal.git");
+    let message = std::process::Command::new("git")
+        .arg("--git-dir")
+        .arg(&personal)
+        .args(["log", "-1", "--format=%B", "refs/lore/memory"])
+        .output()
+        .unwrap();
+    let message = String::from_utf8_lossy(&message.stdout);
+    assert!(message.contains("Lore-Action: move"), "{message}");
 
     // `--secrets` holds in the store written to, not only in this one: block refuses the move
     // where the personal store's own policy (redact) would have let it through.

@@ -49,11 +49,11 @@ pub use localstate::linefile;
 /// A line of memory writes `doctor` found beside the one it restores.
 pub use memory::OtherHead;
 pub use memory::{
-    BatchReport, Conflict, ConflictVersion, DuplicateOf, FileContent, FileLimits, GcReport,
-    IndexStatus, LifecyclePolicy, Lore, MemoryVersion, MergeBrought, NamespaceCount, NewMemory,
-    Novelty, Patch, RefCheck, RefState, Remembered, Resolution, Resolved, RestorePoint,
-    ScopeSources, StaleMemory, StoreStatus, StoredSecret, Superseded, VerifyReport, WriteContext,
-    Written,
+    BatchReport, BatchWrite, Collisions, Conflict, ConflictVersion, DuplicateOf, FileContent,
+    FileLimits, GcReport, IndexStatus, LifecyclePolicy, Lore, MemoryVersion, MergeBrought,
+    NamespaceCount, NewMemory, Novelty, Patch, RefCheck, RefState, Remembered, Resolution,
+    Resolved, RestorePoint, ScopeSources, StaleMemory, StoreStatus, StoredSecret, Superseded,
+    VerifyReport, WriteContext, Written,
 };
 /// The bounds every memory write is checked against.
 pub use memory::{DEFAULT_MAX_BODY_BYTES, MAX_BODY_CONFIG, WriteRules};

@@ -130,7 +130,8 @@ fn apply(lore: &mut Lore, op: &Op, step: usize) {
                     .unwrap()
                 })
                 .collect();
-            lore.write_batch(&batch, "batch", false, &ctx).unwrap();
+            lore.write_batch(&batch, &lore::BatchWrite::import("batch"), &ctx)
+                .unwrap();
         }
     }
 }

@@ -67,12 +67,16 @@ fn a_batch_retried_on_a_new_tip_finds_ids_written_meanwhile() {
     keyed.key = Some(Key::parse("imported-topic").unwrap());
     interleave(&mut lore, &repo, move |mut other| {
         let done = other
-            .write_batch(&[keyed], "other import", false, &ctx())
+            .write_batch(&[keyed], &lore::BatchWrite::import("other import"), &ctx())
             .unwrap();
         assert_eq!(done.written, 1);
     });
     let report = lore
-        .write_batch(std::slice::from_ref(&imported), "import", false, &ctx())
+        .write_batch(
+            std::slice::from_ref(&imported),
+            &lore::BatchWrite::import("import"),
+            &ctx(),
+        )
         .unwrap();
     lore.store_mut().set_before_ref_update(None);
     assert_eq!(report.written, 0, "{report:?}");
@@ -540,7 +544,8 @@ fn near_duplicates_are_found_among_many_memories_sharing_common_words() {
             lore.prepare(&m, &ctx).unwrap()
         })
         .collect();
-    lore.write_batch(&batch, "fill", false, &ctx).unwrap();
+    lore.write_batch(&batch, &lore::BatchWrite::import("fill"), &ctx)
+        .unwrap();
     let rare = new(
         "decisions",
         "Shard the telemetry ingestion by tenant",

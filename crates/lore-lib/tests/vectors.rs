@@ -83,7 +83,8 @@ fn filtered_vector_search_equals_filtering_the_full_ranking() {
             lore.prepare(&new, &ctx).unwrap()
         })
         .collect();
-    lore.write_batch(&memories, "fill", false, &ctx).unwrap();
+    lore.write_batch(&memories, &lore::BatchWrite::import("fill"), &ctx)
+        .unwrap();
     // Vector order only: no BM25 weight, no recency.
     let options = RankOptions {
         fusion: Fusion::Score { lexical: 0.0 },

@@ -252,7 +252,7 @@ impl Hot<'_> {
                     lore.prepare(&m, &ctx)
                 })
                 .collect::<Result<Vec<_>>>()?;
-            lore.write_batch(&batch, "bench fill", false, &ctx)?;
+            lore.write_batch(&batch, &lore::BatchWrite::import("bench fill"), &ctx)?;
             done += n;
             filled.advance(done as u64);
         }

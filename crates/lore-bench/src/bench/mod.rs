@@ -336,7 +336,7 @@ impl Measure<'_> {
             let batch = (0..n)
                 .map(|_| lore.prepare(&corpus.memory(rng), ctx))
                 .collect::<Result<Vec<_>>>()?;
-            lore.write_batch(&batch, "bench fill", false, ctx)?;
+            lore.write_batch(&batch, &lore::BatchWrite::import("bench fill"), ctx)?;
             left -= n;
             filled.advance((size - left) as u64);
         }

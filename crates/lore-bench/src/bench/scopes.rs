@@ -180,7 +180,7 @@ fn fill(lore: &mut Lore, corpus: &Corpus, rng: &mut Rng, n: usize) -> Result<()>
         let batch = (0..k)
             .map(|_| lore.prepare(&corpus.memory(rng), &ctx))
             .collect::<Result<Vec<_>>>()?;
-        lore.write_batch(&batch, "bench fill", false, &ctx)?;
+        lore.write_batch(&batch, &lore::BatchWrite::import("bench fill"), &ctx)?;
         left -= k;
     }
     Ok(())

@@ -133,7 +133,7 @@ impl Operation for BenchSync {
                 let batch = (0..k)
                     .map(|_| lore.prepare(&corpus.memory(rng), &ctx))
                     .collect::<Result<Vec<_>>>()?;
-                lore.write_batch(&batch, "bench fill", false, &ctx)?;
+                lore.write_batch(&batch, &lore::BatchWrite::import("bench fill"), &ctx)?;
                 left -= k;
             }
             // The writer's own index is current, so a timed sync only catches up what arrives.

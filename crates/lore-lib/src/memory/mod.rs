@@ -44,7 +44,7 @@ pub use screening::{DEFAULT_MAX_BODY_BYTES, MAX_BODY_CONFIG, RefSecret, StoredSe
 pub use stack::ScopeSources;
 pub use status::{IndexStatus, NamespaceCount, StoreStatus};
 pub use upkeep::DiskUse;
-pub use write::{BatchReport, NewMemory, Written};
+pub use write::{BatchReport, BatchWrite, Collisions, NewMemory, Written};
 
 /// The contested memories (id → conflict name) at one tip of the memory chain.
 type ContestedAt = (

@@ -40,6 +40,37 @@ pub struct NewMemory {
     pub relates_to: Vec<String>,
 }
 
+/// How [`Lore::write_batch`] records a batch and treats ids that hold other content.
+#[derive(Clone, Copy, Debug)]
+pub struct BatchWrite<'a> {
+    /// The commit's subject (the count of memories written is added to it).
+    pub subject: &'a str,
+    /// The commit's `Lore-Action` trailer: what wrote the batch (`import`, `move`, …).
+    pub action: &'a str,
+    /// What a memory whose id or path holds other content gets.
+    pub collisions: Collisions,
+}
+
+impl<'a> BatchWrite<'a> {
+    /// An import under this subject that skips (and reports) collisions.
+    pub fn import(subject: &'a str) -> BatchWrite<'a> {
+        BatchWrite {
+            subject,
+            action: "import",
+            collisions: Collisions::Report,
+        }
+    }
+}
+
+/// What a batch does with a memory whose id or path already holds other content.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Collisions {
+    /// Skip it and report it.
+    Report,
+    /// Overwrite it (an id living at another path moves).
+    Replace,
+}
+
 /// The result of a write.
 #[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct Written {
@@ -177,17 +208,17 @@ impl Lore {
         }))
     }
 
-    /// Writes many complete memories in one commit (used by import). Memories whose id already
-    /// exists with the same content are skipped; ones that collide with different content are
-    /// reported and skipped (or overwritten with `replace`). Where each id already lives is
-    /// worked out for the tip the commit lands on, again on every retry.
+    /// Writes many complete memories in one commit (import, move, benchmarks' fills). Memories
+    /// whose id already exists with the same content are skipped; ones that collide with
+    /// different content are reported and skipped (or overwritten, as `how` says). Where each
+    /// id already lives is worked out for the tip the commit lands on, again on every retry.
     pub fn write_batch(
         &mut self,
         memories: &[Memory],
-        subject: &str,
-        replace: bool,
+        how: &BatchWrite,
         ctx: &WriteContext,
     ) -> Result<BatchReport> {
+        let (subject, replace) = (how.subject, how.collisions == Collisions::Replace);
         // The policy is read from the repository's configuration once for the whole batch.
         let policy = self.write_rules()?;
         let mut screened = Vec::with_capacity(memories.len());
@@ -265,7 +296,7 @@ impl Lore {
             let message = Message {
                 subject: format!("{subject} ({written} memories)"),
                 body: None,
-                trailers: ctx.trailers("import", &[]),
+                trailers: ctx.trailers(how.action, &[]),
             };
             Ok((edits, message, report))
         })?;

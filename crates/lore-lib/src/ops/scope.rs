@@ -365,8 +365,12 @@ impl Operation for Move {
         let landed = env
             .lore
             .with_scope(&to, |target| {
-                let report =
-                    target.write_batch(std::slice::from_ref(&memory), &subject, false, &write)?;
+                let how = crate::BatchWrite {
+                    subject: &subject,
+                    action: "move",
+                    collisions: crate::Collisions::Report,
+                };
+                let report = target.write_batch(std::slice::from_ref(&memory), &how, &write)?;
                 if let Some(conflict) = report.conflicts.first() {
                     return Err(Error::Invalid {
                         what: "move",

@@ -259,9 +259,15 @@ impl Import {
         if !self.dry_run && !converted.memories.is_empty() {
             let subject = format!("import {}", self.format);
             let write = env.write.clone();
-            let report =
-                env.lore
-                    .write_batch(&converted.memories, &subject, self.replace, &write)?;
+            let how = crate::BatchWrite {
+                collisions: if self.replace {
+                    crate::Collisions::Replace
+                } else {
+                    crate::Collisions::Report
+                },
+                ..crate::BatchWrite::import(&subject)
+            };
+            let report = env.lore.write_batch(&converted.memories, &how, &write)?;
             // Indexed as it goes: the command after the import finds the index current.
             env.lore.index()?;
             out.report.absorb(report);
