@@ -481,6 +481,72 @@ mod tests {
         }
     }
 
+    /// The fused relevance of each candidate (BM25 score and cosine, either absent) under
+    /// score fusion with this lexical weight, in the order given.
+    fn score_fused(lexical: f64, given: &[(Option<f64>, Option<f32>)]) -> Vec<f64> {
+        let ids = [
+            "aaaaaaaaaaaa",
+            "bbbbbbbbbbbb",
+            "cccccccccccc",
+            "dddddddddddd",
+        ];
+        let candidates = given
+            .iter()
+            .zip(ids)
+            .map(|((bm25, cosine), id)| Candidate {
+                lexical: bm25.map(|s| (s, 1)),
+                cosine: cosine.map(|c| (c, Some(1))),
+                ..candidate(id, "learnings", Status::Active, 0, 1.0, 0.5)
+            })
+            .collect();
+        let options = RankOptions {
+            fusion: Fusion::Score { lexical },
+            half_life_days: None,
+            now: Some(NOW.parse().unwrap()),
+            ..RankOptions::default()
+        };
+        let fused = fuse(candidates, &options);
+        ids[..given.len()]
+            .iter()
+            .map(|id| {
+                let (_, _, explain) = fused
+                    .iter()
+                    .find(|(c, _, _)| c.memory.id.as_str() == *id)
+                    .unwrap();
+                explain.fused
+            })
+            .collect()
+    }
+
+    fn assert_close(got: &[f64], want: &[f64]) {
+        assert_eq!(got.len(), want.len());
+        for (g, w) in got.iter().zip(want) {
+            assert!((g - w).abs() < 1e-6, "{got:?} ≠ {want:?}");
+        }
+    }
+
+    #[test]
+    fn score_fusion_weighs_bm25_over_the_best_and_cosine_over_the_candidates_range() {
+        // BM25 over the best (10); cosine mapped from its range 0.4..0.8 onto 0..1.
+        let given = [
+            (Some(10.0), Some(0.8)),
+            (Some(5.0), Some(0.6)),
+            (None, Some(0.4)),
+            (Some(2.5), None),
+        ];
+        assert_close(&score_fused(0.5, &given), &[1.0, 0.5, 0.0, 0.125]);
+        assert_close(&score_fused(0.8, &given), &[1.0, 0.5, 0.0, 0.2]);
+        // Cosines all alike: each counts fully.
+        let alike = [(Some(4.0), Some(0.5)), (Some(2.0), Some(0.5))];
+        assert_close(&score_fused(0.5, &alike), &[1.0, 0.75]);
+        // No BM25 score above zero: the lexical part is zero, not a division by it.
+        let zero = [(Some(0.0), Some(0.9)), (Some(0.0), Some(0.3))];
+        assert_close(&score_fused(0.5, &zero), &[0.5, 0.0]);
+        // No cosine at all (no embedder): BM25 alone, unweighted.
+        let lexical_only = [(Some(8.0), None), (Some(2.0), None)];
+        assert_close(&score_fused(0.5, &lexical_only), &[1.0, 0.25]);
+    }
+
     #[test]
     fn collapse_folds_into_the_first_kept() {
         // 0 ~ 2, 1 ~ 3; limit 2 stops after two kept items.
