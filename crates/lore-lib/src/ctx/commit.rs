@@ -7,7 +7,7 @@ use super::files::{
     normalize_doc, parse_segment, read_meta, read_segments, segment_bytes, segment_path, text_of,
     to_yaml, upsert,
 };
-use super::step::{NewStep, Step};
+use super::log_md::{NewStep, Step};
 use super::summary::{commit_md_entry, compose_summary};
 use super::workspace::required;
 use super::{

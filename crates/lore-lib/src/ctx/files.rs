@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::step::Step;
+use super::log_md::Step;
 use super::{BRANCH_FILE, BranchMeta, LOG_DIR};
 use crate::error::{Error, Result};
 use crate::store::{Edit, Snapshot};

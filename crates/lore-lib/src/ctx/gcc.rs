@@ -14,8 +14,8 @@ use super::commit::BranchFiles;
 use super::files::{read_meta, read_segments, text_of, to_yaml, to_yaml_text, yaml_error};
 use super::gcc_compat;
 use super::gcc_foreign::ForeignHistory;
+use super::log_md::{parse_log, render_log};
 use super::metadata::parse_metadata;
-use super::step::{parse_log, render_log};
 use super::{
     BRANCH_FILE, BranchMeta, COMMIT_FILE, METADATA_FILE, ROADMAP_FILE, Workspace, check_branch_name,
 };
@@ -117,7 +117,7 @@ fn meta_from_commit_md(name: &str, commit_md: &str, now: Timestamp) -> BranchMet
 
 impl Workspace<'_> {
     /// Screens steps read from a file (their text and labels) under the secret policy.
-    fn screen_steps(&self, steps: &mut [super::step::Step]) -> Result<()> {
+    fn screen_steps(&self, steps: &mut [super::log_md::Step]) -> Result<()> {
         for step in steps {
             self.screen_step(&mut step.text, &mut step.arguments, &mut step.result)?;
             self.screen_step_labels(

@@ -9,7 +9,7 @@
 
 use jiff::Timestamp;
 
-use super::step::{NewStep, Step, StepKind};
+use super::log_md::{NewStep, Step, StepKind};
 use super::summary::compose_summary;
 use super::{BranchMeta, Entry, EntryKind};
 use crate::error::Result;

@@ -8,8 +8,8 @@ use super::files::{
     normalize_doc, read_meta, read_segments, segment_bytes, segment_path, text_of, to_yaml,
     to_yaml_text, upsert,
 };
+use super::log_md::Step;
 use super::metadata::parse_metadata;
-use super::step::Step;
 use super::summary::{commit_md_entry, compose_summary, new_sentences};
 use super::{
     BRANCH_FILE, BranchMeta, COMMIT_FILE, Entry, EntryKind, METADATA_FILE, MergeOutcome,

@@ -34,11 +34,11 @@ mod gcc_foreign;
 mod history;
 mod merge;
 pub(crate) use merge::merge_base;
+pub mod log_md;
 mod metadata;
 pub mod preview;
 mod recall;
 mod recall_index;
-pub mod step;
 mod summary;
 pub mod sync_merge;
 pub mod view;
@@ -49,7 +49,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use step::Step;
+use log_md::Step;
 
 pub use crate::steps::TrajectoryStep;
 pub use files::{read_meta, read_segments};

@@ -7,8 +7,8 @@ use git2::Oid;
 use lore_testutils::TestRepo;
 
 use super::commit::BranchFiles;
+use super::log_md::NewStep;
 use super::merge::merge_base;
-use super::step::NewStep;
 use super::*;
 use crate::secrets::SecretPolicy;
 use crate::store::WriteContext;

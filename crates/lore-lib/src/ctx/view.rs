@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::files::{parse_segment, read_meta, text_of};
-use super::step::Step;
+use super::log_md::Step;
 use super::{BranchMeta, Entry, EntryKind, METADATA_FILE, ROADMAP_FILE, TrajectoryStep, Workspace};
 use crate::error::{Error, Result};
 

@@ -8,7 +8,7 @@ use git2::Oid;
 use jiff::Timestamp;
 
 use super::files::read_meta;
-use super::step::Step;
+use super::log_md::Step;
 use super::{
     BranchMeta, CTX_REF_PREFIX, Entry, EntryKind, MAIN_BRANCH, branch_ref, check_branch_name,
 };

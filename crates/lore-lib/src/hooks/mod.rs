@@ -424,8 +424,8 @@ fn log_tool_step(
     if ws.current()?.is_none() || input.tool.is_none() {
         return Ok(());
     }
-    let step = crate::ctx::step::NewStep {
-        kind: Some(crate::ctx::step::StepKind::Action),
+    let step = crate::ctx::log_md::NewStep {
+        kind: Some(crate::ctx::log_md::StepKind::Action),
         tool: input.tool.clone(),
         arguments: input.tool_input.clone(),
         files: files

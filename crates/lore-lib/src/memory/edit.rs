@@ -12,7 +12,7 @@ use super::namespaces::check_namespace;
 use super::screening::screen_memory;
 use super::write::{NewMemory, Written, commit_text, display_name, free_path};
 use crate::error::{Error, Result};
-use crate::merge::records::Tombstone;
+use crate::merge::markers::Tombstone;
 use crate::model::{Citation, Memory, MemoryId, Status, check_summary, normalize_tags};
 use crate::record;
 use crate::store::layout::{id_path, path_of, purge_path, tombstone_path};

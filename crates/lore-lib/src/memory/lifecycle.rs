@@ -11,7 +11,7 @@ use super::Lore;
 use super::write::commit_text;
 use crate::error::{Error, Result};
 use crate::index::ListFilter;
-use crate::merge::records::Tombstone;
+use crate::merge::markers::Tombstone;
 use crate::model::{MemoryId, Status};
 use crate::record;
 use crate::store::WriteContext;

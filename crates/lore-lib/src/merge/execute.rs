@@ -3,8 +3,8 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
+use super::markers::ConflictRecord;
 use super::plan::{Decision, Plan, Sides};
-use super::records::ConflictRecord;
 use super::{MergeCounts, TreeMerge};
 use crate::error::Result;
 use crate::model::{Memory, MemoryId};

@@ -22,9 +22,9 @@
 
 mod execute;
 mod fields;
+pub mod markers;
 mod plan;
 pub(crate) mod purged;
-pub mod records;
 mod side;
 
 use git2::Oid;
@@ -35,8 +35,8 @@ use serde::Serialize;
 use crate::error::Result;
 use crate::store::layout::{self, PathKind};
 use crate::store::{Edit, Snapshot, Store};
+use markers::ConflictRecord;
 use plan::Sides;
-use records::ConflictRecord;
 use side::{Side, located};
 
 /// What a merge did, counted from the receiving side.

@@ -7,7 +7,7 @@ use git2::Oid;
 use jiff::Timestamp;
 
 use super::fields::{self, FieldMerge};
-use super::records::{ConflictKind, ConflictRecord, ConflictSide, Tombstone};
+use super::markers::{ConflictKind, ConflictRecord, ConflictSide, Tombstone};
 use super::side::{Located, Side};
 use crate::error::Result;
 use crate::model::{Memory, MemoryId};

@@ -11,7 +11,7 @@
 
 use git2::{Oid, Repository};
 
-use super::records::ConflictRecord;
+use super::markers::ConflictRecord;
 use crate::error::Result;
 use crate::model::MemoryId;
 use crate::record;

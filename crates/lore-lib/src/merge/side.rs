@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use git2::Oid;
 
-use super::records::{ConflictRecord, Tombstone};
+use super::markers::{ConflictRecord, Tombstone};
 use crate::error::Result;
 use crate::model::{Memory, MemoryId};
 use crate::record;

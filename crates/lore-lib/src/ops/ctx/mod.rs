@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{Effect, Env, Operation, one_of};
-use crate::ctx::step::{NewStep, Step, StepKind};
+use crate::ctx::log_md::{NewStep, Step, StepKind};
 use crate::ctx::view::BranchView;
 use crate::ctx::{CommitOutcome, MergeOutcome, Resolution, Workspace};
 use crate::error::{Error, Result};
