@@ -548,6 +548,28 @@ mod tests {
     }
 
     #[test]
+    fn recency_halves_a_share_of_the_score_per_half_life_and_a_zero_half_life_decays_nothing() {
+        let recency = |half_life_days: Option<f64>, age_days: i64| {
+            let options = RankOptions {
+                half_life_days,
+                recency_weight: 0.4,
+                now: Some(NOW.parse().unwrap()),
+                ..RankOptions::default()
+            };
+            let c = candidate(BETTER, "learnings", Status::Active, age_days, 1.0, 0.5);
+            fuse(vec![c], &options)[0].2.recency
+        };
+        // 0.6 of the score does not decay; 0.4 halves every 30 days.
+        assert!((recency(Some(30.0), 0) - 1.0).abs() < 1e-9);
+        assert!((recency(Some(30.0), 30) - 0.8).abs() < 1e-9);
+        assert!((recency(Some(30.0), 60) - 0.7).abs() < 1e-9);
+        for age in [0, 30] {
+            assert_eq!(recency(Some(0.0), age), 1.0, "age {age}");
+            assert_eq!(recency(None, age), 1.0, "age {age}");
+        }
+    }
+
+    #[test]
     fn collapse_folds_into_the_first_kept() {
         // 0 ~ 2, 1 ~ 3; limit 2 stops after two kept items.
         let dup = |a: usize, b: usize| (a % 2) == (b % 2);
