@@ -90,26 +90,7 @@ impl Operation for MergeExperiment {
             args: &[],
         };
         progress.phase("merge: central repository and clones", None);
-        git(
-            &root,
-            &["init", "-q", "--bare", "-b", "main", "central.git"],
-        )?;
-        let central = root.join("central.git").display().to_string();
-        let clone = |name: &str| -> Result<PathBuf> {
-            git(&root, &["clone", "-q", &central, name])?;
-            let dir = root.join(name);
-            git(&dir, &["config", "user.name", name])?;
-            git(
-                &dir,
-                &["config", "user.email", &format!("{name}@example.invalid")],
-            )?;
-            Ok(dir)
-        };
-        let (a, b, orchestrator) = (
-            clone("worker-a")?,
-            clone("worker-b")?,
-            clone("orchestrator")?,
-        );
+        let (a, b, orchestrator) = clones(&root)?;
 
         progress.phase("merge: workers keep lessons on disjoint domains", None);
         let n = self.lessons_per_worker;
@@ -152,31 +133,7 @@ impl Operation for MergeExperiment {
         let concatenation = concatenation(&root, k)?;
 
         progress.phase("merge: hashed (unkeyed) lessons", None);
-        both_workers(&lore, &a, &b, |lore, dir, worker| {
-            for i in 0..k {
-                lore.json(
-                    dir,
-                    &[
-                        "remember",
-                        &advice(worker, i),
-                        "-n",
-                        "lessons",
-                        "-t",
-                        &format!("hashed-topic-{i}"),
-                        "--force",
-                    ],
-                )?;
-            }
-            lore.json(dir, &["sync"])?;
-            Ok(())
-        })?;
-        lore.json(&orchestrator, &["sync"])?;
-        let before = keyed.conflicts;
-        let hashed = MergeOutcome {
-            contradictions_injected: k,
-            conflicts: conflicts(&lore, &orchestrator)?.saturating_sub(before),
-            entries_kept: count_tagged(&lore, &orchestrator, "hashed-topic-")?,
-        };
+        let hashed = hashed_lessons(&lore, [&a, &b, &orchestrator], k, keyed.conflicts)?;
         Ok(MergeReport {
             disjoint_lessons,
             disjoint_conflicts,
@@ -341,5 +298,61 @@ fn concatenation(root: &Path, k: usize) -> Result<MergeOutcome> {
             .lines()
             .filter(|l| l.starts_with("- shared-topic-"))
             .count(),
+    })
+}
+
+/// A central bare repository and three clones of it (two workers and an orchestrator), each
+/// with its own git identity.
+fn clones(root: &Path) -> Result<(PathBuf, PathBuf, PathBuf)> {
+    git(root, &["init", "-q", "--bare", "-b", "main", "central.git"])?;
+    let central = root.join("central.git").display().to_string();
+    let clone = |name: &str| -> Result<PathBuf> {
+        git(root, &["clone", "-q", &central, name])?;
+        let dir = root.join(name);
+        git(&dir, &["config", "user.name", name])?;
+        git(
+            &dir,
+            &["config", "user.email", &format!("{name}@example.invalid")],
+        )?;
+        Ok(dir)
+    };
+    Ok((
+        clone("worker-a")?,
+        clone("worker-b")?,
+        clone("orchestrator")?,
+    ))
+}
+
+/// The control: both workers remember contradictory advice without a key (each under its own
+/// hashed file name), then everyone syncs. Conflicts are counted past the `before` already open.
+fn hashed_lessons(
+    lore: &LoreProcess<'_>,
+    [a, b, orchestrator]: [&Path; 3],
+    k: usize,
+    before: usize,
+) -> Result<MergeOutcome> {
+    both_workers(lore, a, b, |lore, dir, worker| {
+        for i in 0..k {
+            lore.json(
+                dir,
+                &[
+                    "remember",
+                    &advice(worker, i),
+                    "-n",
+                    "lessons",
+                    "-t",
+                    &format!("hashed-topic-{i}"),
+                    "--force",
+                ],
+            )?;
+        }
+        lore.json(dir, &["sync"])?;
+        Ok(())
+    })?;
+    lore.json(orchestrator, &["sync"])?;
+    Ok(MergeOutcome {
+        contradictions_injected: k,
+        conflicts: conflicts(lore, orchestrator)?.saturating_sub(before),
+        entries_kept: count_tagged(lore, orchestrator, "hashed-topic-")?,
     })
 }
