@@ -250,47 +250,14 @@ impl Lore {
                 if known_ns.insert(m.namespace.clone()) && !namespace_known(snap, &m.namespace)? {
                     edits.push(namespace_marker_edit(&m.namespace, "registered by import")?);
                 }
-                let path = path_of(m);
-                if !seen_paths.insert(path.clone()) {
+                if !seen_paths.insert(path_of(m)) {
                     report
                         .conflicts
-                        .push(format!("{path}: given twice in this import"));
+                        .push(format!("{}: given twice in this import", path_of(m)));
                     continue;
                 }
-                if let Some(elsewhere) = existing.get(m.id.as_str())
-                    && *elsewhere != path
-                    && snap.blob_id(elsewhere)?.is_some()
-                {
-                    if !replace {
-                        report.conflicts.push(format!(
-                            "{path}: memory {} exists at {elsewhere} (use --replace to move it)",
-                            m.id
-                        ));
-                        continue;
-                    }
-                    edits.push(Edit::Remove {
-                        path: elsewhere.clone(),
-                    });
-                }
-                let content = record::render(m)?;
-                match snap.read(&path)? {
-                    Some(existing) if existing == content.as_bytes() => {
-                        report.unchanged += 1;
-                        continue;
-                    }
-                    Some(_) if !replace => {
-                        report
-                            .conflicts
-                            .push(format!("{path}: exists with other content (use --replace)"));
-                        continue;
-                    }
-                    Some(_) => report.replaced += 1,
-                    None => report.written += 1,
-                }
-                edits.push(Edit::Upsert {
-                    path,
-                    content: content.into_bytes(),
-                });
+                let elsewhere = existing.get(m.id.as_str()).map(String::as_str);
+                edits.extend(batch_edits(snap, m, elsewhere, replace, &mut report)?);
             }
             let written = report.written + report.replaced;
             let message = Message {
@@ -359,4 +326,54 @@ pub(super) fn free_path(snap: &Snapshot<'_>, memory: &mut Memory) -> Result<Stri
         }
         memory.id = MemoryId::generate()?;
     }
+}
+
+/// The edits that write one memory of a batch (none when it is there already, or collides
+/// without `replace`), counting it in `report`: a memory whose id lives at another path moves
+/// (with `replace`), one whose path holds other content is overwritten (with `replace`).
+fn batch_edits(
+    snap: &crate::store::Snapshot<'_>,
+    m: &Memory,
+    elsewhere: Option<&str>,
+    replace: bool,
+    report: &mut BatchReport,
+) -> Result<Vec<Edit>> {
+    let path = path_of(m);
+    let mut edits = Vec::new();
+    if let Some(elsewhere) = elsewhere
+        && elsewhere != path
+        && snap.blob_id(elsewhere)?.is_some()
+    {
+        if !replace {
+            report.conflicts.push(format!(
+                "{path}: memory {} exists at {elsewhere} (use --replace to move it)",
+                m.id
+            ));
+            return Ok(Vec::new());
+        }
+        edits.push(Edit::Remove {
+            path: elsewhere.to_string(),
+        });
+    }
+    let content = record::render(m)?;
+    match snap.read(&path)? {
+        Some(existing) if existing == content.as_bytes() => {
+            // Unchanged here; a copy at another path (moved with `replace`) still goes.
+            report.unchanged += 1;
+            return Ok(edits);
+        }
+        Some(_) if !replace => {
+            report
+                .conflicts
+                .push(format!("{path}: exists with other content (use --replace)"));
+            return Ok(Vec::new());
+        }
+        Some(_) => report.replaced += 1,
+        None => report.written += 1,
+    }
+    edits.push(Edit::Upsert {
+        path,
+        content: content.into_bytes(),
+    });
+    Ok(edits)
 }
