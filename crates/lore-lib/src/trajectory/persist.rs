@@ -16,7 +16,7 @@
 use std::borrow::Cow;
 use std::cell::OnceCell;
 use std::collections::HashMap;
-use std::io::Read;
+use std::io::BufRead;
 use std::path::Path;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -77,14 +77,15 @@ impl Writer {
     }
 }
 
-/// Reads a blob of `left` bytes from its start, in chunks, without copying it whole first.
-struct Reader<R: Read> {
+/// Reads a blob of `left` bytes from its start, in chunks, without copying it whole first: a
+/// field is decoded from the buffered chunk itself when the chunk holds it.
+struct Reader<R: BufRead> {
     source: R,
     left: usize,
     scratch: Vec<u8>,
 }
 
-impl<R: Read> Reader<R> {
+impl<R: BufRead> Reader<R> {
     fn new(source: R, left: usize) -> Self {
         Reader {
             source,
@@ -92,21 +93,30 @@ impl<R: Read> Reader<R> {
             scratch: Vec::new(),
         }
     }
-    fn take(&mut self, n: usize) -> Result<&[u8]> {
+    /// Decodes the next `n` bytes with `f`.
+    fn read<T>(&mut self, n: usize, f: impl FnOnce(&[u8]) -> T) -> Result<T> {
         // A damaged length never asks for more than the blob holds.
         if n > self.left {
             return Err(damaged("a field"));
         }
         self.left -= n;
+        let buffered = self.source.fill_buf().map_err(|_| damaged("a field"))?;
+        if buffered.len() >= n {
+            let out = f(&buffered[..n]);
+            self.source.consume(n);
+            return Ok(out);
+        }
         self.scratch.resize(n, 0);
         self.source
             .read_exact(&mut self.scratch)
             .map_err(|_| damaged("a field"))?;
-        Ok(&self.scratch)
+        Ok(f(&self.scratch))
+    }
+    fn take_magic(&mut self) -> Result<bool> {
+        self.read(MAGIC.len(), |b| b == MAGIC)
     }
     fn u32(&mut self) -> Result<u32> {
-        let b = self.take(4)?;
-        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        self.read(4, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
     }
     fn len(&mut self) -> Result<usize> {
         Ok(self.u32()? as usize)
@@ -116,7 +126,7 @@ impl<R: Read> Reader<R> {
     }
     fn text(&mut self) -> Result<String> {
         let n = self.len()?;
-        let bytes = self.take(n)?.to_vec();
+        let bytes = self.read(n, |b| b.to_vec())?;
         String::from_utf8(bytes).map_err(|_| damaged("a text"))
     }
     fn u32s(&mut self) -> Result<Vec<u32>> {
@@ -124,18 +134,26 @@ impl<R: Read> Reader<R> {
         self.raw_u32s(n)
     }
     fn raw_u32s(&mut self, n: usize) -> Result<Vec<u32>> {
-        let b = self.take(n.checked_mul(4).ok_or_else(|| damaged("a list"))?)?;
-        Ok(u32s_of(b))
+        self.read(n.checked_mul(4).ok_or_else(|| damaged("a list"))?, u32s_of)
+    }
+    /// A list whose every entry is below `bound`.
+    fn u32s_below(&mut self, bound: usize) -> Result<Vec<u32>> {
+        let list = self.u32s()?;
+        if list.iter().any(|x| *x as usize >= bound) {
+            return Err(damaged("an id"));
+        }
+        Ok(list)
     }
     fn f32s(&mut self) -> Result<Vec<f32>> {
         let n = self.len()?;
         self.raw_f32s(n)
     }
     fn raw_f32s(&mut self, n: usize) -> Result<Vec<f32>> {
-        let b = self.take(n.checked_mul(4).ok_or_else(|| damaged("a vector"))?)?;
-        Ok(b.chunks_exact(4)
-            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect())
+        self.read(n.checked_mul(4).ok_or_else(|| damaged("a vector"))?, |b| {
+            b.chunks_exact(4)
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect()
+        })
     }
     /// Whether every byte was read.
     fn at_end(&self) -> bool {
@@ -464,13 +482,14 @@ impl TrajectoryIndex {
         w.0.extend_from_slice(MAGIC);
         w.len(self.steps.len());
         w.len(dims);
+        w.len(self.units.len());
+        w.len(self.df.len());
         for s in &self.steps {
             w.len(s.tokens);
             w.raw_f32s(&s.vector);
             w.u32s(&s.terms);
             w.u32s(&s.units);
         }
-        w.len(self.units.len());
         for u in &self.units {
             w.u32(view_code(u.view));
             w.text(&u.label);
@@ -484,7 +503,7 @@ impl TrajectoryIndex {
             .map(|u| u.map_or(u32::MAX, |u| u))
             .collect();
         w.raw_u32s(&similarity);
-        w.u32s(&self.df);
+        w.raw_u32s(&self.df);
         w.f32s(&self.total);
         w.0
     }
@@ -502,13 +521,13 @@ impl TrajectoryIndex {
     }
 
     /// Reads what [`TrajectoryIndex::encode_core`] wrote (the vectors must be of this index's
-    /// embedder's size).
-    fn decode_core<R: Read>(&mut self, r: &mut Reader<R>, branch: &str) -> Result<()> {
-        if r.take(MAGIC.len())? != MAGIC {
+    /// embedder's size), checking every id against what it refers to (what a damaged file would
+    /// break first).
+    fn decode_core<R: BufRead>(&mut self, r: &mut Reader<R>, branch: &str) -> Result<()> {
+        if !r.take_magic()? {
             return Err(damaged("its header"));
         }
-        let n = r.len()?;
-        let dims = r.len()?;
+        let (n, dims, units, terms) = (r.len()?, r.len()?, r.len()?, r.len()?);
         if dims != self.embedder.id().dims {
             return Err(damaged("its vectors' size"));
         }
@@ -519,15 +538,15 @@ impl TrajectoryIndex {
             self.steps.push(Indexed {
                 tokens: r.len()?,
                 vector: r.raw_f32s(dims)?,
-                terms: r.u32s()?,
-                units: r.u32s()?,
+                terms: r.u32s_below(terms)?,
+                units: r.u32s_below(units)?,
                 entry: StepEntry::Kept {
                     position: position as u32,
                     branch: branch.clone(),
                 },
             });
         }
-        let units = r.len()?;
+        self.units.reserve(units.min(r.left / (dims * 4).max(1)));
         for id in 0..units {
             let view = view_of(r.u32()?)?;
             let label = r.text()?;
@@ -536,41 +555,25 @@ impl TrajectoryIndex {
             self.units.push(Unit {
                 view,
                 label,
-                members: r.u32s()?,
+                members: r.u32s_below(n)?,
                 sum: r.raw_f32s(dims)?,
                 norm: r.f32()?,
             });
         }
-        self.similarity_of = r
-            .raw_u32s(n)?
+        let similarity = r.raw_u32s(n)?;
+        if similarity
+            .iter()
+            .any(|u| *u != u32::MAX && *u as usize >= units)
+        {
+            return Err(damaged("the similarity history"));
+        }
+        self.similarity_of = similarity
             .into_iter()
             .map(|u| (u != u32::MAX).then_some(u))
             .collect();
-        self.df = r.u32s()?;
+        self.df = r.raw_u32s(terms)?;
         self.total = r.f32s()?;
-        if !self.is_consistent() {
-            return Err(damaged("its ids"));
-        }
         Ok(())
-    }
-
-    /// Whether every id the core refers to exists (what a damaged file would break first).
-    fn is_consistent(&self) -> bool {
-        let (steps, units, terms) = (
-            self.steps.len() as u32,
-            self.units.len() as u32,
-            self.df.len() as u32,
-        );
-        self.similarity_of.len() == self.steps.len()
-            && self
-                .steps
-                .iter()
-                .all(|s| s.units.iter().all(|u| *u < units) && s.terms.iter().all(|t| *t < terms))
-            && self
-                .units
-                .iter()
-                .all(|u| u.members.iter().all(|m| *m < steps))
-            && self.similarity_of.iter().flatten().all(|u| *u < units)
     }
 
     /// Whether parts of the index are still in its file.
