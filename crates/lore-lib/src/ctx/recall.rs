@@ -100,7 +100,7 @@ impl Workspace<'_> {
             Ok(got) => Ok(got),
             // Parts of the kept file are read while the query runs: one that does not read back
             // (damaged, or the file failing) costs the build in memory, as when it is opened.
-            Err(e) => {
+            Err(e) if crate::trajectory::is_kept_file_failure(&e) => {
                 self.store.warn(format!(
                     "trajectory recall over the kept index of branch {branch} failed ({e}); \
                      built in memory"
@@ -108,6 +108,7 @@ impl Workspace<'_> {
                 let index = self.branch_index_from(&branch, embedder, false)?;
                 Ok((index.recall(query, budget, strategy)?, index.len()))
             }
+            Err(e) => Err(e),
         }
     }
 

@@ -86,11 +86,12 @@ impl Workspace<'_> {
                 let Some((same, known)) = self.usable(&set, tip, &tip_text, &listed) else {
                     return Ok(None);
                 };
-                Ok(Some((
-                    set.index(Some(embedder.clone()), params.clone(), branch)?,
-                    same,
-                    known,
-                )))
+                let mut index = set.index(Some(embedder.clone()), params.clone(), branch)?;
+                if !same {
+                    // To be caught up and kept again: read whole (even when no step is new).
+                    index.read_whole()?;
+                }
+                Ok(Some((index, same, known)))
             });
             found.unwrap_or_else(|e| {
                 self.store.warn(format!(
@@ -279,6 +280,28 @@ mod tests {
         ws.commit(None, "tokenizer", None, None, &WriteContext::default())
             .unwrap();
         assert_same_as_fresh(&ws);
+
+        // The branch moved on without a new step (a commit of the same tree): kept again,
+        // with no warning.
+        let repo = store.repo();
+        let head = repo.find_commit(ws.tip(MAIN).unwrap().unwrap()).unwrap();
+        let sig = git2::Signature::now("t", "t@example.com").unwrap();
+        let moved = repo
+            .commit(
+                None,
+                &sig,
+                &sig,
+                "same tree",
+                &head.tree().unwrap(),
+                &[&head],
+            )
+            .unwrap();
+        repo.reference(&crate::ctx::branch_ref(MAIN), moved, true, "move")
+            .unwrap();
+        store.take_warnings();
+        assert_same_as_fresh(&ws);
+        assert_eq!(kept_tip(&ws), Some(moved.to_string()));
+        assert_eq!(store.take_warnings(), Vec::<String>::new());
 
         // A rewrite: the branch moved back and grew otherwise; the kept tip is no ancestor.
         store

@@ -31,7 +31,7 @@ use crate::error::{Error, Result};
 
 pub use index::{TrajectoryIndex, builtin_embedder};
 pub use packing::{Packed, Recalled};
-pub use persist::{KeptFile, KeptSet};
+pub use persist::{KeptFile, KeptSet, is_kept_file_failure};
 pub use units::View;
 
 /// Retrieval strategies.

@@ -34,9 +34,22 @@ const MAGIC: &[u8; 8] = b"LORETRJ3";
 /// The file's layout (`PRAGMA user_version`); a file of another is emptied and made again.
 const SCHEMA_VERSION: i64 = 3;
 
+/// Whether `e` is a kept file failing to read back (damaged, or SQLite failing), not a failure
+/// of the query itself.
+pub fn is_kept_file_failure(e: &Error) -> bool {
+    match e {
+        Error::Index(_) => true,
+        Error::Parse { context, .. } => context == DAMAGED,
+        _ => false,
+    }
+}
+
+/// What a part that does not read back is said to be.
+const DAMAGED: &str = "a persisted trajectory index";
+
 fn damaged(what: &str) -> Error {
     Error::Parse {
-        context: "a persisted trajectory index".into(),
+        context: DAMAGED.into(),
         message: format!("damaged or truncated at {what}"),
     }
 }
@@ -624,8 +637,8 @@ impl TrajectoryIndex {
     }
 
     /// Reads what is still in the file (words, postings, tree, step texts), so the index can
-    /// grow; ends its read transaction.
-    pub(super) fn read_whole(&mut self) -> Result<()> {
+    /// grow or be kept again; ends its read transaction.
+    pub fn read_whole(&mut self) -> Result<()> {
         let Some(stored) = &self.stored else {
             return Ok(());
         };
