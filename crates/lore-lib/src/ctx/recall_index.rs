@@ -264,6 +264,9 @@ mod tests {
             .unwrap();
         log_and_commit(&ws, 0..40, "parser");
         assert_same_as_fresh(&ws);
+        // Answered from the kept file's parts (the tree's shape checked), with no warning.
+        assert_same_as_fresh(&ws);
+        assert_eq!(store.take_warnings(), Vec::<String>::new());
         let first = ws.tip(MAIN).unwrap().unwrap();
         assert_eq!(kept_tip(&ws), Some(first.to_string()));
 

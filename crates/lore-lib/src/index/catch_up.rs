@@ -99,34 +99,16 @@ impl Index {
         schema::write_meta(&tx, "embedder", &wanted)?;
         schema::write_doc_count(&tx, docs_before + applied.delta)?;
         schema::write_tip(&tx, tip)?;
-        // The vectors changed: a new stamp, and the cache extended by what changed (inside this
-        // transaction, so no other catch-up appends meanwhile).
-        let change = vector_cache::Change {
-            parent: if reembed {
-                0
-            } else {
-                vector_cache::read_stamp(&tx)?
-            },
-            stamp: vector_cache::new_stamp(&tx)?,
-            removed: applied.removed_rows,
-            added: applied.inserted_rows,
+        let held = (held, held_stamp);
+        let vectors = VectorsChanged {
+            embedder: embedder.as_ref(),
+            cache: cache.as_deref(),
+            wanted: &wanted,
+            reembed,
         };
-        let held = held.filter(|_| change.parent != 0 && held_stamp == change.parent);
-        match (&embedder, change.parent) {
-            (Some(e), parent) if parent != 0 => {
-                let dims = e.id().dims;
-                let added = vector_cache::Added::read(&tx, &change.added, dims)?;
-                if let Some(cache) = &cache {
-                    vector_cache::append(cache, &change, &added, dims, &wanted)?;
-                }
-                tx.commit()?;
-                if let Some((m, mut changes)) = held {
-                    self.vectors_stamp.set(change.stamp);
-                    changes.push((change, added));
-                    *self.held.get_mut() = Some((m, changes));
-                }
-            }
-            _ => tx.commit()?,
+        if let Some((matrix, stamp)) = commit_with_vectors(tx, &vectors, applied, held)? {
+            self.vectors_stamp.set(stamp);
+            *self.held.get_mut() = Some(matrix);
         }
         Ok(report)
     }
@@ -154,6 +136,53 @@ impl Index {
             None => self.held.get_mut().take(),
         }
     }
+}
+
+/// What a catch-up's vectors are: of which embedder, cached where (`None`: not written here),
+/// and whether every memory was embedded afresh.
+struct VectorsChanged<'a> {
+    embedder: Option<&'a SharedEmbedder>,
+    cache: Option<&'a std::path::Path>,
+    wanted: &'a str,
+    reembed: bool,
+}
+
+/// Commits the catch-up: the vectors changed, so a new stamp, and the cache extended by what
+/// changed (inside the transaction, so no other catch-up appends meanwhile). Returns the matrix
+/// `held` in memory (with the stamp it was loaded at) brought forward, with its new stamp, when
+/// it was current.
+fn commit_with_vectors(
+    tx: rusqlite::Transaction<'_>,
+    vectors: &VectorsChanged<'_>,
+    applied: Applied,
+    (held, held_stamp): (Option<HeldMatrix>, u64),
+) -> Result<Option<(HeldMatrix, u64)>> {
+    let change = vector_cache::Change {
+        parent: if vectors.reembed {
+            0
+        } else {
+            vector_cache::read_stamp(&tx)?
+        },
+        stamp: vector_cache::new_stamp(&tx)?,
+        removed: applied.removed_rows,
+        added: applied.inserted_rows,
+    };
+    let held = held.filter(|_| change.parent != 0 && held_stamp == change.parent);
+    let Some(e) = vectors.embedder.filter(|_| change.parent != 0) else {
+        tx.commit()?;
+        return Ok(None);
+    };
+    let dims = e.id().dims;
+    let added = vector_cache::Added::read(&tx, &change.added, dims)?;
+    if let Some(cache) = vectors.cache {
+        vector_cache::append(cache, &change, &added, dims, vectors.wanted)?;
+    }
+    tx.commit()?;
+    Ok(held.map(|(m, mut changes)| {
+        let stamp = change.stamp;
+        changes.push((change, added));
+        ((m, changes), stamp)
+    }))
 }
 
 /// The files changed between the indexed tip and `tip`, and whether they are every file (the

@@ -174,6 +174,20 @@ impl<R: BufRead> Reader<R> {
     }
 }
 
+/// How many nodes each level of the summary tree of `steps` steps holds (`None` where spans
+/// would not fit a `usize`).
+fn tree_shape(steps: usize, fanout: usize) -> Option<Vec<usize>> {
+    let mut shape = Vec::new();
+    let mut span = fanout;
+    while steps > 0 && shape.last().is_none_or(|n| *n >= 2) {
+        shape.push(steps.div_ceil(span));
+        span = span.checked_mul(fanout)?;
+    }
+    // The tree strategy's spans reach one level further.
+    span.checked_mul(fanout)?;
+    Some(shape)
+}
+
 fn u32s_of(bytes: &[u8]) -> Vec<u32> {
     bytes
         .chunks_exact(4)
@@ -433,10 +447,13 @@ impl Stored {
     }
 
     /// The summary tree, read on first use.
-    fn tree(&self, dims: usize) -> Result<&Vec<Vec<Vec<f32>>>> {
+    /// The summary tree of `steps` steps, read on first use: its shape must be the one pushing
+    /// them gives (level `L` holds ⌈steps / fanout^(L+1)⌉ nodes, up to a level of one).
+    fn tree(&self, dims: usize, steps: usize, fanout: usize) -> Result<&Vec<Vec<Vec<f32>>>> {
         if let Some(tree) = self.tree.get() {
             return Ok(tree);
         }
+        let shape = tree_shape(steps, fanout).ok_or_else(|| damaged("the summary tree"))?;
         let blob = self
             .set
             .conn
@@ -453,7 +470,9 @@ impl Stored {
             }
             tree.push(level);
         }
-        if !r.at_end() {
+        let shaped =
+            tree.len() == shape.len() && tree.iter().zip(&shape).all(|(l, n)| l.len() == *n);
+        if !r.at_end() || !shaped {
             return Err(damaged("the summary tree"));
         }
         Ok(self.tree.get_or_init(|| tree))
@@ -631,7 +650,11 @@ impl TrajectoryIndex {
     /// The summary tree.
     pub(super) fn tree(&self) -> Result<&Vec<Vec<Vec<f32>>>> {
         match &self.stored {
-            Some(stored) => stored.tree(self.embedder.id().dims),
+            Some(stored) => stored.tree(
+                self.embedder.id().dims,
+                self.steps.len(),
+                self.params.tree_fanout.max(2),
+            ),
             None => Ok(&self.tree),
         }
     }
@@ -643,7 +666,10 @@ impl TrajectoryIndex {
             return Ok(());
         };
         let terms = stored.all_terms(self.steps.len(), self.df.len())?;
-        let tree = stored.tree(self.embedder.id().dims)?.clone();
+        let fanout = self.params.tree_fanout.max(2);
+        let tree = stored
+            .tree(self.embedder.id().dims, self.steps.len(), fanout)?
+            .clone();
         let mut text = String::new();
         let mut ranges = Vec::with_capacity(self.steps.len());
         for s in 0..self.steps.len() as u32 {
