@@ -43,21 +43,31 @@ impl Workspace<'_> {
         branch: &str,
         embedder: Option<crate::embed::SharedEmbedder>,
     ) -> Result<crate::trajectory::TrajectoryIndex> {
+        self.branch_index_from(branch, embedder, true)
+    }
+
+    /// [`Workspace::branch_index`], the committed part read from the kept file only when
+    /// `use_kept`.
+    fn branch_index_from(
+        &self,
+        branch: &str,
+        embedder: Option<crate::embed::SharedEmbedder>,
+        use_kept: bool,
+    ) -> Result<crate::trajectory::TrajectoryIndex> {
         let tip = self
             .tip(branch)?
             .ok_or_else(|| self.unknown_branch(branch))?;
-        let mut index = self.committed_index(branch, tip, embedder)?;
-        let journal: Vec<TrajectoryStep> = self
-            .uncommitted(branch)?
-            .items
-            .into_iter()
-            .filter(|step| !index.contains(&step.id))
-            .map(|step| TrajectoryStep {
-                step,
-                branch: branch.to_string(),
-                committed: false,
-            })
-            .collect();
+        let mut index = self.committed_index(branch, tip, embedder, use_kept)?;
+        let mut journal: Vec<TrajectoryStep> = Vec::new();
+        for step in self.uncommitted(branch)?.items {
+            if !index.contains(&step.id)? {
+                journal.push(TrajectoryStep {
+                    step,
+                    branch: branch.to_string(),
+                    committed: false,
+                });
+            }
+        }
         index.extend(journal)?;
         Ok(index)
     }
@@ -73,19 +83,33 @@ impl Workspace<'_> {
         all_branches: bool,
         embedder: Option<crate::embed::SharedEmbedder>,
     ) -> Result<(crate::trajectory::Recalled, usize)> {
-        let index = if all_branches {
+        if all_branches {
             let mut index = crate::trajectory::TrajectoryIndex::new(
                 embedder,
                 crate::trajectory::Params::default(),
             );
             index.extend(self.all_steps()?)?;
-            index
-        } else {
-            let branch = self.resolve(branch)?;
-            self.branch_index(&branch, embedder)?
-        };
-        let got = index.recall(query, budget, strategy)?;
-        Ok((got, index.len()))
+            let got = index.recall(query, budget, strategy)?;
+            return Ok((got, index.len()));
+        }
+        let branch = self.resolve(branch)?;
+        let from_kept = self
+            .branch_index_from(&branch, embedder.clone(), true)
+            .and_then(|index| Ok((index.recall(query, budget, strategy)?, index.len())));
+        match from_kept {
+            Ok(got) => Ok(got),
+            // Parts of the kept file are read while the query runs: one that does not read back
+            // (damaged, or the file failing) costs the build in memory, as when it is opened.
+            Err(e) if crate::trajectory::is_kept_file_failure(&e) => {
+                self.store.warn(format!(
+                    "trajectory recall over the kept index of branch {branch} failed ({e}); \
+                     built in memory"
+                ));
+                let index = self.branch_index_from(&branch, embedder, false)?;
+                Ok((index.recall(query, budget, strategy)?, index.len()))
+            }
+            Err(e) => Err(e),
+        }
     }
 
     /// The steps of every branch, each step once (the first branch holding it, in name order,

@@ -4,97 +4,24 @@
 //! the log segments it read. A later process catches it up from the branch tip: when the branch
 //! moved by fast-forward and its old segments are unchanged, only the new segments are read,
 //! embedded and joined; otherwise (a rewrite, a renumbered log) it is rebuilt. Uncommitted steps
-//! are added per query, never kept. A file that cannot be opened, read or written (a read-only
-//! repository, a busy or damaged file) only costs the build in memory: the answer is the same.
+//! are added per query, never kept. A process reads only what its query needs (the file's
+//! layout is in `trajectory/persist.rs`). A file that cannot be opened, read or written (a
+//! read-only repository, a busy or damaged file) only costs the build in memory: the answer is
+//! the same.
 
-use std::path::Path;
 use std::time::Duration;
 
 use git2::Oid;
-use rusqlite::{Connection, TransactionBehavior, params};
 
 use super::files::parse_segment;
 use super::{LOG_DIR, TrajectoryStep, Workspace};
 use crate::embed::SharedEmbedder;
 use crate::error::Result;
 use crate::store::Store;
-use crate::trajectory::{Params, TrajectoryIndex, builtin_embedder};
+use crate::trajectory::{KeptFile, KeptSet, Params, TrajectoryIndex, builtin_embedder};
 
 /// How long a process waits for another one writing the file before building in memory.
 const BUSY_WAIT: Duration = Duration::from_millis(200);
-
-/// What one row records: the tip, the segments read (`name blob-id` per line) and the index.
-struct Kept<'a> {
-    tip: &'a str,
-    segments: &'a str,
-    body: &'a [u8],
-}
-
-/// The open file.
-struct RecallIndexFile {
-    conn: Connection,
-}
-
-impl RecallIndexFile {
-    fn open(path: &Path) -> Result<RecallIndexFile> {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| crate::error::Error::io(format!("creating {}", dir.display()), e))?;
-        }
-        let conn = Connection::open(path)?;
-        conn.busy_timeout(BUSY_WAIT)?;
-        // Rows are a few large blobs: big pages (for a new file) and a mapped read keep their
-        // reading to few system calls.
-        conn.execute_batch(
-            "PRAGMA page_size = 65536;
-            PRAGMA mmap_size = 1073741824;
-            CREATE TABLE IF NOT EXISTS built (
-                branch TEXT NOT NULL,
-                key TEXT NOT NULL,
-                tip TEXT NOT NULL,
-                segments TEXT NOT NULL,
-                body BLOB NOT NULL,
-                PRIMARY KEY (branch, key)
-            )",
-        )?;
-        Ok(RecallIndexFile { conn })
-    }
-
-    /// Reads a branch's row, if any, and hands its tip, segments and index bytes (borrowed
-    /// from SQLite, not copied) to `read`.
-    fn load<R>(
-        &self,
-        branch: &str,
-        key: &str,
-        read: impl FnOnce(&str, &str, &[u8]) -> R,
-    ) -> Result<Option<R>> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT tip, segments, body FROM built WHERE branch = ?1 AND key = ?2")?;
-        let mut rows = stmt.query(params![branch, key])?;
-        let Some(row) = rows.next()? else {
-            return Ok(None);
-        };
-        let (tip, segments, body) = (row.get_ref(0)?, row.get_ref(1)?, row.get_ref(2)?);
-        match (tip.as_str(), segments.as_str(), body.as_blob()) {
-            (Ok(tip), Ok(segments), Ok(body)) => Ok(Some(read(tip, segments, body))),
-            _ => Ok(None),
-        }
-    }
-
-    fn save(&mut self, branch: &str, key: &str, kept: &Kept<'_>) -> Result<()> {
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)?;
-        tx.execute(
-            "INSERT OR REPLACE INTO built (branch, key, tip, segments, body)
-             VALUES (?1, ?2, ?3, ?4, ?5)",
-            params![branch, key, kept.tip, kept.segments, kept.body],
-        )?;
-        tx.commit()?;
-        Ok(())
-    }
-}
 
 /// A tree's log segments as one row records them.
 fn segment_list(segments: &[(String, Oid)]) -> String {
@@ -108,22 +35,29 @@ fn segment_list(segments: &[(String, Oid)]) -> String {
     out
 }
 
+/// The key a branch's index is kept under: the embedder and the parameters.
+fn kept_key(embedder: &SharedEmbedder, params: &Params) -> String {
+    format!(
+        "{} {}",
+        embedder.id(),
+        serde_json::to_string(params).unwrap_or_default()
+    )
+}
+
 impl Workspace<'_> {
     /// The index of a branch's committed steps at `tip`, read back and caught up from the kept
-    /// file when it can be, else built (and kept when the file can be written).
+    /// file when it can be (and `use_kept`), else built (and kept when the file can be written:
+    /// a kept index that failed a query is replaced).
     pub(super) fn committed_index(
         &self,
         branch: &str,
         tip: Oid,
         embedder: Option<SharedEmbedder>,
+        use_kept: bool,
     ) -> Result<TrajectoryIndex> {
         let embedder = embedder.unwrap_or_else(builtin_embedder);
         let params = Params::default();
-        let key = format!(
-            "{} {}",
-            embedder.id(),
-            serde_json::to_string(&params).unwrap_or_default()
-        );
+        let key = kept_key(&embedder, &params);
         let snap = self.store.snapshot(Some(tip))?;
         let segments = snap.files_in(LOG_DIR)?;
         let listed = segment_list(&segments);
@@ -141,8 +75,53 @@ impl Workspace<'_> {
                 }
                 Ok(steps)
             };
+        let file = self.kept_file();
+        let tip_text = tip.to_string();
+        // What the kept file offers: the index as it is, or caught up from the segment it
+        // read last, or nothing (absent, damaged, no longer a prefix of the branch, or not to
+        // be read: the index is built and kept again).
+        let kept = file.as_ref().filter(|_| use_kept).and_then(|f| {
+            let found = f.find(branch, &key).and_then(|set| {
+                let Some(set) = set else { return Ok(None) };
+                let Some((same, known)) = self.usable(&set, tip, &tip_text, &listed) else {
+                    return Ok(None);
+                };
+                let mut index = set.index(Some(embedder.clone()), params.clone(), branch)?;
+                if !same {
+                    // To be caught up and kept again: read whole (even when no step is new).
+                    index.read_whole()?;
+                }
+                Ok(Some((index, same, known)))
+            });
+            found.unwrap_or_else(|e| {
+                self.store.warn(format!(
+                    "the kept trajectory index of branch {branch} cannot be read ({e}); rebuilt"
+                ));
+                None
+            })
+        });
+        if let Some((mut index, same, known)) = kept {
+            if !same {
+                index.extend(read(known)?)?;
+                if let Some(f) = &file {
+                    keep(self.store, f, branch, &key, (&tip_text, &listed), &index);
+                }
+            }
+            return Ok(index);
+        }
+        let mut index = TrajectoryIndex::new(Some(embedder), params);
+        index.extend(read(0)?)?;
+        if let Some(f) = &file {
+            keep(self.store, f, branch, &key, (&tip_text, &listed), &index);
+        }
+        Ok(index)
+    }
+
+    /// The kept file, or `None` (said, unless the repository cannot be written here) when it
+    /// cannot be opened.
+    fn kept_file(&self) -> Option<KeptFile> {
         let path = self.recall_index_path();
-        let mut file = match RecallIndexFile::open(&path) {
+        match KeptFile::open(&path, BUSY_WAIT) {
             Ok(file) => Some(file),
             Err(e) => {
                 // Where the repository cannot be written, building in memory is the documented
@@ -155,78 +134,43 @@ impl Workspace<'_> {
                 }
                 None
             }
-        };
-        let tip_text = tip.to_string();
-        // What the kept row offers: the index as it is, or caught up from the segment it
-        // read last, or nothing (absent, damaged, or no longer a prefix of the branch).
-        let kept = file.as_ref().and_then(|f| {
-            f.load(branch, &key, |kept_tip, kept_segments, body| {
-                let same = kept_tip == tip_text && kept_segments == listed;
-                let fast_forward = !same
-                    && listed.starts_with(kept_segments)
-                    && Oid::from_str(kept_tip).is_ok_and(|old| {
-                        self.store
-                            .repo()
-                            .graph_descendant_of(tip, old)
-                            .unwrap_or(false)
-                    });
-                if !same && !fast_forward {
-                    return None;
-                }
-                let index =
-                    TrajectoryIndex::decode(body, Some(embedder.clone()), params.clone(), branch)
-                        .ok()?;
-                Some((index, same, kept_segments.lines().count()))
-            })
-            .unwrap_or_else(|e| {
-                self.store.warn(format!(
-                    "the kept trajectory index of branch {branch} cannot be read ({e}); rebuilt"
-                ));
-                None
-            })
-            .flatten()
-        });
-        if let Some((mut index, same, known)) = kept {
-            if !same {
-                index.extend(read(known)?)?;
-                if let Some(f) = file.as_mut() {
-                    keep(self.store, f, branch, &key, tip_text, listed, &index);
-                }
-            }
-            return Ok(index);
         }
-        let mut index = TrajectoryIndex::new(Some(embedder), params);
-        index.extend(read(0)?)?;
-        if let Some(f) = file.as_mut() {
-            keep(self.store, f, branch, &key, tip.to_string(), listed, &index);
-        }
-        Ok(index)
+    }
+
+    /// Whether a kept index serves the branch at `tip` (listing these segments): as it is
+    /// (`true`), or caught up from the segments it knows (`false`, and how many it knows).
+    fn usable(
+        &self,
+        set: &KeptSet,
+        tip: Oid,
+        tip_text: &str,
+        listed: &str,
+    ) -> Option<(bool, usize)> {
+        let (kept_tip, kept_segments) = (&set.stamp.0, &set.stamp.1);
+        let same = kept_tip == tip_text && kept_segments == listed;
+        let fast_forward = !same
+            && listed.starts_with(kept_segments.as_str())
+            && Oid::from_str(kept_tip).is_ok_and(|old| {
+                self.store
+                    .repo()
+                    .graph_descendant_of(tip, old)
+                    .unwrap_or(false)
+            });
+        (same || fast_forward).then(|| (same, kept_segments.lines().count()))
     }
 }
 
-/// Writes a branch's row; a file that refuses the write is left as it is, with a warning (the
+/// Keeps a branch's index; a file that refuses the write is left as it is, with a warning (the
 /// next process builds the index again).
 fn keep(
     store: &Store,
-    file: &mut RecallIndexFile,
+    file: &KeptFile,
     branch: &str,
     key: &str,
-    tip: String,
-    segments: String,
+    stamp: (&str, &str),
     index: &TrajectoryIndex,
 ) {
-    let saved = index.encode().and_then(|body| {
-        file.save(
-            branch,
-            key,
-            &Kept {
-                tip: &tip,
-                segments: &segments,
-                body: &body,
-            },
-        )
-    });
-    if let Err(e) = saved {
+    if let Err(e) = file.save(branch, key, stamp, index) {
         store.warn(format!(
             "the trajectory index of branch {branch} could not be kept ({e}); the next \
              recall builds it again"
@@ -237,6 +181,7 @@ fn keep(
 #[cfg(test)]
 mod tests {
     use lore_testutils::TestRepo;
+    use rusqlite::Connection;
 
     use super::*;
     use crate::steps::NewStep;
@@ -303,13 +248,11 @@ mod tests {
     const MAIN: &str = crate::ctx::MAIN_BRANCH;
 
     fn kept_tip(ws: &Workspace<'_>) -> Option<String> {
-        let file = RecallIndexFile::open(&ws.recall_index_path()).unwrap();
-        let key = format!(
-            "{} {}",
-            builtin_embedder().id(),
-            serde_json::to_string(&Params::default()).unwrap()
-        );
-        file.load(MAIN, &key, |tip, _, _| tip.to_string()).unwrap()
+        let file = KeptFile::open(&ws.recall_index_path(), BUSY_WAIT).unwrap();
+        let key = kept_key(&builtin_embedder(), &Params::default());
+        file.find(MAIN, &key)
+            .unwrap()
+            .map(|set| set.stamp.0.clone())
     }
 
     #[test]
@@ -321,6 +264,9 @@ mod tests {
             .unwrap();
         log_and_commit(&ws, 0..40, "parser");
         assert_same_as_fresh(&ws);
+        // Answered from the kept file's parts (the tree's shape checked), with no warning.
+        assert_same_as_fresh(&ws);
+        assert_eq!(store.take_warnings(), Vec::<String>::new());
         let first = ws.tip(MAIN).unwrap().unwrap();
         assert_eq!(kept_tip(&ws), Some(first.to_string()));
 
@@ -338,6 +284,28 @@ mod tests {
             .unwrap();
         assert_same_as_fresh(&ws);
 
+        // The branch moved on without a new step (a commit of the same tree): kept again,
+        // with no warning.
+        let repo = store.repo();
+        let head = repo.find_commit(ws.tip(MAIN).unwrap().unwrap()).unwrap();
+        let sig = git2::Signature::now("t", "t@example.com").unwrap();
+        let moved = repo
+            .commit(
+                None,
+                &sig,
+                &sig,
+                "same tree",
+                &head.tree().unwrap(),
+                &[&head],
+            )
+            .unwrap();
+        repo.reference(&crate::ctx::branch_ref(MAIN), moved, true, "move")
+            .unwrap();
+        store.take_warnings();
+        assert_same_as_fresh(&ws);
+        assert_eq!(kept_tip(&ws), Some(moved.to_string()));
+        assert_eq!(store.take_warnings(), Vec::<String>::new());
+
         // A rewrite: the branch moved back and grew otherwise; the kept tip is no ancestor.
         store
             .repo()
@@ -352,6 +320,33 @@ mod tests {
     }
 
     #[test]
+    fn a_file_of_the_earlier_layout_is_made_again() {
+        let repo = TestRepo::new();
+        let store = Store::discover(&repo.path()).unwrap();
+        let ws = Workspace::new(&store);
+        ws.init("ship the parser", &[], &WriteContext::default())
+            .unwrap();
+        log_and_commit(&ws, 0..20, "parser");
+        let path = ws.recall_index_path();
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let conn = Connection::open(&path).unwrap();
+        conn.execute_batch(
+            "CREATE TABLE built (branch TEXT NOT NULL, key TEXT NOT NULL, tip TEXT NOT NULL,
+                 segments TEXT NOT NULL, body BLOB NOT NULL, PRIMARY KEY (branch, key));
+             INSERT INTO built VALUES ('main', 'k', 'tip', '', x'00');",
+        )
+        .unwrap();
+        drop(conn);
+        assert_same_as_fresh(&ws);
+        let tip = ws.tip(MAIN).unwrap().unwrap();
+        assert_eq!(kept_tip(&ws), Some(tip.to_string()));
+        // Read back as kept (no journal step): answered from the file's parts.
+        let index = ws.branch_index(MAIN, None).unwrap();
+        assert!(index.is_kept());
+        assert_same_as_fresh(&ws);
+    }
+
+    #[test]
     fn a_damaged_or_unwritable_file_costs_only_the_build() {
         let repo = TestRepo::new();
         let store = Store::discover(&repo.path()).unwrap();
@@ -360,11 +355,23 @@ mod tests {
             .unwrap();
         log_and_commit(&ws, 0..30, "parser");
         assert_same_as_fresh(&ws);
-        let conn = Connection::open(ws.recall_index_path()).unwrap();
-        conn.execute("UPDATE built SET body = substr(body, 1, 100)", [])
-            .unwrap();
-        drop(conn);
-        assert_same_as_fresh(&ws);
+        // Each part damaged in turn: the core (read when the index is opened), a word's
+        // postings, the steps' texts and the summary tree (read while a query runs).
+        for damage in [
+            "UPDATE built SET core = substr(core, 1, 100)",
+            "UPDATE term SET postings = x'ffffff7f'",
+            "UPDATE term SET term = 1000000",
+            "DELETE FROM step WHERE position % 2 = 0",
+            "UPDATE built SET tree = substr(tree, 1, 10)",
+        ] {
+            // A fresh kept index first (a damaged one is replaced when caught up, not here).
+            std::fs::remove_file(ws.recall_index_path()).unwrap();
+            assert_same_as_fresh(&ws);
+            let conn = Connection::open(ws.recall_index_path()).unwrap();
+            conn.execute(damage, []).unwrap();
+            drop(conn);
+            assert_same_as_fresh(&ws);
+        }
 
         // Where the file cannot be (a directory holds its name), recall builds in memory.
         std::fs::remove_file(ws.recall_index_path()).unwrap();

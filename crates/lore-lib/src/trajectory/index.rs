@@ -12,9 +12,10 @@ use crate::error::Result;
 use crate::steps::TrajectoryStep;
 use crate::tokens::estimate_tokens;
 
-/// A step as the index keeps it: parsed when it was pushed, or, when the index was read back
-/// from its persisted form, its id, JSON and packed line as ranges of one shared text (the JSON
-/// parsed only when the step is returned).
+/// A step as the index keeps it: parsed when it was pushed; when the index was read back from
+/// its kept file, only its position there (its id, JSON and line are read when asked), or, once
+/// the whole index was read back, its id, JSON and packed line as ranges of one shared text (the
+/// JSON parsed only when the step is returned).
 pub(super) enum StepEntry {
     /// Pushed in this process.
     Parsed {
@@ -29,58 +30,58 @@ pub(super) enum StepEntry {
         line: Range<usize>,
         branch: Arc<str>,
     },
+    /// Read back, its texts still in the kept file: committed on `branch`.
+    Kept { position: u32, branch: Arc<str> },
 }
 
 impl StepEntry {
-    /// The step's id.
-    pub(super) fn id(&self) -> &str {
+    /// The step's id (`None` while it is in the kept file).
+    pub(super) fn id(&self) -> Option<&str> {
         match self {
-            StepEntry::Parsed { entry, .. } => &entry.step.id,
-            StepEntry::Stored { text, id, .. } => &text[id.clone()],
+            StepEntry::Parsed { entry, .. } => Some(&entry.step.id),
+            StepEntry::Stored { text, id, .. } => Some(&text[id.clone()]),
+            StepEntry::Kept { .. } => None,
         }
     }
 
-    /// The line packed for the step.
-    pub(super) fn line(&self) -> &str {
+    /// The line packed for the step (`None` while it is in the kept file).
+    pub(super) fn line(&self) -> Option<&str> {
         match self {
-            StepEntry::Parsed { line, .. } => line,
-            StepEntry::Stored { text, line, .. } => &text[line.clone()],
+            StepEntry::Parsed { line, .. } => Some(line),
+            StepEntry::Stored { text, line, .. } => Some(&text[line.clone()]),
+            StepEntry::Kept { .. } => None,
         }
     }
 
-    /// The step's JSON, as persisted.
-    pub(super) fn json(&self) -> Result<std::borrow::Cow<'_, str>> {
+    /// The step's JSON, as persisted (`None` while it is in the kept file).
+    pub(super) fn json(&self) -> Option<Result<std::borrow::Cow<'_, str>>> {
         match self {
-            StepEntry::Parsed { entry, .. } => serde_json::to_string(&entry.step)
-                .map(std::borrow::Cow::Owned)
-                .map_err(|e| crate::error::Error::Parse {
-                    context: "persisting a trajectory step".into(),
-                    message: e.to_string(),
-                }),
-            StepEntry::Stored { text, json, .. } => {
-                Ok(std::borrow::Cow::Borrowed(&text[json.clone()]))
-            }
-        }
-    }
-
-    /// The step as retrieval returns it.
-    pub(super) fn to_step(&self) -> Result<TrajectoryStep> {
-        match self {
-            StepEntry::Parsed { entry, .. } => Ok((**entry).clone()),
-            StepEntry::Stored {
-                text, json, branch, ..
-            } => Ok(TrajectoryStep {
-                step: serde_json::from_str(&text[json.clone()]).map_err(|e| {
-                    crate::error::Error::Parse {
-                        context: "a persisted trajectory step".into(),
+            StepEntry::Parsed { entry, .. } => Some(
+                serde_json::to_string(&entry.step)
+                    .map(std::borrow::Cow::Owned)
+                    .map_err(|e| crate::error::Error::Parse {
+                        context: "persisting a trajectory step".into(),
                         message: e.to_string(),
-                    }
-                })?,
-                branch: branch.to_string(),
-                committed: true,
-            }),
+                    }),
+            ),
+            StepEntry::Stored { text, json, .. } => {
+                Some(Ok(std::borrow::Cow::Borrowed(&text[json.clone()])))
+            }
+            StepEntry::Kept { .. } => None,
         }
     }
+}
+
+/// A committed step read back from its JSON.
+fn stored_step(json: &str, branch: &str) -> Result<TrajectoryStep> {
+    Ok(TrajectoryStep {
+        step: serde_json::from_str(json).map_err(|e| crate::error::Error::Parse {
+            context: "a persisted trajectory step".into(),
+            message: e.to_string(),
+        })?,
+        branch: branch.to_string(),
+        committed: true,
+    })
 }
 
 pub(super) struct Indexed {
@@ -135,6 +136,9 @@ pub struct TrajectoryIndex {
     pub(super) postings: Vec<Vec<u32>>,
     pub(super) tree: Vec<Vec<Vec<f32>>>,
     pub(super) total: Vec<f32>,
+    /// The parts still in the kept file the index was read from (words, postings, tree, step
+    /// texts), read when asked.
+    pub(super) stored: Option<super::persist::Stored>,
 }
 
 impl TrajectoryIndex {
@@ -154,6 +158,7 @@ impl TrajectoryIndex {
             postings: Vec::new(),
             tree: Vec::new(),
             total: Vec::new(),
+            stored: None,
         }
     }
 
@@ -178,8 +183,26 @@ impl TrajectoryIndex {
     }
 
     /// Whether a step with this id is indexed.
-    pub fn contains(&self, id: &str) -> bool {
-        self.steps.iter().any(|s| s.entry.id() == id)
+    pub fn contains(&self, id: &str) -> Result<bool> {
+        Ok(self.steps.iter().any(|s| s.entry.id() == Some(id)) || self.kept_has(id)?)
+    }
+
+    /// The line packed for step `s`.
+    pub(super) fn line_of(&self, s: u32) -> Result<std::borrow::Cow<'_, str>> {
+        match self.steps[s as usize].entry.line() {
+            Some(line) => Ok(std::borrow::Cow::Borrowed(line)),
+            None => Ok(self.texts_of(s)?.2),
+        }
+    }
+
+    /// Step `s` as retrieval returns it.
+    pub(super) fn step_of(&self, s: u32) -> Result<TrajectoryStep> {
+        match &self.steps[s as usize].entry {
+            StepEntry::Parsed { entry, .. } => Ok((**entry).clone()),
+            StepEntry::Stored { branch, .. } | StepEntry::Kept { branch, .. } => {
+                stored_step(&self.texts_of(s)?.1, branch)
+            }
+        }
     }
 
     /// How many units exist, by view.
@@ -193,6 +216,9 @@ impl TrajectoryIndex {
 
     /// Adds steps (embedded in one batch) in order.
     pub fn extend(&mut self, steps: Vec<TrajectoryStep>) -> Result<()> {
+        if !steps.is_empty() {
+            self.read_whole()?;
+        }
         for batch in steps.chunks(512) {
             let texts: Vec<String> = batch.iter().map(|s| s.step.search_text()).collect();
             let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
@@ -206,6 +232,7 @@ impl TrajectoryIndex {
 
     /// Adds one step.
     pub fn push(&mut self, step: TrajectoryStep) -> Result<()> {
+        self.read_whole()?;
         let v = self
             .embedder
             .embed(&[&step.step.search_text()])?

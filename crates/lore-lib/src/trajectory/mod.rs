@@ -15,7 +15,8 @@
 //!
 //! Where each part lives: `units.rs` (the views and their units), `index.rs` (building the index
 //! step by step), `strategies.rs` (scoring a query, per strategy), `packing.rs` (filling the
-//! budget and what a query returns). The seeded benchmark is in the `lore-bench` crate.
+//! budget and what a query returns), `persist.rs` (the index kept in a SQLite file and read
+//! back part by part). The seeded benchmark is in the `lore-bench` crate.
 
 mod index;
 mod packing;
@@ -30,6 +31,7 @@ use crate::error::{Error, Result};
 
 pub use index::{TrajectoryIndex, builtin_embedder};
 pub use packing::{Packed, Recalled};
+pub use persist::{KeptFile, KeptSet, is_kept_file_failure};
 pub use units::View;
 
 /// Retrieval strategies.

@@ -114,8 +114,10 @@ impl TrajectoryIndex {
             let (s, _) = pool.remove(i);
             redundancy.remove(i);
             let step = &self.steps[s as usize];
-            let duplicate = red >= self.params.duplicate_cosine
-                || chosen.iter().any(|c| c.line == step.entry.line());
+            let duplicate = red >= self.params.duplicate_cosine || {
+                let line = self.line_of(s)?;
+                chosen.iter().any(|c| c.line == line)
+            };
             if duplicate {
                 continue;
             }
@@ -158,7 +160,7 @@ impl TrajectoryIndex {
             position: s as usize + 1,
             score,
             tokens: step.tokens,
-            line: step.entry.line().to_string(),
+            line: self.line_of(s)?.into_owned(),
             units: step
                 .units
                 .iter()
@@ -167,7 +169,7 @@ impl TrajectoryIndex {
                     format!("{}:{}", unit.view.as_str(), unit.label)
                 })
                 .collect(),
-            step: step.entry.to_step()?,
+            step: self.step_of(s)?,
         })
     }
 }

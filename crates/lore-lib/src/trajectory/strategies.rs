@@ -10,27 +10,36 @@ use super::units::View;
 use crate::embed::dot;
 use crate::error::Result;
 
+/// The steps holding one term.
+pub(super) type Postings = std::rc::Rc<Vec<u32>>;
+
+/// A query's terms with their idf, and beside each its postings.
+type QueryTerms = (Vec<(u32, f32)>, Vec<Postings>);
+
 impl TrajectoryIndex {
-    pub(super) fn query_terms(&self, query: &str) -> Vec<(u32, f32)> {
+    /// The query's terms with their idf, and beside each its postings (the steps holding it).
+    pub(super) fn query_terms(&self, query: &str) -> Result<QueryTerms> {
         let n = self.steps.len() as f32;
         let mut out: Vec<(u32, f32)> = Vec::new();
+        let mut lists = Vec::new();
         let mut seen = std::collections::HashSet::new();
         for w in words(query) {
-            if let Some(t) = self.vocab.get(&w)
-                && seen.insert(*t)
+            if let Some((t, list)) = self.term_of(&w)?
+                && seen.insert(t)
             {
-                let df = self.df[*t as usize] as f32;
-                out.push((*t, (1.0 + (n - df + 0.5) / (df + 0.5)).ln()));
+                let df = self.df[t as usize] as f32;
+                out.push((t, (1.0 + (n - df + 0.5) / (df + 0.5)).ln()));
+                lists.push(list);
             }
         }
-        out
+        Ok((out, lists))
     }
 
     /// Each step's relevance: cosine plus the normalised lexical score.
-    fn relevance(&self, q: &[f32], terms: &[(u32, f32)]) -> Vec<f32> {
+    fn relevance(&self, q: &[f32], terms: &[(u32, f32)], lists: &[Postings]) -> Vec<f32> {
         let mut lexical = vec![0f32; self.steps.len()];
-        for (t, idf) in terms {
-            for s in &self.postings[*t as usize] {
+        for ((_, idf), list) in terms.iter().zip(lists) {
+            for s in list.iter() {
                 lexical[*s as usize] += idf;
             }
         }
@@ -54,8 +63,8 @@ impl TrajectoryIndex {
             .embed_queries(&[query])?
             .pop()
             .unwrap_or_default();
-        let terms = self.query_terms(query);
-        let relevance = self.relevance(&q, &terms);
+        let (terms, lists) = self.query_terms(query)?;
+        let relevance = self.relevance(&q, &terms, &lists);
         let used = match strategy {
             Strategy::Auto => self.choose(&relevance, &terms),
             s => s,
@@ -74,9 +83,9 @@ impl TrajectoryIndex {
                 .rev()
                 .map(|i| (i, relevance[i as usize]))
                 .collect(),
-            Strategy::Osu => self.unit_candidates(&q, &terms, &relevance, false),
-            Strategy::Disjoint => self.unit_candidates(&q, &terms, &relevance, true),
-            Strategy::Tree => self.tree_candidates(&q, &terms, &relevance),
+            Strategy::Osu => self.unit_candidates(&q, &terms, &lists, &relevance, false),
+            Strategy::Disjoint => self.unit_candidates(&q, &terms, &lists, &relevance, true),
+            Strategy::Tree => self.tree_candidates(&q, &terms, &lists, &relevance)?,
         };
         let steps = if used == Strategy::Recency {
             self.pack_in_order(&ranked, budget)?
@@ -132,6 +141,7 @@ impl TrajectoryIndex {
         &self,
         q: &[f32],
         terms: &[(u32, f32)],
+        lists: &[Postings],
         relevance: &[f32],
         disjoint: bool,
     ) -> Vec<(u32, f32)> {
@@ -141,9 +151,9 @@ impl TrajectoryIndex {
         // Lexical coverage: the idf of each query term some member holds, over √|unit|.
         let mut coverage: HashMap<u32, f32> = HashMap::new();
         let mut marked: Vec<u32> = Vec::new();
-        for (t, idf) in terms {
+        for ((_, idf), list) in terms.iter().zip(lists) {
             marked.clear();
-            for s in &self.postings[*t as usize] {
+            for s in list.iter() {
                 marked.extend(&self.steps[*s as usize].units);
             }
             marked.sort_unstable();
@@ -217,8 +227,10 @@ impl TrajectoryIndex {
         &self,
         q: &[f32],
         terms: &[(u32, f32)],
+        lists: &[Postings],
         relevance: &[f32],
-    ) -> Vec<(u32, f32)> {
+    ) -> Result<Vec<(u32, f32)>> {
+        let tree = self.tree()?;
         let fanout = self.params.tree_fanout.max(2);
         let n = self.steps.len().max(1) as f32;
         let mean: Vec<f32> = self.total.iter().map(|t| t / n).collect();
@@ -226,11 +238,11 @@ impl TrajectoryIndex {
         // (level, node) → covered idf; a node of level L spans fanout^(L+1) steps.
         let mut coverage: HashMap<(usize, usize), f32> = HashMap::new();
         let mut marked: Vec<(usize, usize)> = Vec::new();
-        for (t, idf) in terms {
+        for ((_, idf), list) in terms.iter().zip(lists) {
             marked.clear();
-            for s in &self.postings[*t as usize] {
+            for s in list.iter() {
                 let mut span = fanout;
-                for level in 0..self.tree.len() {
+                for level in 0..tree.len() {
                     marked.push((level, *s as usize / span));
                     span *= fanout;
                 }
@@ -259,7 +271,7 @@ impl TrajectoryIndex {
             0.0
         };
         let mut scored: Vec<((usize, usize), f32)> = Vec::new();
-        for (level, nodes) in self.tree.iter().enumerate() {
+        for (level, nodes) in tree.iter().enumerate() {
             if nodes.len() < 2 && level > 0 {
                 continue;
             }
@@ -279,13 +291,13 @@ impl TrajectoryIndex {
         }
         scored.sort_by(|a, b| b.1.total_cmp(&a.1));
         scored.truncate(self.params.top_units);
-        self.expand(
+        Ok(self.expand(
             scored.into_iter().map(|((level, i), score)| {
                 let (start, end) = size(level, i);
                 ((start as u32..end as u32).collect(), score)
             }),
             relevance,
-        )
+        ))
     }
 }
 
