@@ -570,6 +570,44 @@ mod tests {
     }
 
     #[test]
+    fn a_boosting_window_multiplies_a_memory_written_inside_it_and_a_filter_does_not() {
+        let now: Timestamp = NOW.parse().unwrap();
+        let window = |usage| TimeWindow {
+            phrase: "last week".into(),
+            start: now - jiff::SignedDuration::from_hours(7 * 24),
+            end: now,
+            usage,
+        };
+        let ranked = |usage| {
+            let options = RankOptions {
+                half_life_days: None,
+                time_window: Some(window(usage)),
+                time_boost: 0.5,
+                now: Some(now),
+                ..RankOptions::default()
+            };
+            let inside = candidate(BETTER, "learnings", Status::Active, 2, 9.5, 0.78);
+            let long_before = candidate(OTHER, "learnings", Status::Active, 400, 10.0, 0.8);
+            let weak = candidate("zzzzzzzzzzzz", "learnings", Status::Active, 400, 1.0, 0.2);
+            fuse(vec![inside, long_before, weak], &options)
+                .into_iter()
+                .map(|(c, score, explain)| (c.memory.id.to_string(), score, explain))
+                .collect::<Vec<_>>()
+        };
+        let boosted = ranked(WindowUse::Boost);
+        let (id, score, explain) = &boosted[0];
+        assert_eq!(id, BETTER, "the memory inside the window comes first");
+        assert_eq!(explain.time, Some(1.5));
+        assert!((score - explain.fused * 1.5).abs() < 1e-12, "{score}");
+        let far = boosted[1].2.time.unwrap();
+        assert!((1.0..1.001).contains(&far), "{far}: a year away gains almost nothing");
+        // A filtering window is applied before ranking: it weighs nothing here.
+        let filtered = ranked(WindowUse::Filter);
+        assert_eq!(filtered[0].0, OTHER);
+        assert!(filtered.iter().all(|(_, _, e)| e.time.is_none()));
+    }
+
+    #[test]
     fn collapse_folds_into_the_first_kept() {
         // 0 ~ 2, 1 ~ 3; limit 2 stops after two kept items.
         let dup = |a: usize, b: usize| (a % 2) == (b % 2);
