@@ -600,11 +600,41 @@ mod tests {
         assert_eq!(explain.time, Some(1.5));
         assert!((score - explain.fused * 1.5).abs() < 1e-12, "{score}");
         let far = boosted[1].2.time.unwrap();
-        assert!((1.0..1.001).contains(&far), "{far}: a year away gains almost nothing");
+        assert!(
+            (1.0..1.001).contains(&far),
+            "{far}: a year away gains almost nothing"
+        );
         // A filtering window is applied before ranking: it weighs nothing here.
         let filtered = ranked(WindowUse::Filter);
         assert_eq!(filtered[0].0, OTHER);
         assert!(filtered.iter().all(|(_, _, e)| e.time.is_none()));
+    }
+
+    #[test]
+    fn a_chain_of_replacements_ranks_in_order_whatever_order_it_is_met_in() {
+        // X was replaced by Y, Y by Z; X matches best and Z worst, and Y is met first.
+        let (x, y, z) = ("xxxxxxxxxxxx", "yyyyyyyyyyyy", "zzzzzzzzzzzz");
+        let replaced = |id: &str, by: &str, bm25: f64, cosine: f32| {
+            let mut c = candidate(id, "learnings", Status::Active, 0, bm25, cosine);
+            c.memory.superseded_by = Some(MemoryId::parse(by).unwrap());
+            c
+        };
+        let options = RankOptions {
+            status_weights: EQUAL_STATUS_WEIGHTS,
+            half_life_days: None,
+            now: Some(NOW.parse().unwrap()),
+            ..RankOptions::default()
+        };
+        let candidates = vec![
+            replaced(y, z, 5.0, 0.5),
+            replaced(x, y, 10.0, 0.9),
+            candidate(z, "learnings", Status::Active, 0, 1.0, 0.1),
+        ];
+        let order: Vec<String> = fuse(candidates, &options)
+            .into_iter()
+            .map(|(c, _, _)| c.memory.id.to_string())
+            .collect();
+        assert_eq!(order, [z, y, x]);
     }
 
     #[test]
@@ -615,5 +645,8 @@ mod tests {
         assert_eq!(got, vec![(0, vec![2, 4]), (1, vec![3])]);
         let none = collapse(3, 10, |_, _| false);
         assert_eq!(none, vec![(0, vec![]), (1, vec![]), (2, vec![])]);
+        // Past the limit, what is no near-duplicate is dropped, not kept.
+        let limited = collapse(4, 2, |_, _| false);
+        assert_eq!(limited, vec![(0, vec![]), (1, vec![])]);
     }
 }
