@@ -32,6 +32,7 @@ pub mod record;
 pub mod scope;
 pub mod secrets;
 pub mod setup;
+pub mod specifics;
 pub mod steps;
 pub mod store;
 pub mod sync;
@@ -40,7 +41,7 @@ pub mod tokens;
 pub mod trajectory;
 
 /// The specifics guard of the novelty check (numbers, names, identifiers).
-pub use memory::specifics as novelty;
+pub use specifics as novelty;
 
 pub use error::{Error, ErrorClass, Result};
 pub use index::{Hit, IndexNotice, ListFilter, SortBy};

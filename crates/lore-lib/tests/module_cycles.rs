@@ -1,8 +1,8 @@
 //! No two top-level modules of any crate import each other, directly or around a circle.
 //!
 //! A module's imports are the `crate::<module>` paths in its code (comments and test code left
-//! out: files named `tests.rs` or `*_tests.rs`, and everything from a file's first `#[cfg(test)]`
-//! on), with the names `lib.rs` re-exports (`crate::Lore`, `crate::WriteContext`, …) followed to
+//! out: files named `tests.rs` or `*_tests.rs`, and every `#[cfg(test)]` item wherever it
+//! stands), with the names `lib.rs` re-exports (`crate::Lore`, `crate::WriteContext`, …) followed to
 //! the module that defines them. A circle fails the test, naming every edge of it with a place.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -28,12 +28,37 @@ fn is_test_file(path: &Path) -> bool {
     name == "tests" || name.ends_with("_tests")
 }
 
-/// The code of a file without comments and without its test module.
-fn code_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
-    text.lines()
-        .enumerate()
-        .take_while(|(_, l)| l.trim() != "#[cfg(test)]")
-        .map(|(i, l)| (i + 1, l.split("//").next().unwrap_or("")))
+/// The code of a file without comments and without its test items: each `#[cfg(test)]` item
+/// (a `mod tests;` line, or a block to its closing brace) is left out, wherever it stands.
+fn code_lines(text: &str) -> Vec<(usize, &str)> {
+    let mut out = Vec::new();
+    let mut lines = text.lines().enumerate();
+    while let Some((i, line)) = lines.next() {
+        if line.trim() != "#[cfg(test)]" {
+            out.push((i + 1, line.split("//").next().unwrap_or("")));
+            continue;
+        }
+        // Skip the item the attribute is on: to its `;`, or to the brace closing its block.
+        let mut depth = 0usize;
+        let mut opened = false;
+        for (_, item) in lines.by_ref() {
+            let code = item.split("//").next().unwrap_or("");
+            for c in code.chars() {
+                match c {
+                    '{' => {
+                        depth += 1;
+                        opened = true;
+                    }
+                    '}' => depth = depth.saturating_sub(1),
+                    _ => {}
+                }
+            }
+            if (opened && depth == 0) || (!opened && code.trim_end().ends_with(';')) {
+                break;
+            }
+        }
+    }
+    out
 }
 
 /// The identifiers that follow each `crate::` in a line.

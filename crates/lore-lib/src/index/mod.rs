@@ -359,12 +359,6 @@ impl Index {
     }
 }
 
-/// Whether two memories' texts name the same specifics (numbers, names, identifiers), as the
-/// novelty check judges them: collapsing near-copies in a search asks it.
-fn same_specifics(a: &str, b: &str) -> bool {
-    crate::novelty::same_specifics(a, b)
-}
-
 /// Where the vector matrix of the index at `index` is cached for the next process (derived from
 /// the index, stamped with the indexed tip and embedder; rewritten when they change).
 pub fn vectors_cache_path(index: &Path) -> PathBuf {

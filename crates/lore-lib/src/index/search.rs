@@ -249,7 +249,8 @@ fn collapse_groups(
     let groups = rank::collapse(ranked.len(), limit, |a, b| {
         match (threshold, head(a), head(b)) {
             (Some(t), Some(x), Some(y)) => {
-                crate::embed::dot(x, y) >= t.max(0.9) && super::same_specifics(&text(a), &text(b))
+                crate::embed::dot(x, y) >= t.max(0.9)
+                    && crate::specifics::same_specifics(&text(a), &text(b))
             }
             _ => false,
         }

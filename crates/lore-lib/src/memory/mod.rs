@@ -17,7 +17,6 @@ mod namespaces;
 mod novelty;
 mod resolve;
 mod screening;
-pub mod specifics;
 mod stack;
 mod status;
 mod upkeep;

@@ -2,7 +2,7 @@
 //! holds, and the checked write that refuses, supersedes or keeps a repeat.
 //!
 //! A repeat is the same summary (ignoring case and spacing) with a body that adds no different
-//! specifics, or a vector near-duplicate with the same specifics (see [`super::specifics`]).
+//! specifics, or a vector near-duplicate with the same specifics (see [`crate::specifics`]).
 //! The check runs against the index first; the write then re-checks, on the tip it lands on, the
 //! memories written since the index's tip, so two writers of the same text never both land.
 
@@ -13,12 +13,12 @@ use serde::Serialize;
 
 use super::Lore;
 use super::changes::changed_memories;
-use super::specifics::{normalized, same_specifics};
 use super::write::{NewMemory, Written};
 use crate::embed::{self, SharedEmbedder};
 use crate::error::{Error, Result};
 use crate::index::{Index, ListFilter, vectors};
 use crate::model::{Memory, Status};
+use crate::specifics::{normalized, same_specifics};
 use crate::store::WriteContext;
 
 /// What to do when a new memory repeats an existing one.
