@@ -69,6 +69,7 @@ enum Reader {
 }
 
 /// What to do next about a library error, in the words of the front end that shows it.
+// Long: one arm per error kind, each its own advice; read as a table, it stays one match.
 fn advice(e: &Error, reader: Reader) -> Vec<String> {
     let cli = reader == Reader::Cli;
     let say = |c: String, a: String| vec![if cli { c } else { a }];

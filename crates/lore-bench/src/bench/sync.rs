@@ -91,6 +91,8 @@ impl Operation for BenchSync {
     const EFFECT: Effect = Effect::ReadOnly;
     type Output = SyncBenchReport;
 
+    // Long: the benchmark's scenario in the order it runs (clones, then each timed case on
+    // them); its phases share the clones and the timing loop.
     fn run(self, env: &mut Env<'_>) -> Result<SyncBenchReport> {
         let root = require_dir("work directory", &self.work_dir)?;
         require_binary(&self.lore_binary)?;

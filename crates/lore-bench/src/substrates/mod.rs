@@ -142,6 +142,8 @@ impl Operation for BenchSubstrates {
     const EFFECT: Effect = Effect::ReadOnly;
     type Output = SubstratesReport;
 
+    // Long: the benchmark's scenario in the order it runs, substrate by substrate on one
+    // workload; each substrate's work is in its own module.
     fn run(self, env: &mut Env<'_>) -> Result<SubstratesReport> {
         let root = require_dir("work directory", &self.work_dir)?.to_path_buf();
         let embedder = env.lore.embedder().cloned();

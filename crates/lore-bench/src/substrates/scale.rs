@@ -56,6 +56,7 @@ fn text(rng: &mut Rng, i: usize) -> String {
 }
 
 /// Fills a store and times lore's operations on it.
+// Long: each timed operation is a closure beside its label, in the order the report lists them.
 pub fn measure(
     store: &Store,
     req: &BenchSubstrates,

@@ -269,6 +269,8 @@ fn kind_reports(tallies: &mut [Vec<Tally>], counts: &[[usize; 3]; 3]) -> Vec<Kin
 }
 
 /// Runs the benchmark, reporting each trajectory's indexing and querying to `progress`.
+// Long: one loop over the generated trajectories (index, then ask every planted query), its
+// tallies kept across them; the scoring and the per-query tally are functions of their own.
 pub fn run(
     config: &EvalTrajectories,
     embedder: Option<SharedEmbedder>,

@@ -102,22 +102,7 @@ impl Workspace<'_> {
         let (outcome, damaged) = self.journal(&branch).drain(|journal| {
             let (entry, commit) = self.store.transact_ref(&refname, |snap| {
                 let mut meta = read_meta(snap)?.ok_or_else(|| self.unknown_branch(&branch))?;
-                // A crash between a commit and the journal's truncation leaves steps that are
-                // already in the last segment; they are not committed twice.
-                let already: Vec<String> = match meta.last.as_ref().and_then(|l| l.segment.clone())
-                {
-                    Some(seg) => match snap.read(&seg)? {
-                        Some(b) => parse_segment(&b, &seg)?.into_iter().map(|s| s.id).collect(),
-                        None => Vec::new(),
-                    },
-                    None => Vec::new(),
-                };
-                let steps: Vec<Step> = journal
-                    .items
-                    .iter()
-                    .filter(|s| !already.contains(&s.id))
-                    .cloned()
-                    .collect();
+                let steps = not_in_last_segment(snap, &meta, &journal.items)?;
                 let mut edits = Vec::new();
                 let segment = if steps.is_empty() {
                     None
@@ -279,4 +264,26 @@ pub(crate) struct BranchFiles {
     pub(crate) commit_md: String,
     pub(crate) metadata: String,
     pub(crate) steps: Vec<Step>,
+}
+
+/// The journal's steps less those already in the branch's last segment: a crash between a
+/// commit and the journal's truncation leaves steps that are committed already, and they are
+/// not committed twice.
+fn not_in_last_segment(
+    snap: &crate::store::Snapshot<'_>,
+    meta: &BranchMeta,
+    journal: &[Step],
+) -> Result<Vec<Step>> {
+    let already: Vec<String> = match meta.last.as_ref().and_then(|l| l.segment.clone()) {
+        Some(seg) => match snap.read(&seg)? {
+            Some(b) => parse_segment(&b, &seg)?.into_iter().map(|s| s.id).collect(),
+            None => Vec::new(),
+        },
+        None => Vec::new(),
+    };
+    Ok(journal
+        .iter()
+        .filter(|s| !already.contains(&s.id))
+        .cloned()
+        .collect())
 }

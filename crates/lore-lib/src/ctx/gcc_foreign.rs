@@ -244,7 +244,21 @@ pub fn history(
         merged: Vec::new(),
         last: None,
     };
-    let mut buckets = assign(records, &entries);
+    let buckets = assign(records, &entries);
+    let commits = foreign_commits(&entries, buckets, &purpose, now, commit_md);
+    Ok(Some(ForeignHistory { meta, commits }))
+}
+
+/// The commits a foreign history describes, each with its steps and the `commit.md` as it
+/// stood after it: one per `commit.md` entry (its steps by time), then one more for steps
+/// logged after the last entry. The last holds the file exactly as it came.
+fn foreign_commits(
+    entries: &[ForeignCommit],
+    mut buckets: Vec<Vec<Step>>,
+    purpose: &str,
+    now: Timestamp,
+    commit_md: &str,
+) -> Vec<(Entry, Vec<Step>, String)> {
     // The first block carries the file's heading.
     let mut running = String::new();
     let mut summary = String::new();
@@ -264,7 +278,7 @@ pub fn history(
             time: e.time.unwrap_or(now),
             code_head: None,
             purpose: if e.purpose.is_empty() {
-                purpose.clone()
+                purpose.to_string()
             } else {
                 e.purpose.clone()
             },
@@ -287,7 +301,7 @@ pub fn history(
             seq,
             time: now,
             code_head: None,
-            purpose: purpose.clone(),
+            purpose: purpose.to_string(),
             previous_summary: summary.clone(),
             contribution: "Steps logged after the last commit".into(),
             summary: summary.clone(),
@@ -301,7 +315,7 @@ pub fn history(
     if let Some(last) = commits.last_mut() {
         last.2 = commit_md.to_string();
     }
-    Ok(Some(ForeignHistory { meta, commits }))
+    commits
 }
 
 /// The fields of a foreign `metadata.yaml` lore keeps in a branch's record.

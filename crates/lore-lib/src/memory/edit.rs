@@ -181,31 +181,8 @@ impl Lore {
                 old.status = Status::Superseded;
                 old.superseded_by = Some(fresh.id.clone());
                 old.updated = now.max(old.created);
-                let mut edits = Vec::new();
-                // A superseded memory releases its key path (see `path_of`).
-                let old_target = path_of(&old);
-                let key_passes =
-                    old.key.is_some() && old.key == fresh.key && old.namespace == fresh.namespace;
-                if old_target != old_path && !key_passes {
-                    edits.push(Edit::Remove {
-                        path: old_path.clone(),
-                    });
-                }
-                // When the key passes on, the new memory's upsert at the key path replaces the
-                // old file there (a remove and an upsert of one path in one edit set is refused).
-                edits.push(Edit::Upsert {
-                    path: old_target.clone(),
-                    content: record::render(&old)?.into_bytes(),
-                });
-                let fresh_path = if key_passes {
-                    path_of(&fresh)
-                } else {
-                    free_path(snap, &mut fresh)?
-                };
-                edits.push(Edit::Upsert {
-                    path: fresh_path.clone(),
-                    content: record::render(&fresh)?.into_bytes(),
-                });
+                let (edits, old_target, fresh_path) =
+                    supersession_edits(snap, &old_path, &old, &mut fresh)?;
                 let message = Message {
                     subject: format!(
                         "supersede {} by {}: {}",
@@ -407,4 +384,41 @@ fn apply_patch(m: &mut Memory, patch: &Patch) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The edits of a supersession: the old memory rewritten (superseded) where its record now
+/// belongs, and the new one at its path. A superseded memory releases its key path (see
+/// `path_of`) unless the key passes to the new memory; the new memory without the key takes
+/// a free path. Returns the edits, the old memory's path and the new one's.
+fn supersession_edits(
+    snap: &crate::store::Snapshot<'_>,
+    old_path: &str,
+    old: &Memory,
+    fresh: &mut Memory,
+) -> Result<(Vec<Edit>, String, String)> {
+    let mut edits = Vec::new();
+    // A superseded memory releases its key path (see `path_of`).
+    let old_target = path_of(old);
+    let key_passes = old.key.is_some() && old.key == fresh.key && old.namespace == fresh.namespace;
+    if old_target != old_path && !key_passes {
+        edits.push(Edit::Remove {
+            path: old_path.to_string(),
+        });
+    }
+    // When the key passes on, the new memory's upsert at the key path replaces the
+    // old file there (a remove and an upsert of one path in one edit set is refused).
+    edits.push(Edit::Upsert {
+        path: old_target.clone(),
+        content: record::render(old)?.into_bytes(),
+    });
+    let fresh_path = if key_passes {
+        path_of(fresh)
+    } else {
+        free_path(snap, fresh)?
+    };
+    edits.push(Edit::Upsert {
+        path: fresh_path.clone(),
+        content: record::render(fresh)?.into_bytes(),
+    });
+    Ok((edits, old_target, fresh_path))
 }

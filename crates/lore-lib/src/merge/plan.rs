@@ -302,52 +302,72 @@ fn settle_key_paths(
             .get(&d.id)
             .and_then(Option::as_ref)
             .filter(|l| l.memory == *m);
-        let text = record::render(m)?;
-        let record = match (located, candidate) {
-            (Some(held), Some(cand)) if theirs_in_force(&held, cand) => ConflictRecord {
-                path: path.clone(),
-                kind: ConflictKind::BothAdded,
-                live: Some(d.id.clone()),
-                live_commit: Some(writer(Which::Theirs, &cand.path, cand.blob)?),
-                detected: sides.now,
-                base: None,
-                sides: vec![ConflictSide {
-                    id: held.memory.id.clone(),
-                    commit: writer(Which::Ours, &held.path, held.blob)?,
-                    text: Some(held.text.clone()),
-                    forgotten: None,
-                }],
-            },
-            (held, cand) => {
-                let record = ConflictRecord {
-                    path: path.clone(),
-                    kind: ConflictKind::BothAdded,
-                    live: Some(holder),
-                    live_commit: match &held {
-                        Some(h) => Some(writer(Which::Ours, &h.path, h.blob)?),
-                        None => None,
-                    },
-                    detected: sides.now,
-                    base: None,
-                    sides: vec![ConflictSide {
-                        id: d.id.clone(),
-                        commit: match cand {
-                            Some(c) => writer(Which::Theirs, &c.path, c.blob)?,
-                            None => sides.theirs_commit.clone(),
-                        },
-                        text: Some(text),
-                        forgotten: None,
-                    }],
-                };
-                absorb(&mut plan.contradictions, record);
-                d.result = None;
-                continue;
-            }
-        };
+        let (record, theirs_holds) =
+            key_path_contest(sides, &path, d, m, holder, located, candidate, writer)?;
         absorb(&mut plan.contradictions, record);
-        claimed.insert(path, d.id.clone());
+        if theirs_holds {
+            claimed.insert(path, d.id.clone());
+        } else {
+            d.result = None;
+        }
     }
     Ok(())
+}
+
+/// The conflict record of two memories claiming `path`: theirs (`d`, result `m`) takes it
+/// when it is in force against the memory held there; otherwise the holder keeps the path and
+/// theirs is parked. Returns the record and whether theirs holds the path.
+#[allow(clippy::too_many_arguments)] // one contest's parts, each read once
+fn key_path_contest(
+    sides: &Sides<'_>,
+    path: &str,
+    d: &Decision,
+    m: &Memory,
+    holder: MemoryId,
+    located: Option<Located>,
+    candidate: Option<&Located>,
+    writer: &mut WriterOf<'_>,
+) -> Result<(ConflictRecord, bool)> {
+    if let (Some(held), Some(cand)) = (&located, candidate)
+        && theirs_in_force(held, cand)
+    {
+        let record = ConflictRecord {
+            path: path.to_string(),
+            kind: ConflictKind::BothAdded,
+            live: Some(d.id.clone()),
+            live_commit: Some(writer(Which::Theirs, &cand.path, cand.blob)?),
+            detected: sides.now,
+            base: None,
+            sides: vec![ConflictSide {
+                id: held.memory.id.clone(),
+                commit: writer(Which::Ours, &held.path, held.blob)?,
+                text: Some(held.text.clone()),
+                forgotten: None,
+            }],
+        };
+        return Ok((record, true));
+    }
+    let record = ConflictRecord {
+        path: path.to_string(),
+        kind: ConflictKind::BothAdded,
+        live: Some(holder),
+        live_commit: match &located {
+            Some(h) => Some(writer(Which::Ours, &h.path, h.blob)?),
+            None => None,
+        },
+        detected: sides.now,
+        base: None,
+        sides: vec![ConflictSide {
+            id: d.id.clone(),
+            commit: match candidate {
+                Some(c) => writer(Which::Theirs, &c.path, c.blob)?,
+                None => sides.theirs_commit.clone(),
+            },
+            text: Some(record::render(m)?),
+            forgotten: None,
+        }],
+    };
+    Ok((record, false))
 }
 
 /// Adds a contradiction to the one already found at its path, if any.

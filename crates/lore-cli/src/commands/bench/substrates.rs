@@ -136,6 +136,15 @@ fn yes(b: bool) -> &'static str {
 }
 
 fn tables(s: &mut String, out: &SubstratesReport) {
+    costs_table(s, out);
+    retrieval_table(s, out);
+    if let Some(sc) = &out.scale {
+        scale_table(s, sc);
+    }
+}
+
+/// Each substrate's measured costs beside what it is built to do (declared, not measured).
+fn costs_table(s: &mut String, out: &SubstratesReport) {
     s.push_str(&format!(
         "machine: {}\nembedder: {}\ncases stored: {}\n\n",
         out.machine, out.embedder, out.cases
@@ -165,6 +174,10 @@ fn tables(s: &mut String, out: &SubstratesReport) {
          do, not a measurement; lore's merge and contradiction are measured by `lore bench merge` \
          and tested (`lore-cli/tests/sync*.rs`).\n\n",
     );
+}
+
+/// Retrieval per similarity tier and substrate.
+fn retrieval_table(s: &mut String, out: &SubstratesReport) {
     s.push_str(&format!(
         "Retrieval per tier: hit rate of the stored case / mean similarity / share flagged \
          near-duplicate (≥ {:.2})\n\n",
@@ -203,33 +216,35 @@ fn tables(s: &mut String, out: &SubstratesReport) {
         }
         s.push('\n');
     }
-    if let Some(sc) = &out.scale {
+}
+
+/// lore's reasoning trees at scale, each operation beside its target.
+fn scale_table(s: &mut String, sc: &lore_bench::substrates::ScaleResult) {
+    s.push_str(&format!(
+        "\nlore at {} thoughts (written in {:.1} s, indexed in {:.1} s)\n\n",
+        sc.thoughts, sc.fill_seconds, sc.index_seconds
+    ));
+    s.push_str("| operation | p50 / p95 | target |\n|---|---:|---|\n");
+    s.push_str(&format!(
+        "| thought write, in process | {} | ≤ 2 ms |\n",
+        pair(&sc.write_in_process)
+    ));
+    if let Some(cli) = &sc.write_cli {
         s.push_str(&format!(
-            "\nlore at {} thoughts (written in {:.1} s, indexed in {:.1} s)\n\n",
-            sc.thoughts, sc.fill_seconds, sc.index_seconds
-        ));
-        s.push_str("| operation | p50 / p95 | target |\n|---|---:|---|\n");
-        s.push_str(&format!(
-            "| thought write, in process | {} | ≤ 2 ms |\n",
-            pair(&sc.write_in_process)
-        ));
-        if let Some(cli) = &sc.write_cli {
-            s.push_str(&format!(
-                "| thought write, `lore think add` process | {} | ≤ 10 ms |\n",
-                pair(cli)
-            ));
-        }
-        s.push_str(&format!(
-            "| ρ-ranked retrieval with text | {} | ≤ 10 ms p50 |\n",
-            pair(&sc.search_query)
-        ));
-        s.push_str(&format!(
-            "| ρ-ranked retrieval over all | {} | ≤ 10 ms p50 |\n",
-            pair(&sc.search_all)
-        ));
-        s.push_str(&format!(
-            "| replay of a depth-50 node | {} | ≤ 20 ms |\n",
-            pair(&sc.replay_depth_50)
+            "| thought write, `lore think add` process | {} | ≤ 10 ms |\n",
+            pair(cli)
         ));
     }
+    s.push_str(&format!(
+        "| ρ-ranked retrieval with text | {} | ≤ 10 ms p50 |\n",
+        pair(&sc.search_query)
+    ));
+    s.push_str(&format!(
+        "| ρ-ranked retrieval over all | {} | ≤ 10 ms p50 |\n",
+        pair(&sc.search_all)
+    ));
+    s.push_str(&format!(
+        "| replay of a depth-50 node | {} | ≤ 20 ms |\n",
+        pair(&sc.replay_depth_50)
+    ));
 }
