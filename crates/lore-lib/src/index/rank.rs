@@ -638,6 +638,14 @@ mod tests {
     }
 
     #[test]
+    fn among_equally_current_copies_the_best_ranked_stands() {
+        assert_eq!(
+            in_force_first(0, vec![1, 2], |_| Some(Status::Active)),
+            (0, vec![1, 2])
+        );
+    }
+
+    #[test]
     fn collapse_folds_into_the_first_kept() {
         // 0 ~ 2, 1 ~ 3; limit 2 stops after two kept items.
         let dup = |a: usize, b: usize| (a % 2) == (b % 2);
