@@ -248,7 +248,10 @@ impl Lore {
             let mut known_ns = HashSet::new();
             for m in memories {
                 if known_ns.insert(m.namespace.clone()) && !namespace_known(snap, &m.namespace)? {
-                    edits.push(namespace_marker_edit(&m.namespace, "registered by import")?);
+                    edits.push(namespace_marker_edit(
+                        &m.namespace,
+                        &format!("registered by {}", how.action),
+                    )?);
                 }
                 if !seen_paths.insert(path_of(m)) {
                     report
