@@ -81,6 +81,27 @@ fn tiers_novelty_and_the_session_cap() {
     assert!(stored.iter().all(|m| m.tags == ["captured"]));
 }
 
+/// A signal below the write tier that repeats a stored memory is dropped as a duplicate, not
+/// queued for a reviewer to approve a second copy.
+#[test]
+fn a_suggested_repeat_of_a_stored_memory_is_not_queued() {
+    let repo = TestRepo::new();
+    let mut lore = open(&repo);
+    let stored = signal("decisions", "Use WAL mode for the index database", 0.99);
+    let mut capture = Capture::new(&mut lore);
+    let first = capture.capture(&[stored], &ctx("s1")).unwrap();
+    assert_eq!(first.written.len(), 1);
+    let suggested = signal("decisions", "Use WAL mode for the index database", 0.8);
+    let again = capture.capture(&[suggested], &ctx("s2")).unwrap();
+    assert!(again.queued.is_empty(), "{:?}", again.queued);
+    let reasons: Vec<&str> = again.skipped.iter().map(|s| s.reason.as_str()).collect();
+    assert_eq!(
+        reasons,
+        [format!("duplicate of {}", first.written[0].memory.id).as_str()]
+    );
+    assert!(capture.pending().unwrap().is_empty());
+}
+
 proptest! {
     #[test]
     fn detection_never_panics_and_summaries_fit(text in "\\PC{0,400}", marker in prop::sample::select(vec![">> decision ----\n", "[learned] ", "We decided to ", "----\n", "```\n", ""])) {

@@ -314,6 +314,108 @@ fn with_an_embedder_the_same_summary_over_another_plain_body_is_a_repeat() {
     .unwrap();
 }
 
+/// The refusal says which rule matched: the same text, or the same summary whose body adds
+/// nothing (an empty body adds nothing even against a stored body full of specifics).
+#[test]
+fn a_refusal_names_the_rule_and_an_empty_body_repeats_a_specific_one() {
+    let repo = TestRepo::new();
+    let mut lore = open(&repo);
+    let check = |lore: &mut Lore, m: NewMemory| lore.remember_checked(&m, &ctx(), Novelty::Check);
+    check(
+        &mut lore,
+        new(
+            "decisions",
+            "Cache sessions in Redis",
+            "Version 7.2, port 6380.",
+        ),
+    )
+    .unwrap();
+    let how = |r: lore::Result<lore::Remembered>| match r {
+        Err(Error::Duplicate { how, .. }) => how,
+        other => panic!("not refused: {other:?}"),
+    };
+    let exact = how(check(
+        &mut lore,
+        new(
+            "decisions",
+            "cache sessions in REDIS",
+            "version 7.2,  port 6380.",
+        ),
+    ));
+    assert!(exact.starts_with("same text: "), "{exact}");
+    let bodiless = how(check(
+        &mut lore,
+        new("decisions", "Cache sessions in Redis", ""),
+    ));
+    assert!(bodiless.starts_with("same summary: "), "{bodiless}");
+    assert_eq!(all(&mut lore).len(), 1);
+}
+
+/// Without an embedder a bodiless memory is compared with its namespace's best matches for its
+/// summary: a store where other namespaces and longer summaries match it better still finds the
+/// repeat.
+#[test]
+fn a_bodiless_repeat_is_found_among_better_matches_of_other_namespaces_and_summaries() {
+    let repo = TestRepo::new();
+    let mut lore = open(&repo);
+    lore.remember(
+        &new(
+            "decisions",
+            "Use SQLite for the index",
+            "WAL mode keeps readers off the writer's back; checkpoints run on close.",
+        ),
+        &ctx(),
+    )
+    .unwrap();
+    // Shorter texts with the same words rank above it: in another namespace, and in its own
+    // (more than a recall's default ten).
+    let mut batch: Vec<NewMemory> = (0..25)
+        .map(|_| new("learnings", "Use SQLite for the index", ""))
+        .collect();
+    batch.extend((0..12).map(|i| new("decisions", &format!("Use SQLite for the index {i}"), "")));
+    for m in &batch {
+        lore.remember(m, &ctx()).unwrap();
+    }
+    lore.index().unwrap();
+    match lore.remember_checked(
+        &new("decisions", "use sqlite for the INDEX", ""),
+        &ctx(),
+        Novelty::Check,
+    ) {
+        Err(Error::Duplicate { how, .. }) => assert!(how.starts_with("same summary"), "{how}"),
+        other => panic!("not refused: {other:?}"),
+    }
+}
+
+/// A fresh writer that meets a damaged row in the index rebuilds the index and still refuses a
+/// repeat (the damage is not the write's failure).
+#[test]
+fn a_repeat_checked_against_a_damaged_index_is_refused_after_a_rebuild() {
+    let repo = TestRepo::new();
+    let mut lore = open(&repo);
+    let m = new(
+        "decisions",
+        "Use Postgres for storage",
+        "Version 16 on port 5433.",
+    );
+    lore.remember(&m, &ctx()).unwrap();
+    lore.index().unwrap();
+    let path = lore::index::index_path(lore.store());
+    drop(lore);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let damaged = conn
+        .execute("UPDATE memories SET record = X'00ff'", [])
+        .unwrap();
+    assert_eq!(damaged, 1);
+    drop(conn);
+    let mut fresh = open(&repo);
+    match fresh.remember_checked(&m, &ctx(), Novelty::Check) {
+        Err(Error::Duplicate { how, .. }) => assert!(how.starts_with("same text"), "{how}"),
+        other => panic!("not refused: {other:?}"),
+    }
+    assert_eq!(all(&mut fresh).len(), 1);
+}
+
 #[test]
 fn a_superseded_memory_is_no_repeat() {
     let repo = TestRepo::new();
