@@ -361,58 +361,83 @@ pub fn build(lore: &mut Lore, request: &ContextRequest) -> Result<Context> {
     let scopes = lore.scopes_read(request.scopes.as_ref())?;
     let own = lore.own_scope().clone();
     let query = request.query.as_deref().filter(|q| !q.trim().is_empty());
-    let match_filter = ListFilter {
-        statuses: vec![Status::Active, Status::Resolved],
-        limit: Some(12),
-        ..ListFilter::default()
-    };
-    let matches_in = |l: &mut Lore| match query {
-        Some(q) => l.search(q, &match_filter, &Default::default(), false),
-        None => Ok(Vec::new()),
-    };
     let (mine, theirs) = lore.across_scopes(
         &scopes,
-        |l| {
-            if l.store().tip()?.is_none() {
-                return Ok(Gathered::default());
-            }
-            Ok(Gathered {
-                memories: l.index()?.doc_count()?.max(0) as usize,
-                matches: matches_in(l)?,
-                listed: working_memory(l)?,
-            })
-        },
-        |l, scope| {
-            if l.store().tip()?.is_none() {
-                return Ok(Gathered::default());
-            }
-            let filter = ListFilter {
-                statuses: vec![Status::Active],
-                sort: SortBy::Updated,
-                limit: Some(OTHER_SCOPE_RECENT),
-                ..ListFilter::default()
-            };
-            let listed = l.list(&filter)?.into_iter().map(|m| {
-                let mut h = Hit::new(0, m, 0.0);
-                h.scope = scope.label();
-                h.project = scope.project();
-                (Section::OtherScope, h, None)
-            });
-            Ok(Gathered {
-                memories: l.index()?.doc_count()?.max(0) as usize,
-                matches: matches_in(l)?,
-                listed: listed.collect(),
-            })
-        },
+        |l| gather(l, query, None),
+        |l, scope| gather(l, query, Some(scope)),
     )?;
     let mine = mine.unwrap_or_default();
     let memories = mine.memories + theirs.iter().map(|(_, g)| g.memories).sum::<usize>();
     let budget = request.budget.unwrap_or_else(|| adaptive_budget(memories));
-    // The matches of every store ranked together, as recall ranks them.
+    let pool = pool_of(mine, theirs, &own);
+    let (items, text) = choose(pool, budget, request.format);
+    Ok(Context {
+        budget,
+        tokens: estimate_tokens(&text),
+        memories,
+        scopes: scopes.iter().map(scope_name).collect(),
+        items,
+        text,
+    })
+}
+
+/// The matches a context shows for its query, from each store.
+const MATCHES: usize = 12;
+
+/// What one store gives (see [`Gathered`]): `other` is the scope of a store other than this
+/// one, whose newest memories stand in for a working memory.
+fn gather(l: &mut Lore, query: Option<&str>, other: Option<&Scope>) -> Result<Gathered> {
+    if l.store().tip()?.is_none() {
+        return Ok(Gathered::default());
+    }
+    let memories = l.index()?.doc_count()?.max(0) as usize;
+    let matches = match query {
+        Some(q) => {
+            let filter = ListFilter {
+                statuses: vec![Status::Active, Status::Resolved],
+                limit: Some(MATCHES),
+                ..ListFilter::default()
+            };
+            l.search(q, &filter, &Default::default(), false)?
+        }
+        None => Vec::new(),
+    };
+    let listed = match other {
+        None => working_memory(l)?,
+        Some(scope) => newest_of(l, scope)?,
+    };
+    Ok(Gathered {
+        memories,
+        matches,
+        listed,
+    })
+}
+
+/// Another scope's newest active memories, for a context read across scopes.
+fn newest_of(l: &mut Lore, scope: &Scope) -> Result<Vec<(Section, Hit, Option<String>)>> {
+    let filter = ListFilter {
+        statuses: vec![Status::Active],
+        sort: SortBy::Updated,
+        limit: Some(OTHER_SCOPE_RECENT),
+        ..ListFilter::default()
+    };
+    let listed = l.list(&filter)?.into_iter().map(|m| {
+        let mut h = Hit::new(0, m, 0.0);
+        h.scope = scope.label();
+        h.project = scope.project();
+        (Section::OtherScope, h, None)
+    });
+    Ok(listed.collect())
+}
+
+/// Every store's candidates in one pool, in the order they are offered: near-duplicates among
+/// the matches, this store's working memory, the matches (every store's ranked together, as
+/// recall ranks them), the other scopes' newest.
+fn pool_of(mine: Gathered, theirs: Vec<(Scope, Gathered)>, own: &Scope) -> Pool {
     let mut matches: Vec<Hit> = mine.matches;
     matches.extend(theirs.iter().flat_map(|(_, g)| g.matches.iter().cloned()));
     matches.sort_by(|a, b| b.score.total_cmp(&a.score));
-    matches.truncate(12);
+    matches.truncate(MATCHES);
     let mut pool = Pool::default();
     let (near, related): (Vec<Hit>, Vec<Hit>) = matches.into_iter().partition(|h| h.near_duplicate);
     for h in near {
@@ -434,15 +459,7 @@ pub fn build(lore: &mut Lore, request: &ContextRequest) -> Result<Context> {
             pool.add(section, h, contested);
         }
     }
-    let (items, text) = choose(pool, budget, request.format);
-    Ok(Context {
-        budget,
-        tokens: estimate_tokens(&text),
-        memories,
-        scopes: scopes.iter().map(scope_name).collect(),
-        items,
-        text,
-    })
+    pool
 }
 
 /// A scope as a read names it: `project`, `personal`, a team's name, another project's path.

@@ -29,6 +29,7 @@ pub mod model;
 pub mod ops;
 pub mod progress;
 pub mod record;
+pub mod retry;
 pub mod scope;
 pub mod secrets;
 pub mod setup;

@@ -144,34 +144,9 @@ pub fn merge_hooks(agent: Agent, existing: &str, lore: &str, remove: bool) -> Re
         hooks.retain(|_, list| list.as_array().is_some_and(|l| !l.is_empty()));
     }
     if !remove {
-        let agent_arg = match agent {
-            Agent::Claude => "claude",
-            Agent::Codex => "codex",
-            Agent::Gemini => "gemini",
-            Agent::Cursor => "cursor",
-        };
         let mut done = Vec::new();
         for (native, event) in agent.events() {
-            let command = format!("{lore} hook {agent_arg} {native}");
-            let entry = match agent {
-                Agent::Cursor => json!({ "command": command }),
-                _ => {
-                    let mut group = Map::new();
-                    let matcher = match event {
-                        Event::PostToolUse => agent.tool_matcher(),
-                        _ => "",
-                    };
-                    if !matcher.is_empty() {
-                        group.insert("matcher".into(), json!(matcher));
-                    }
-                    let mut hook = json!({ "type": "command", "command": command });
-                    if agent == Agent::Gemini {
-                        hook["name"] = json!(format!("lore-{}", event.as_str()));
-                    }
-                    group.insert("hooks".into(), json!([hook]));
-                    Value::Object(group)
-                }
-            };
+            let entry = hook_entry(agent, native, *event, lore);
             if done.contains(native) {
                 continue;
             }
@@ -190,6 +165,36 @@ pub fn merge_hooks(agent: Agent, existing: &str, lore: &str, remove: bool) -> Re
         root.remove("hooks");
     }
     pretty(root, "writing the hooks file")
+}
+
+/// Lore's entry for one of the agent's events: the command `<lore> hook <agent> <event>`, in
+/// the agent's shape (Cursor's bare command; the others' group with a matcher for tool events
+/// and, for Gemini, a name).
+fn hook_entry(agent: Agent, native: &str, event: Event, lore: &str) -> Value {
+    let agent_arg = match agent {
+        Agent::Claude => "claude",
+        Agent::Codex => "codex",
+        Agent::Gemini => "gemini",
+        Agent::Cursor => "cursor",
+    };
+    let command = format!("{lore} hook {agent_arg} {native}");
+    if agent == Agent::Cursor {
+        return json!({ "command": command });
+    }
+    let mut group = Map::new();
+    let matcher = match event {
+        Event::PostToolUse => agent.tool_matcher(),
+        _ => "",
+    };
+    if !matcher.is_empty() {
+        group.insert("matcher".into(), json!(matcher));
+    }
+    let mut hook = json!({ "type": "command", "command": command });
+    if agent == Agent::Gemini {
+        hook["name"] = json!(format!("lore-{}", event.as_str()));
+    }
+    group.insert("hooks".into(), json!([hook]));
+    Value::Object(group)
 }
 
 /// The object under `key` (created empty when missing); an error when it is something else.

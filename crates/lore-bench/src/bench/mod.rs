@@ -240,6 +240,8 @@ impl Measure<'_> {
         Ok(stats(samples))
     }
 
+    // Long: one size's scenario in the order it runs (fill, then each timed phase, then gc);
+    // its phases share the store, the generator and the process runner.
     fn run(&self, root: &Path) -> Result<SizeResult> {
         let (request, corpus, size) = (self.request, self.corpus, self.size);
         let root = root.join(size.to_string());

@@ -7,6 +7,7 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
+use lore::embed::SharedEmbedder;
 use lore::ops::{Effect, Env, Operation};
 use lore::progress::Throttle;
 use lore::{Error, Lore, Result, Store, WriteContext};
@@ -99,22 +100,7 @@ impl Operation for BenchScopes {
         let embedder = env.lore.embedder().cloned();
         let corpus = Corpus::new();
         let mut rng = Rng::new(self.seed);
-        let project_dir = root.join("project");
-        let mut project = scratch_handle(&project_dir, embedder.clone())?;
-        fill(&mut project, &corpus, &mut rng, self.project)?;
-        let lore_home = root.join("lore-home");
-        let personal_store = Store::open_personal(&lore_home.join("personal.git"))?;
-        {
-            let mut config = personal_store.repo().config()?;
-            config.set_str("user.name", "lore bench")?;
-            config.set_str("user.email", "bench@lore.invalid")?;
-        }
-        let mut personal = Lore::new(personal_store);
-        personal.set_embedder(embedder.clone());
-        fill(&mut personal, &corpus, &mut rng, self.personal)?;
-        // Both indexes built before timing, as a working clone has them.
-        project.index()?;
-        personal.index()?;
+        let (project_dir, lore_home) = self.stores(root, embedder.clone(), &corpus, &mut rng)?;
         let process = LoreProcess {
             binary: &self.lore_binary,
             args: &self.lore_args,
@@ -165,6 +151,36 @@ impl Operation for BenchScopes {
             session_start_project_only: stats(c),
             session_start_stacked: stats(d),
         })
+    }
+}
+
+impl BenchScopes {
+    /// The project store and a personal store beside it (under `lore-home`), filled and
+    /// indexed as a working clone has them: the project's directory and the home.
+    fn stores(
+        &self,
+        root: &Path,
+        embedder: Option<SharedEmbedder>,
+        corpus: &Corpus,
+        rng: &mut Rng,
+    ) -> Result<(PathBuf, PathBuf)> {
+        let project_dir = root.join("project");
+        let mut project = scratch_handle(&project_dir, embedder.clone())?;
+        fill(&mut project, corpus, rng, self.project)?;
+        let lore_home = root.join("lore-home");
+        let personal_store = Store::open_personal(&lore_home.join("personal.git"))?;
+        {
+            let mut config = personal_store.repo().config()?;
+            config.set_str("user.name", "lore bench")?;
+            config.set_str("user.email", "bench@lore.invalid")?;
+        }
+        let mut personal = Lore::new(personal_store);
+        personal.set_embedder(embedder.clone());
+        fill(&mut personal, corpus, rng, self.personal)?;
+        // Both indexes built before timing, as a working clone has them.
+        project.index()?;
+        personal.index()?;
+        Ok((project_dir, lore_home))
     }
 }
 

@@ -10,7 +10,7 @@ use super::files::{
     read_meta, read_segments, segment_bytes, segment_path, text_of, to_yaml, upsert,
 };
 use super::merge::{merge_base, merge_metadata, merge_roadmap};
-use super::{BRANCH_FILE, COMMIT_FILE, METADATA_FILE, ROADMAP_FILE, Resolution};
+use super::{BRANCH_FILE, BranchMeta, COMMIT_FILE, METADATA_FILE, ROADMAP_FILE, Resolution};
 use crate::error::Result;
 use crate::store::{Edit, Message, RefWrite, Snapshot, Store};
 
@@ -104,10 +104,8 @@ fn merged_edits(
     let base_meta = read_meta(&base_snap)?;
     let have: std::collections::HashSet<String> =
         read_segments(ours)?.into_iter().map(|s| s.id).collect();
-    let mut incoming: Vec<_> = read_segments(&theirs_snap)?
-        .into_iter()
-        .filter(|s| !have.contains(&s.id))
-        .collect();
+    let mut incoming: Vec<_> = read_segments(&theirs_snap)?;
+    incoming.retain(|s| !have.contains(&s.id));
     incoming.sort_by(|a, b| a.time.cmp(&b.time).then_with(|| a.id.cmp(&b.id)));
     let mut edits = vec![
         upsert(ROADMAP_FILE, roadmap.into_bytes()),
@@ -120,9 +118,22 @@ fn merged_edits(
             segment_bytes(&incoming)?,
         ));
     }
-    // Commit entries: ours, then the entries the other side wrote since the base.
-    let base_entries = text_of(&base_snap, COMMIT_FILE)?;
-    let their_entries = text_of(&theirs_snap, COMMIT_FILE)?;
+    let commit_md = merged_commit_log(&base_snap, ours, &theirs_snap)?;
+    edits.push(upsert(COMMIT_FILE, commit_md.into_bytes()));
+    merge_meta(&mut meta, base_meta.as_ref(), &their_meta);
+    edits.push(upsert(BRANCH_FILE, to_yaml(&meta, BRANCH_FILE)?));
+    Ok(Some((edits, incoming.len())))
+}
+
+/// The branch's commit log merged: ours, then the entries the other side wrote since the base
+/// (unless ours holds them already).
+fn merged_commit_log(
+    base: &Snapshot<'_>,
+    ours: &Snapshot<'_>,
+    theirs: &Snapshot<'_>,
+) -> Result<String> {
+    let base_entries = text_of(base, COMMIT_FILE)?;
+    let their_entries = text_of(theirs, COMMIT_FILE)?;
     let mut commit_md = text_of(ours, COMMIT_FILE)?;
     let theirs_new = their_entries
         .strip_prefix(base_entries.as_str())
@@ -130,23 +141,27 @@ fn merged_edits(
     if !commit_md.contains(theirs_new) {
         commit_md.push_str(theirs_new);
     }
-    edits.push(upsert(COMMIT_FILE, commit_md.into_bytes()));
-    let base_commits = base_meta.as_ref().map_or(0, |m| m.commits);
-    meta.commits += their_meta.commits.saturating_sub(base_commits);
-    for name in &their_meta.merged {
+    Ok(commit_md)
+}
+
+/// The branch's metadata merged into `meta` (ours): the commits the other side made since the
+/// base are counted, branches it merged are added, and its summary and last commit are taken
+/// when its last commit is the later one.
+fn merge_meta(meta: &mut BranchMeta, base: Option<&BranchMeta>, theirs: &BranchMeta) {
+    let base_commits = base.map_or(0, |m| m.commits);
+    meta.commits += theirs.commits.saturating_sub(base_commits);
+    for name in &theirs.merged {
         if !meta.merged.contains(name) {
             meta.merged.push(name.clone());
         }
     }
-    let theirs_later = match (&meta.last, &their_meta.last) {
+    let theirs_later = match (&meta.last, &theirs.last) {
         (Some(o), Some(t)) => t.time > o.time,
         (None, Some(_)) => true,
         _ => false,
     };
     if theirs_later {
-        meta.summary = their_meta.summary.clone();
-        meta.last = their_meta.last.clone();
+        meta.summary = theirs.summary.clone();
+        meta.last = theirs.last.clone();
     }
-    edits.push(upsert(BRANCH_FILE, to_yaml(&meta, BRANCH_FILE)?));
-    Ok(Some((edits, incoming.len())))
 }

@@ -164,69 +164,16 @@ pub struct Candidate {
 
 /// Fuses and weights candidates; returns them best first with their explanations.
 pub fn fuse(candidates: Vec<Candidate>, options: &RankOptions) -> Vec<(Candidate, f64, Explain)> {
-    let max_lexical = candidates
-        .iter()
-        .filter_map(|c| c.lexical.map(|l| l.0))
-        .fold(0f64, f64::max);
-    let cosines: Vec<f32> = candidates
-        .iter()
-        .filter_map(|c| c.cosine.map(|v| v.0))
-        .collect();
-    let (lo, hi) = cosines
-        .iter()
-        .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &c| {
-            (lo.min(c), hi.max(c))
-        });
+    let scale = Scale::of(&candidates);
     let now = options.now.unwrap_or_else(Timestamp::now);
     let mut out: Vec<(Candidate, f64, Explain)> = candidates
         .into_iter()
         .map(|c| {
-            let fused = match options.fusion {
-                Fusion::Rrf { k } => {
-                    c.lexical.map(|(_, r)| 1.0 / (k + r as f64)).unwrap_or(0.0)
-                        + c.cosine
-                            .and_then(|(_, r)| r)
-                            .map(|r| 1.0 / (k + r as f64))
-                            .unwrap_or(0.0)
-                }
-                Fusion::Score { lexical } => {
-                    let lex = match (c.lexical, max_lexical > 0.0) {
-                        (Some((s, _)), true) => s / max_lexical,
-                        _ => 0.0,
-                    };
-                    let vec = match c.cosine {
-                        Some((s, _)) if hi > lo => ((s - lo) / (hi - lo)) as f64,
-                        Some(_) => 1.0,
-                        None => 0.0,
-                    };
-                    if cosines.is_empty() {
-                        lex
-                    } else {
-                        lexical * lex + (1.0 - lexical) * vec
-                    }
-                }
-            };
-            let recency = match options.half_life_days {
-                Some(half_life) if half_life > 0.0 => {
-                    let age_days = (now.as_millisecond() - c.memory.updated.as_millisecond()).max(0)
-                        as f64
-                        / 86_400_000.0;
-                    let decay = 0.5f64.powf(age_days / half_life);
-                    (1.0 - options.recency_weight) + options.recency_weight * decay
-                }
-                _ => 1.0,
-            };
+            let fused = scale.fused(&c, options.fusion);
+            let recency = recency(options, now, c.memory.updated);
             let namespace = options.namespace_weight(c.memory.namespace.as_str());
             let status = options.status_weight(c.memory.status);
-            let time = match &options.time_window {
-                Some(w) if w.usage == WindowUse::Boost => {
-                    let near = w
-                        .closeness(c.memory.created)
-                        .max(w.closeness(c.memory.updated));
-                    Some(1.0 + options.time_boost * near)
-                }
-                _ => None,
-            };
+            let time = time_boost(options, &c.memory);
             let explain = Explain {
                 bm25: c.lexical.map(|l| l.0),
                 bm25_rank: c.lexical.map(|l| l.1),
@@ -250,6 +197,95 @@ pub fn fuse(candidates: Vec<Candidate>, options: &RankOptions) -> Vec<(Candidate
             .then_with(|| a.0.memory.id.cmp(&b.0.memory.id))
     });
     out
+}
+
+/// What score fusion normalises by, taken over all candidates: the best BM25 score, and the
+/// range of the cosines (if any candidate has one).
+struct Scale {
+    max_lexical: f64,
+    lo: f32,
+    hi: f32,
+    any_cosine: bool,
+}
+
+impl Scale {
+    fn of(candidates: &[Candidate]) -> Scale {
+        let max_lexical = candidates
+            .iter()
+            .filter_map(|c| c.lexical.map(|l| l.0))
+            .fold(0f64, f64::max);
+        let (lo, hi) = candidates
+            .iter()
+            .filter_map(|c| c.cosine.map(|v| v.0))
+            .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), c| {
+                (lo.min(c), hi.max(c))
+            });
+        Scale {
+            max_lexical,
+            lo,
+            hi,
+            any_cosine: candidates.iter().any(|c| c.cosine.is_some()),
+        }
+    }
+
+    /// A candidate's fused relevance: reciprocal rank fusion, or the weighted sum of BM25 over
+    /// the best and cosine over the candidates' range (BM25 alone when no candidate has a
+    /// cosine).
+    fn fused(&self, c: &Candidate, fusion: Fusion) -> f64 {
+        match fusion {
+            Fusion::Rrf { k } => {
+                c.lexical.map(|(_, r)| 1.0 / (k + r as f64)).unwrap_or(0.0)
+                    + c.cosine
+                        .and_then(|(_, r)| r)
+                        .map(|r| 1.0 / (k + r as f64))
+                        .unwrap_or(0.0)
+            }
+            Fusion::Score { lexical } => {
+                let lex = match (c.lexical, self.max_lexical > 0.0) {
+                    (Some((s, _)), true) => s / self.max_lexical,
+                    _ => 0.0,
+                };
+                let vec = match c.cosine {
+                    Some((s, _)) if self.hi > self.lo => {
+                        ((s - self.lo) / (self.hi - self.lo)) as f64
+                    }
+                    Some(_) => 1.0,
+                    None => 0.0,
+                };
+                if self.any_cosine {
+                    lexical * lex + (1.0 - lexical) * vec
+                } else {
+                    lex
+                }
+            }
+        }
+    }
+}
+
+/// Recency's multiplier for a memory last updated at `updated`: `1 − w + w·½^(age/half-life)`,
+/// and 1 without a (positive) half-life.
+fn recency(options: &RankOptions, now: Timestamp, updated: Timestamp) -> f64 {
+    match options.half_life_days {
+        Some(half_life) if half_life > 0.0 => {
+            let age_days =
+                (now.as_millisecond() - updated.as_millisecond()).max(0) as f64 / 86_400_000.0;
+            let decay = 0.5f64.powf(age_days / half_life);
+            (1.0 - options.recency_weight) + options.recency_weight * decay
+        }
+        _ => 1.0,
+    }
+}
+
+/// The boosting time window's multiplier for a memory (created or updated near it), if the
+/// query named a vague time.
+fn time_boost(options: &RankOptions, memory: &Memory) -> Option<f64> {
+    match &options.time_window {
+        Some(w) if w.usage == WindowUse::Boost => {
+            let near = w.closeness(memory.created).max(w.closeness(memory.updated));
+            Some(1.0 + options.time_boost * near)
+        }
+        _ => None,
+    }
 }
 
 /// A memory that supersedes another candidate scores just above it when it scored lower: the

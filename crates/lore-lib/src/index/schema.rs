@@ -5,6 +5,8 @@ use rusqlite::{Connection, OptionalExtension, Statement, params};
 
 use crate::error::{Error, Result};
 use crate::model::Memory;
+use crate::retry::Backoff;
+use std::time::Duration;
 
 /// Bumped whenever the tables change; an index of another version is rebuilt.
 pub const SCHEMA_VERSION: i64 = 6;
@@ -104,18 +106,19 @@ pub fn prepare(conn: &Connection) -> Result<SchemaState> {
     conn.busy_timeout(std::time::Duration::from_secs(30))?;
     // Switching a new database to WAL while another process creates it fails with "database is
     // locked" without waiting on the busy handler: wait here instead.
-    let started = std::time::Instant::now();
-    let mut pause = std::time::Duration::from_millis(2);
+    let mut backoff = Backoff::new(
+        Duration::from_millis(4),
+        Duration::from_millis(100),
+        Duration::from_secs(30),
+    );
     while let Err(e) = conn.pragma_update(None, "journal_mode", "WAL") {
         let busy = matches!(
             e.sqlite_error_code(),
             Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
         );
-        if !busy || started.elapsed() > std::time::Duration::from_secs(30) {
+        if !busy || !backoff.wait() {
             return Err(e.into());
         }
-        std::thread::sleep(pause);
-        pause = (pause * 2).min(std::time::Duration::from_millis(100));
     }
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;

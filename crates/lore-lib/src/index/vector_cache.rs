@@ -2,7 +2,7 @@
 //! chunk vectors that the next process reads instead of scanning the `chunks` table, caught up
 //! by appending one segment per index catch-up instead of being rewritten after every write.
 //!
-//! **Format.** A header (`LOREVEC3`, dimensions, the embedder's id, the center sketches are
+//! **Format.** A header (`LOREVEC4`, dimensions, the embedder's id, the center sketches are
 //! taken around, a checksum of all that), then segments. A segment is a body — its parent's
 //! stamp, the memories (row ids) it removes, the chunks it adds (row ids, scales, a checksum of
 //! each chunk's components, sign sketches, then the `i8` components) — and a trailer: its stamp,
@@ -46,7 +46,7 @@ use super::vectors::{self, StoredValues, Values, VectorMatrix};
 use crate::error::{Error, Result};
 use crate::localstate::{self, FileLock};
 
-const MAGIC: &[u8; 8] = b"LOREVEC3";
+const MAGIC: &[u8; 8] = b"LOREVEC4";
 const END_MARK: &[u8; 8] = b"LOREVSEG";
 /// Stamp (8) + body length (8) + checksum (8) + end mark (8).
 const TRAILER: usize = 32;
@@ -83,54 +83,14 @@ pub fn new_stamp(conn: &Connection) -> Result<u64> {
     Ok(stamp)
 }
 
-/// A checksum of bytes, fast enough to run over the whole file on every read: four lanes of
-/// 64-bit multiply–rotate over 32-byte blocks, then the tail. Detects torn, zeroed and changed
-/// bytes (not an adversary).
+/// A checksum of bytes (CRC-32, hardware-assisted where the CPU has it), fast enough to run over
+/// the whole file on every read. Detects torn, zeroed and changed bytes (not an adversary).
 pub(super) fn checksum(parts: &[&[u8]]) -> u64 {
-    const K: [u64; 4] = [
-        0x9E37_79B9_7F4A_7C15,
-        0xC2B2_AE3D_27D4_EB4F,
-        0x1656_67B1_9E37_79F9,
-        0x85EB_CA77_C2B2_AE63,
-    ];
-    let mut lanes = K;
-    let mut total = 0u64;
-    let mut tail: Vec<u8> = Vec::new();
+    let mut hasher = crc32fast::Hasher::new();
     for part in parts {
-        total += part.len() as u64;
-        let mut bytes: &[u8] = part;
-        if !tail.is_empty() {
-            let take = (32 - tail.len()).min(bytes.len());
-            tail.extend_from_slice(&bytes[..take]);
-            bytes = &bytes[take..];
-            if tail.len() == 32 {
-                mix_block(&mut lanes, &tail);
-                tail.clear();
-            }
-        }
-        let mut blocks = bytes.chunks_exact(32);
-        for block in &mut blocks {
-            mix_block(&mut lanes, block);
-        }
-        tail.extend_from_slice(blocks.remainder());
+        hasher.update(part);
     }
-    let mut h = total.wrapping_mul(K[0]);
-    for (i, lane) in lanes.iter().enumerate() {
-        h = (h ^ lane.rotate_left(17 * i as u32 + 7)).wrapping_mul(K[1]);
-    }
-    for &b in &tail {
-        h = (h ^ b as u64).wrapping_mul(K[2]).rotate_left(29);
-    }
-    h ^ (h >> 31)
-}
-
-fn mix_block(lanes: &mut [u64; 4], block: &[u8]) {
-    for (i, lane) in lanes.iter_mut().enumerate() {
-        let word = u64::from_le_bytes(block[i * 8..i * 8 + 8].try_into().expect("8 bytes"));
-        *lane = (*lane ^ word)
-            .wrapping_mul(0x9FB2_1C65_1E98_DF25)
-            .rotate_left(31);
-    }
+    u64::from(hasher.finalize())
 }
 
 /// The header's fixed part: magic, dimensions, embedder.
@@ -245,7 +205,6 @@ pub fn read(path: &Path, stamp: u64, dims: usize, embedder: &str, whole: bool) -
     let file = File::open(path).ok()?;
     let size = file.metadata().ok()?.len();
     let (center, mut at) = read_header(&file, dims, embedder)?;
-    let sketch_len = sketch::sketch_len(dims);
     let mut memory = Vec::new();
     let mut scales = Vec::new();
     let mut sketches = Vec::new();
@@ -255,60 +214,20 @@ pub fn read(path: &Path, stamp: u64, dims: usize, embedder: &str, whole: bool) -
     let mut segments = 0;
     let mut removals = Removals::default();
     loop {
-        if at + 24 + TRAILER as u64 > size {
-            return None;
-        }
-        // The body's three counts, checked against the file's size before anything is read.
-        let counts = read_at(&file, at, 24)?;
-        let parent = le_u64(&counts[0..8]);
-        let removed = le_u64(&counts[8..16]) as usize;
-        let added = le_u64(&counts[16..24]) as usize;
-        let ids_len = removed
-            .checked_mul(8)?
-            .checked_add(added.checked_mul(16)?)?;
-        let head_len = ids_len.checked_add(added.checked_mul(sketch_len)?)?;
-        let body_len = head_len
-            .checked_add(added.checked_mul(dims)?)?
-            .checked_add(24)?;
-        if parent != previous || at + body_len as u64 + TRAILER as u64 > size {
-            return None;
-        }
-        let ids = read_at(&file, at + 24, ids_len)?;
-        let before = sketches.len();
-        sketches.resize(before + added * sketch_len, 0);
-        file.read_exact_at(&mut sketches[before..], at + 24 + ids_len as u64)
-            .ok()?;
-        let trailer = read_at(&file, at + body_len as u64, TRAILER)?;
-        let this = le_u64(&trailer[0..8]);
-        if &trailer[24..] != END_MARK
-            || le_u64(&trailer[8..16]) != body_len as u64
-            || le_u64(&trailer[16..24])
-                != checksum(&[&counts, &ids, &sketches[before..], &trailer[0..8]])
-        {
-            return None;
-        }
+        let segment = read_segment(&file, size, at, previous, dims, &mut sketches)?;
         segments += 1;
-        for b in ids[..removed * 8].chunks_exact(8) {
-            removals.note(le_u64(b) as i64, segments);
+        for r in &segment.removed {
+            removals.note(*r, segments);
         }
-        let ids = &ids[removed * 8..];
-        memory.extend(ids[..added * 8].chunks_exact(8).map(|b| le_u64(b) as i64));
-        scales.extend(
-            ids[added * 8..added * 12]
-                .chunks_exact(4)
-                .map(|b| f32::from_le_bytes(b.try_into().expect("4 bytes"))),
-        );
-        checks.extend(
-            ids[added * 12..added * 16]
-                .chunks_exact(4)
-                .map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes"))),
-        );
-        let values_at = at + 24 + head_len as u64;
-        offsets.extend((0..added as u64).map(|i| values_at + i * dims as u64));
+        let added = segment.memory.len();
+        memory.extend(segment.memory);
+        scales.extend(segment.scales);
+        checks.extend(segment.checks);
+        offsets.extend((0..added as u64).map(|i| segment.values_at + i * dims as u64));
         removals.rows_added(added, segments);
-        at += body_len as u64 + TRAILER as u64;
-        previous = this;
-        if this == stamp {
+        at = segment.next;
+        previous = segment.stamp;
+        if segment.stamp == stamp {
             break;
         }
     }
@@ -330,6 +249,87 @@ pub fn read(path: &Path, stamp: u64, dims: usize, embedder: &str, whole: bool) -
         matrix.read_values(size)?;
     }
     Some(Loaded { matrix, segments })
+}
+
+/// One segment as read, its components left in the file.
+struct SegmentRead {
+    stamp: u64,
+    /// The memories (row ids) it removes.
+    removed: Vec<i64>,
+    /// The chunks it adds: their memories, scales and component checksums.
+    memory: Vec<i64>,
+    scales: Vec<f32>,
+    checks: Vec<u32>,
+    /// Where its first chunk's components start.
+    values_at: u64,
+    /// Where the next segment starts.
+    next: u64,
+}
+
+/// Reads the segment at `at` of a file of `size` bytes, which must name `parent` as its parent,
+/// appending its sketches to `sketches`; `None` if it is torn, damaged or of another chain. Its
+/// three counts are checked against the file's size before anything else is read.
+fn read_segment(
+    file: &File,
+    size: u64,
+    at: u64,
+    parent: u64,
+    dims: usize,
+    sketches: &mut Vec<u8>,
+) -> Option<SegmentRead> {
+    if at + 24 + TRAILER as u64 > size {
+        return None;
+    }
+    let counts = read_at(file, at, 24)?;
+    let removed = le_u64(&counts[8..16]) as usize;
+    let added = le_u64(&counts[16..24]) as usize;
+    let sketch_len = sketch::sketch_len(dims);
+    let ids_len = removed
+        .checked_mul(8)?
+        .checked_add(added.checked_mul(16)?)?;
+    let head_len = ids_len.checked_add(added.checked_mul(sketch_len)?)?;
+    let body_len = head_len
+        .checked_add(added.checked_mul(dims)?)?
+        .checked_add(24)?;
+    if le_u64(&counts[0..8]) != parent || at + body_len as u64 + TRAILER as u64 > size {
+        return None;
+    }
+    let ids = read_at(file, at + 24, ids_len)?;
+    let before = sketches.len();
+    sketches.resize(before + added * sketch_len, 0);
+    file.read_exact_at(&mut sketches[before..], at + 24 + ids_len as u64)
+        .ok()?;
+    let trailer = read_at(file, at + body_len as u64, TRAILER)?;
+    if &trailer[24..] != END_MARK
+        || le_u64(&trailer[8..16]) != body_len as u64
+        || le_u64(&trailer[16..24])
+            != checksum(&[&counts, &ids, &sketches[before..], &trailer[0..8]])
+    {
+        return None;
+    }
+    let (removed_ids, ids) = ids.split_at(removed * 8);
+    let four = |b: &[u8]| -> [u8; 4] { b.try_into().expect("4 bytes") };
+    Some(SegmentRead {
+        stamp: le_u64(&trailer[0..8]),
+        removed: removed_ids
+            .chunks_exact(8)
+            .map(|b| le_u64(b) as i64)
+            .collect(),
+        memory: ids[..added * 8]
+            .chunks_exact(8)
+            .map(|b| le_u64(b) as i64)
+            .collect(),
+        scales: ids[added * 8..added * 12]
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes(four(b)))
+            .collect(),
+        checks: ids[added * 12..added * 16]
+            .chunks_exact(4)
+            .map(|b| u32::from_le_bytes(four(b)))
+            .collect(),
+        values_at: at + 24 + head_len as u64,
+        next: at + body_len as u64 + TRAILER as u64,
+    })
 }
 
 /// The stamp of the file's last segment, read from its trailer, and the file's center (`None`

@@ -170,7 +170,7 @@ const PREFILTER_PER_SHORTLISTED: usize = 12;
 
 /// The checksum kept per chunk of components in the cache file.
 pub(super) fn row_check(row: &[u8]) -> u32 {
-    super::vector_cache::checksum(&[row]) as u32
+    crc32fast::hash(row)
 }
 
 /// Keeps the `limit` best (highest score; ties by row id), sorted best first.

@@ -21,12 +21,13 @@ pub mod remotes;
 mod write_context;
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use git2::{ErrorCode, FileMode, ObjectType, Oid, Repository, Tree, TreeWalkMode, TreeWalkResult};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::retry::Backoff;
 pub use git_env::GitEnv;
 pub use history::FileVersion;
 pub(crate) use history::blob_at;
@@ -420,7 +421,11 @@ impl Store {
         refname: &str,
         mut build: impl FnMut(&Snapshot<'_>) -> Result<(RefWrite, T)>,
     ) -> Result<(T, Option<Oid>)> {
-        let started = Instant::now();
+        let mut backoff = Backoff::new(
+            Duration::from_micros(400),
+            Duration::from_micros(25_600),
+            MAX_RETRY_TIME,
+        );
         let mut attempt: u32 = 0;
         loop {
             attempt += 1;
@@ -456,7 +461,7 @@ impl Store {
                     if e.code() == ErrorCode::Locked && self.heal_stale_lock(refname)? {
                         continue;
                     }
-                    if started.elapsed() > MAX_RETRY_TIME {
+                    if !backoff.wait() {
                         return Err(Error::Contention {
                             refname: format!(
                                 "{refname} (if no other lore or git process is running, remove {}/{refname}.lock)",
@@ -465,7 +470,6 @@ impl Store {
                             attempts: attempt,
                         });
                     }
-                    backoff(attempt);
                 }
                 Err(e) => return Err(e.into()),
             }
@@ -649,18 +653,6 @@ fn is_race(e: &git2::Error) -> bool {
         e.code(),
         ErrorCode::Modified | ErrorCode::Locked | ErrorCode::Exists
     )
-}
-
-/// Sleeps a randomised, growing interval before retrying a lost race.
-fn backoff(attempt: u32) {
-    let mut b = [0u8; 2];
-    let jitter = if getrandom::fill(&mut b).is_ok() {
-        u64::from(u16::from_le_bytes(b))
-    } else {
-        u64::from(attempt) * 7919
-    };
-    let ceiling_us = 200u64 << attempt.min(7);
-    std::thread::sleep(Duration::from_micros(jitter % ceiling_us + 50));
 }
 
 /// Normalises a remote URL to `host/path` (no scheme, user, port or `.git`), lower-case host.

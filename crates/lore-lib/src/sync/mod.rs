@@ -23,6 +23,7 @@ use crate::error::{Error, Result};
 use crate::merge::{self, MergeCounts};
 use crate::model::MemoryId;
 use crate::record;
+use crate::retry::Backoff;
 use crate::store::git_cli::{GitCli, PushOutcome, PushUpdate};
 use crate::store::layout::{self, PathKind};
 use crate::store::ref_target;
@@ -200,7 +201,11 @@ pub fn sync(store: &Store, options: &SyncOptions) -> Result<SyncReport> {
     let git = GitCli::new(&store.common_dir(), options.timeout);
     let prefix = tracking_prefix(&remote);
     let on_remote = remote_prefix(store)?;
-    let started = std::time::Instant::now();
+    let mut backoff = Backoff::new(
+        Duration::from_millis(50),
+        Duration::from_secs(2),
+        MAX_RETRY_TIME,
+    );
     let mut report = SyncReport {
         remote: remote.clone(),
         dry_run: options.dry_run,
@@ -212,25 +217,14 @@ pub fn sync(store: &Store, options: &SyncOptions) -> Result<SyncReport> {
         purged: Vec::new(),
         replaced_remote_history: false,
     };
+    // Each round fetches, merges every ref and pushes; a push the remote refused (it moved
+    // meanwhile) starts another round after a pause.
     loop {
         report.rounds += 1;
         if options.direction != Direction::PushOnly {
             git.fetch(&remote, on_remote, &prefix)?;
         }
-        report.refs.clear();
-        let mut pushes: Vec<PushUpdate> = Vec::new();
-        for name in lore_ref_names(repo, &prefix)? {
-            let (outcome, counts, push) = sync_ref(store, options, &prefix, name, &mut report)?;
-            if !options.dry_run || report.rounds == 1 {
-                report.memories.add(counts);
-            }
-            pushes.extend(push);
-            report.refs.push(outcome);
-        }
-        report.pushed = pushes.len();
-        for r in report.refs.iter_mut() {
-            r.pushed = pushes.iter().any(|p| p.local_ref == r.name);
-        }
+        let pushes = sync_refs(store, options, &prefix, &mut report)?;
         if options.dry_run || pushes.is_empty() {
             // A plan says which refs would be pushed.
             report.replaced_remote_history = options.dry_run && pushes.iter().any(|p| p.replace);
@@ -242,12 +236,8 @@ pub fn sync(store: &Store, options: &SyncOptions) -> Result<SyncReport> {
                 // The remote now has exactly the commits pushed (a local write since then is
                 // pushed by the next sync).
                 for p in &pushes {
-                    repo.reference(
-                        &tracked_name(&prefix, &p.local_ref),
-                        p.commit,
-                        true,
-                        "lore sync: pushed",
-                    )?;
+                    let tracked = tracked_name(&prefix, &p.local_ref);
+                    repo.reference(&tracked, p.commit, true, "lore sync: pushed")?;
                     report.replaced_remote_history |= p.replace;
                 }
                 report.open_conflicts = count_conflicts(store)?;
@@ -256,8 +246,8 @@ pub fn sync(store: &Store, options: &SyncOptions) -> Result<SyncReport> {
             PushOutcome::Rejected(why) => {
                 let rounds = report.rounds;
                 if rounds >= MAX_ROUNDS
-                    || started.elapsed() > MAX_RETRY_TIME
                     || options.direction == Direction::PushOnly
+                    || !backoff.wait()
                 {
                     return Err(Error::Remote {
                         remote,
@@ -267,10 +257,34 @@ pub fn sync(store: &Store, options: &SyncOptions) -> Result<SyncReport> {
                         ),
                     });
                 }
-                backoff(rounds);
             }
         }
     }
+}
+
+/// One round's work on every lore ref (see [`sync_ref`]), recorded in the report: the refs'
+/// outcomes, the memories merged (counted once for a plan) and which refs are to be pushed.
+fn sync_refs(
+    store: &Store,
+    options: &SyncOptions,
+    prefix: &str,
+    report: &mut SyncReport,
+) -> Result<Vec<PushUpdate>> {
+    report.refs.clear();
+    let mut pushes: Vec<PushUpdate> = Vec::new();
+    for name in lore_ref_names(store.repo(), prefix)? {
+        let (outcome, counts, push) = sync_ref(store, options, prefix, name, report)?;
+        if !options.dry_run || report.rounds == 1 {
+            report.memories.add(counts);
+        }
+        pushes.extend(push);
+        report.refs.push(outcome);
+    }
+    report.pushed = pushes.len();
+    for r in report.refs.iter_mut() {
+        r.pushed = pushes.iter().any(|p| p.local_ref == r.name);
+    }
+    Ok(pushes)
 }
 
 /// One lore ref's part of a sync round: purges settled (memory ref), the fetched side merged
@@ -332,18 +346,6 @@ fn sync_ref(
         pushed: false,
     };
     Ok((outcome, counts, push))
-}
-
-/// Waits before the next round: exponential from 25 ms up to 2 s, with jitter so that clones
-/// refused together do not retry together.
-fn backoff(round: u32) {
-    let ceiling = 25u64.saturating_mul(1 << round.min(7)).min(2000);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    let jitter = u64::from(nanos ^ std::process::id().wrapping_mul(2_654_435_761)) % ceiling.max(1);
-    std::thread::sleep(Duration::from_millis(ceiling / 2 + jitter / 2));
 }
 
 /// Every lore ref on either side: local `refs/lore/*` and the remote's tracked ones.

@@ -138,6 +138,64 @@ pub fn export(store: &Store, names: &[String], path: &Path) -> Result<BundleRepo
     })
 }
 
+/// The reasoning sessions a bundle's refs hold, each checked to be a session of this project.
+fn sessions_of(store: &Store, path: &Path, refs: &BTreeMap<String, Oid>) -> Result<Vec<String>> {
+    let repo = store.repo();
+    let here = project_of(store)?;
+    let mut sessions_in = Vec::new();
+    for (name, target) in refs {
+        let Some(session) = name.strip_prefix(SESSION_REF_PREFIX) else {
+            continue;
+        };
+        check_session(session)?;
+        let tree = repo.find_commit(*target)?.tree()?;
+        let info: SessionInfo = tree
+            .get_name(SESSION_FILE)
+            .and_then(|e| repo.find_blob(e.id()).ok())
+            .and_then(|b| serde_json::from_slice(b.content()).ok())
+            .ok_or_else(|| bad_bundle(path, format!("{name} is not a reasoning session")))?;
+        if info.project != here {
+            return Err(Error::ForeignBundle(format!(
+                "session {session:?} in {} was made in project {}, not {here}",
+                path.display(),
+                info.project
+            )));
+        }
+        sessions_in.push(session.to_string());
+    }
+    Ok(sessions_in)
+}
+
+/// Moves each of a bundle's refs (its objects already written here): created, fast-forwarded
+/// by compare-and-swap, or merged where it diverged; a local ref ahead stays. The refs moved.
+fn move_refs(store: &Store, path: &Path, refs: &BTreeMap<String, Oid>) -> Result<Vec<String>> {
+    let repo = store.repo();
+    let mut updated = Vec::new();
+    for (name, target) in refs {
+        if name.starts_with(LESSON_REF_PREFIX) {
+            continue;
+        }
+        let local = ref_target(repo, name)?;
+        match local {
+            Some(l) if l == *target || repo.graph_descendant_of(l, *target)? => {}
+            Some(l) if repo.graph_descendant_of(*target, l)? => {
+                store.compare_and_swap(name, local, *target, "import reasoning bundle")?;
+                updated.push(name.clone());
+            }
+            Some(_) => {
+                if merge::merge_ref(store, name, *target, &path.display().to_string())? {
+                    updated.push(name.clone());
+                }
+            }
+            None => {
+                store.compare_and_swap(name, None, *target, "import reasoning bundle")?;
+                updated.push(name.clone());
+            }
+        }
+    }
+    Ok(updated)
+}
+
 fn bad_bundle(path: &Path, message: impl Into<String>) -> Error {
     Error::Parse {
         context: path.display().to_string(),
@@ -225,51 +283,8 @@ pub fn import(lore: &mut Lore, path: &Path, ctx: &WriteContext) -> Result<Bundle
             .map_err(|e| Error::io(format!("reading the pack of {}", path.display()), e))?;
         writer.commit()?;
     }
-    let here = project_of(store)?;
-    let mut sessions_in = Vec::new();
-    for (name, target) in &refs {
-        let Some(session) = name.strip_prefix(SESSION_REF_PREFIX) else {
-            continue;
-        };
-        check_session(session)?;
-        let tree = repo.find_commit(*target)?.tree()?;
-        let info: SessionInfo = tree
-            .get_name(SESSION_FILE)
-            .and_then(|e| repo.find_blob(e.id()).ok())
-            .and_then(|b| serde_json::from_slice(b.content()).ok())
-            .ok_or_else(|| bad_bundle(path, format!("{name} is not a reasoning session")))?;
-        if info.project != here {
-            return Err(Error::ForeignBundle(format!(
-                "session {session:?} in {} was made in project {}, not {here}",
-                path.display(),
-                info.project
-            )));
-        }
-        sessions_in.push(session.to_string());
-    }
-    let mut updated = Vec::new();
-    for (name, target) in &refs {
-        if name.starts_with(LESSON_REF_PREFIX) {
-            continue;
-        }
-        let local = ref_target(repo, name)?;
-        match local {
-            Some(l) if l == *target || repo.graph_descendant_of(l, *target)? => {}
-            Some(l) if repo.graph_descendant_of(*target, l)? => {
-                store.compare_and_swap(name, local, *target, "import reasoning bundle")?;
-                updated.push(name.clone());
-            }
-            Some(_) => {
-                if merge::merge_ref(store, name, *target, &path.display().to_string())? {
-                    updated.push(name.clone());
-                }
-            }
-            None => {
-                store.compare_and_swap(name, None, *target, "import reasoning bundle")?;
-                updated.push(name.clone());
-            }
-        }
-    }
+    let sessions_in = sessions_of(store, path, &refs)?;
+    let updated = move_refs(store, path, &refs)?;
     let lessons = bundle_lessons::land(lore, &refs, ctx)?;
     Ok(BundleReport {
         path: path.display().to_string(),

@@ -21,7 +21,9 @@ use git2::{Oid, Repository, Signature, Time};
 
 use super::{THOUGHT_TRAILER, short};
 use crate::error::{Error, Result};
+use crate::retry::Backoff;
 use crate::store::{Message, Store, ref_target};
+use std::time::Duration;
 
 /// The trailer holding a mark's time in milliseconds.
 pub const MARKED_TRAILER: &str = "Lore-Marked";
@@ -105,7 +107,11 @@ fn move_ref(
     name: &str,
     mut next: impl FnMut(Option<(Oid, Mark)>) -> Result<Option<Oid>>,
 ) -> Result<()> {
-    let started = std::time::Instant::now();
+    let mut backoff = Backoff::new(
+        Duration::from_millis(2),
+        Duration::from_millis(16),
+        Duration::from_secs(10),
+    );
     loop {
         let current = mark_at(store, name)?;
         let expected = current.map(|(tip, _)| tip);
@@ -118,10 +124,7 @@ fn move_ref(
                 if matches!(
                     e.code(),
                     git2::ErrorCode::Modified | git2::ErrorCode::Locked | git2::ErrorCode::Exists
-                ) && started.elapsed() < std::time::Duration::from_secs(10) =>
-            {
-                std::thread::sleep(std::time::Duration::from_millis(1));
-            }
+                ) && backoff.wait() => {}
             Err(e) => return Err(e.into()),
         }
     }

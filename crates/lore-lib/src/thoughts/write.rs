@@ -380,29 +380,7 @@ pub fn finish(
     lesson: Option<&Lesson>,
     ctx: &WriteContext,
 ) -> Result<(Finished, Option<Written>)> {
-    check_session(session)?;
-    let store = lore.store();
-    let meta = read::metadata(store, best)?;
-    if meta.session != session {
-        return Err(Error::ThoughtNotFound(format!(
-            "thought {} belongs to session {:?}, not {session:?}",
-            short(&best.to_string()),
-            meta.session
-        )));
-    }
-    if let Some(lesson) = lesson {
-        Key::parse(&lesson.topic)?;
-        if let Some(answer) = answer.map(str::trim).filter(|a| !a.is_empty())
-            && lesson.text.to_lowercase().contains(&answer.to_lowercase())
-        {
-            return Err(Error::Invalid {
-                what: "lesson",
-                value: lesson.topic.clone(),
-                reason: "a lesson must not contain the answer; say what to do, not what came out"
-                    .into(),
-            });
-        }
-    }
+    check_finish(lore.store(), session, best, answer, lesson)?;
     let written = match lesson {
         Some(lesson) => Some(write_lesson(lore, session, best, lesson, ctx)?),
         None => None,
@@ -430,7 +408,54 @@ pub fn finish(
         lesson: written.as_ref().map(|w| w.path.clone()),
         finished: now,
     };
-    let content = to_json(&finished, DONE_FILE)?;
+    merge_done(store, session, best, &finished, ctx)?;
+    Ok((finished, written))
+}
+
+/// What [`finish`] checks before writing anything: `best` is a thought of `session`, and the
+/// lesson has a valid topic and does not contain the answer.
+fn check_finish(
+    store: &Store,
+    session: &str,
+    best: Oid,
+    answer: Option<&str>,
+    lesson: Option<&Lesson>,
+) -> Result<()> {
+    check_session(session)?;
+    let meta = read::metadata(store, best)?;
+    if meta.session != session {
+        return Err(Error::ThoughtNotFound(format!(
+            "thought {} belongs to session {:?}, not {session:?}",
+            short(&best.to_string()),
+            meta.session
+        )));
+    }
+    if let Some(lesson) = lesson {
+        Key::parse(&lesson.topic)?;
+        if let Some(answer) = answer.map(str::trim).filter(|a| !a.is_empty())
+            && lesson.text.to_lowercase().contains(&answer.to_lowercase())
+        {
+            return Err(Error::Invalid {
+                what: "lesson",
+                value: lesson.topic.clone(),
+                reason: "a lesson must not contain the answer; say what to do, not what came out"
+                    .into(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Merges the best path into the session's ledger with `done.json` (the ledger's merge commit
+/// has `best` as its second parent).
+fn merge_done(
+    store: &Store,
+    session: &str,
+    best: Oid,
+    finished: &Finished,
+    ctx: &WriteContext,
+) -> Result<()> {
+    let content = to_json(finished, DONE_FILE)?;
     let message = Message {
         subject: format!(
             "done {session}: merge best path ending at {}",
@@ -459,7 +484,7 @@ pub fn finish(
         };
         Ok((write, ()))
     })?;
-    Ok((finished, written))
+    Ok(())
 }
 
 fn write_lesson(

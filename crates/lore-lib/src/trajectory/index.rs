@@ -9,7 +9,7 @@ use super::Params;
 use super::units::{Unit, View};
 use crate::embed::{SharedEmbedder, StaticEmbedder};
 use crate::error::Result;
-use crate::steps::TrajectoryStep;
+use crate::steps::{Step, TrajectoryStep};
 use crate::tokens::estimate_tokens;
 
 /// A step as the index keeps it: parsed when it was pushed; when the index was read back from
@@ -261,72 +261,10 @@ impl TrajectoryIndex {
 
     fn push_embedded(&mut self, entry: TrajectoryStep, vector: Vec<f32>) {
         let id = self.steps.len() as u32;
-        let step = &entry.step;
-        // Terms, for the lexical score.
-        let mut terms: Vec<u32> = Vec::new();
-        for w in words(&step.search_text()) {
-            let next = self.vocab.len() as u32;
-            let t = *self.vocab.entry(w).or_insert(next);
-            if t as usize == self.df.len() {
-                self.df.push(0);
-                self.postings.push(Vec::new());
-            }
-            if !terms.contains(&t) {
-                terms.push(t);
-                self.df[t as usize] += 1;
-                self.postings[t as usize].push(id);
-            }
-        }
-        // Units, in priority order, up to the membership cap: entities and files, tool,
-        // subgoal, then a similarity unit.
+        let terms = self.index_terms(id, &entry.step.search_text());
         let cap = self.params.membership_cap.max(1);
-        let mut keys: Vec<(View, String)> = Vec::new();
-        for e in step.entities.iter().chain(&step.files) {
-            keys.push((View::Entity, e.clone()));
-        }
-        keys.truncate(cap.saturating_sub(1).max(1));
-        if let Some(t) = &step.tool {
-            keys.push((View::Tool, t.clone()));
-        }
-        if let Some(s) = &step.subgoal {
-            keys.push((View::Subgoal, s.clone()));
-        }
-        keys.truncate(cap.saturating_sub(1).max(1));
-        let mut units: Vec<u32> = keys
-            .iter()
-            .map(|(view, label)| self.unit_for(*view, label))
-            .collect();
-        units.dedup();
-        // Similarity view: join the closest unit among those of recent steps, else start one.
-        let from = self
-            .similarity_of
-            .len()
-            .saturating_sub(self.params.similarity_window);
-        let mut best: Option<(u32, f32)> = None;
-        // Recent steps mostly share a few units: each is scored once (the first occurrence
-        // decides ties, as before).
-        let mut scored: Vec<u32> = Vec::with_capacity(8);
-        for u in self.similarity_of[from..].iter().flatten() {
-            if scored.contains(u) {
-                continue;
-            }
-            scored.push(*u);
-            let unit = &self.units[*u as usize];
-            if unit.members.len() >= self.params.similarity_max {
-                continue;
-            }
-            let c = unit.cosine(&vector);
-            if best.is_none_or(|(_, b)| c > b) {
-                best = Some((*u, c));
-            }
-        }
-        let sim_unit = match best {
-            Some((u, c)) if c >= self.params.similarity_join => u,
-            _ => {
-                let label = format!("cluster {}", self.units.len());
-                self.unit_for(View::Similarity, &label)
-            }
-        };
+        let mut units = self.keyed_units(&entry.step, cap);
+        let sim_unit = self.similarity_unit(&vector);
         if units.len() < cap {
             units.push(sim_unit);
         }
@@ -352,6 +290,83 @@ impl TrajectoryIndex {
                 line,
             },
         });
+    }
+
+    /// The distinct terms of step `id`'s text, for the lexical score, with the document
+    /// frequencies and postings updated.
+    fn index_terms(&mut self, id: u32, text: &str) -> Vec<u32> {
+        let mut terms: Vec<u32> = Vec::new();
+        for w in words(text) {
+            let next = self.vocab.len() as u32;
+            let t = *self.vocab.entry(w).or_insert(next);
+            if t as usize == self.df.len() {
+                self.df.push(0);
+                self.postings.push(Vec::new());
+            }
+            if !terms.contains(&t) {
+                terms.push(t);
+                self.df[t as usize] += 1;
+                self.postings[t as usize].push(id);
+            }
+        }
+        terms
+    }
+
+    /// The units a step's own keys name, in priority order, leaving room under the membership
+    /// cap for a similarity unit: entities and files, tool, subgoal.
+    fn keyed_units(&mut self, step: &Step, cap: usize) -> Vec<u32> {
+        let mut keys: Vec<(View, String)> = Vec::new();
+        for e in step.entities.iter().chain(&step.files) {
+            keys.push((View::Entity, e.clone()));
+        }
+        keys.truncate(cap.saturating_sub(1).max(1));
+        if let Some(t) = &step.tool {
+            keys.push((View::Tool, t.clone()));
+        }
+        if let Some(s) = &step.subgoal {
+            keys.push((View::Subgoal, s.clone()));
+        }
+        keys.truncate(cap.saturating_sub(1).max(1));
+        let mut units: Vec<u32> = keys
+            .iter()
+            .map(|(view, label)| self.unit_for(*view, label))
+            .collect();
+        units.dedup();
+        units
+    }
+
+    /// The similarity unit a step with `vector` joins: the closest not-full unit among those of
+    /// recent steps, when close enough, else a new one.
+    fn similarity_unit(&mut self, vector: &[f32]) -> u32 {
+        let from = self
+            .similarity_of
+            .len()
+            .saturating_sub(self.params.similarity_window);
+        let mut best: Option<(u32, f32)> = None;
+        // Recent steps mostly share a few units: each is scored once (the first occurrence
+        // decides ties, as before).
+        let mut scored: Vec<u32> = Vec::with_capacity(8);
+        for u in self.similarity_of[from..].iter().flatten() {
+            if scored.contains(u) {
+                continue;
+            }
+            scored.push(*u);
+            let unit = &self.units[*u as usize];
+            if unit.members.len() >= self.params.similarity_max {
+                continue;
+            }
+            let c = unit.cosine(vector);
+            if best.is_none_or(|(_, b)| c > b) {
+                best = Some((*u, c));
+            }
+        }
+        match best {
+            Some((u, c)) if c >= self.params.similarity_join => u,
+            _ => {
+                let label = format!("cluster {}", self.units.len());
+                self.unit_for(View::Similarity, &label)
+            }
+        }
     }
 
     /// The summary tree is implicit: node `n` of level 0 sums steps `n·F ..`, node `n` of

@@ -186,50 +186,8 @@ fn expression(tokens: &[Token], i: usize, now: &Zoned) -> Option<(usize, Resolve
         dated: false,
     };
     match w {
-        "between" | "from" => {
-            let (a_len, a) = point_or_date(tokens, i + 1, now)?;
-            let joiner = word(tokens, i + 1 + a_len);
-            let joins = if w == "between" {
-                joiner == "and"
-            } else {
-                matches!(joiner, "to" | "until" | "till" | "through")
-            };
-            if !joins {
-                return None;
-            }
-            let (b_len, b) = point_or_date(tokens, i + 2 + a_len, now)?;
-            Some((
-                2 + a_len + b_len,
-                Resolved {
-                    start: a.start.min(b.start),
-                    end: a.end.max(b.end),
-                    dated: a.dated && b.dated,
-                },
-            ))
-        }
-        "since" | "after" | "before" | "until" | "till" => {
-            let (len, p) = point_or_date(tokens, i + 1, now)?;
-            let now_ts = now.timestamp();
-            let r = match w {
-                "since" => Resolved { end: now_ts, ..p },
-                "after" => Resolved {
-                    start: p.end,
-                    end: now_ts,
-                    ..p
-                },
-                "before" => Resolved {
-                    start: Timestamp::MIN,
-                    end: p.start,
-                    ..p
-                },
-                _ => Resolved {
-                    start: Timestamp::MIN,
-                    end: p.end,
-                    ..p
-                },
-            };
-            Some((1 + len, r))
-        }
+        "between" | "from" => span(tokens, i, now),
+        "since" | "after" | "before" | "until" | "till" => bounded(tokens, i, now),
         "recently" | "lately" => {
             let start = day_start(today.checked_sub(14.days()).ok()?, tz)?;
             Some((1, range(start, now)))
@@ -259,6 +217,58 @@ fn expression(tokens: &[Token], i: usize, now: &Zoned) -> Option<(usize, Resolve
             point(tokens, i, now)
         }
     }
+}
+
+/// "between A and B", "from A to|until|till|through B": from the earlier start to the later
+/// end.
+fn span(tokens: &[Token], i: usize, now: &Zoned) -> Option<(usize, Resolved)> {
+    let w = word(tokens, i);
+    let (a_len, a) = point_or_date(tokens, i + 1, now)?;
+    let joiner = word(tokens, i + 1 + a_len);
+    let joins = if w == "between" {
+        joiner == "and"
+    } else {
+        matches!(joiner, "to" | "until" | "till" | "through")
+    };
+    if !joins {
+        return None;
+    }
+    let (b_len, b) = point_or_date(tokens, i + 2 + a_len, now)?;
+    Some((
+        2 + a_len + b_len,
+        Resolved {
+            start: a.start.min(b.start),
+            end: a.end.max(b.end),
+            dated: a.dated && b.dated,
+        },
+    ))
+}
+
+/// "since A" (A's start until now), "after A" (A's end until now), "before A" (until A's
+/// start), "until|till A" (until A's end).
+fn bounded(tokens: &[Token], i: usize, now: &Zoned) -> Option<(usize, Resolved)> {
+    let w = word(tokens, i);
+    let (len, p) = point_or_date(tokens, i + 1, now)?;
+    let now_ts = now.timestamp();
+    let r = match w {
+        "since" => Resolved { end: now_ts, ..p },
+        "after" => Resolved {
+            start: p.end,
+            end: now_ts,
+            ..p
+        },
+        "before" => Resolved {
+            start: Timestamp::MIN,
+            end: p.start,
+            ..p
+        },
+        _ => Resolved {
+            start: Timestamp::MIN,
+            end: p.end,
+            ..p
+        },
+    };
+    Some((1 + len, r))
 }
 
 /// "(in|over|during|within|for) (the) (past|last) N units", "the past week", "the past few
