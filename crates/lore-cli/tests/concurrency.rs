@@ -223,21 +223,15 @@ fn kill_storm(repo: &TestRepo, seed: u64) -> (Vec<String>, usize) {
             })
         })
         .collect();
-    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
+    let mut rng = fastrand::Rng::with_seed(seed);
     let mut kills = 0;
     while kills < KILLS && done.load(std::sync::atomic::Ordering::SeqCst) < WRITERS_KILLED {
-        std::thread::sleep(std::time::Duration::from_millis(2 + next() % 25));
+        std::thread::sleep(std::time::Duration::from_millis(2 + rng.u64(0..25)));
         let mut all = in_flight.lock().unwrap();
         if all.is_empty() {
             continue;
         }
-        let at = (next() % all.len() as u64) as usize;
+        let at = rng.usize(0..all.len());
         if all[at].try_wait().unwrap().is_none() && all[at].kill().is_ok() {
             kills += 1;
         }

@@ -7,7 +7,9 @@ use lore::steps::{Step, StepKind};
 
 use super::{NEAR_STEPS, QueryKind};
 
-/// A small deterministic generator (SplitMix64), seeded by its one field.
+/// A small deterministic generator (SplitMix64), seeded by its one field. Written here for the
+/// reason the bench corpus's is (see `bench::corpus::Rng`): the generated trajectories behind
+/// the published figures are pinned (a test checks the hash of seed 42's).
 pub(super) struct Rng(pub(super) u64);
 
 impl Rng {

@@ -331,23 +331,18 @@ mod tests {
         let (tokens, _) = tokens_of(&e);
         let built = WordPiece::new(tokens.iter().copied()).unwrap();
         let stored = e.tokenizer();
-        let mut rng = 0x9E37_79B9_7F4A_7C15u64;
+        let mut rng = fastrand::Rng::with_seed(0x9E37_79B9_7F4A_7C15);
         let alphabet: Vec<char> =
             "abcdefghijklmnopqrstuvwxyzABCXYZ0123456789 .,;:-_'\"()#@!?\n\té数日本èüßçñ🙂—«»"
                 .chars()
                 .collect();
         for _ in 0..3000 {
             let mut text = String::new();
-            for _ in 0..(rng % 40) {
-                rng ^= rng << 13;
-                rng ^= rng >> 7;
-                rng ^= rng << 17;
-                if rng.is_multiple_of(5) {
-                    text.push_str(
-                        tokens[(rng >> 8) as usize % tokens.len()].trim_start_matches("##"),
-                    );
+            for _ in 0..rng.usize(0..40) {
+                if rng.u8(0..5) == 0 {
+                    text.push_str(tokens[rng.usize(0..tokens.len())].trim_start_matches("##"));
                 } else {
-                    text.push(alphabet[(rng >> 8) as usize % alphabet.len()]);
+                    text.push(alphabet[rng.usize(0..alphabet.len())]);
                 }
             }
             assert_eq!(stored.encode(&text), built.encode(&text), "{text:?}");

@@ -6,25 +6,26 @@ use super::vectors::tests::{exact, matrix};
 use super::vectors::{Probe, SHORTLIST_FROM, VectorMatrix};
 use crate::embed::{Quantized, normalize};
 
-/// A seeded generator (xorshift) so the tests are reproducible.
-struct Rng(u64);
+/// A seeded generator, so the tests are reproducible, with the draws they need.
+struct Rng(fastrand::Rng);
 
 impl Rng {
+    fn new(seed: u64) -> Rng {
+        Rng(fastrand::Rng::with_seed(seed))
+    }
+
     fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
+        self.0.u64(..)
     }
 
     /// Uniform in [-1, 1).
     fn unit(&mut self) -> f32 {
-        (self.next() % 2_000_001) as f32 / 1_000_000.0 - 1.0
+        self.0.f32() * 2.0 - 1.0
     }
 
     /// Zipf-like draw in 0..n: low indices are common, with a long tail.
     fn skewed(&mut self, n: usize) -> usize {
-        let u = (self.next() % 1_000_000) as f64 / 1_000_000.0;
+        let u = self.0.f64();
         let q = 20.0;
         (q * ((n as f64 + q) / q).powf(u) - q)
             .floor()
@@ -92,7 +93,7 @@ fn overlap(a: &[(i64, f32)], b: &[(i64, f32)]) -> f64 {
 
 #[test]
 fn the_sketch_shortlist_finds_the_exact_top_ten_at_100k() {
-    let mut rng = Rng(0x51f1_5eed_0bad_cafe);
+    let mut rng = Rng::new(0x51f1_5eed_0bad_cafe);
     let words = Words::new(&mut rng);
     let m = store(&mut rng, &words);
     assert!(m.len() >= SHORTLIST_FROM, "the shortlist path must run");
@@ -126,7 +127,7 @@ fn the_sketch_shortlist_finds_the_exact_top_ten_at_100k() {
 
 #[test]
 fn components_left_in_the_file_give_the_same_results_and_damage_is_caught() {
-    let mut rng = Rng(0x0dd_ba11_f00d);
+    let mut rng = Rng::new(0x0dd_ba11_f00d);
     let words = Words::new(&mut rng);
     let m = store(&mut rng, &words);
     let dir = tempfile::tempdir().unwrap();
