@@ -15,7 +15,6 @@
 pub mod agent_text;
 pub mod capture;
 pub mod context;
-pub mod ctx;
 pub mod embed;
 pub mod error;
 pub mod hash;
@@ -40,6 +39,7 @@ pub mod sync;
 pub mod thoughts;
 pub mod tokens;
 pub mod trajectory;
+pub mod workspace;
 
 /// The specifics guard of the novelty check (numbers, names, identifiers).
 pub use specifics as novelty;

@@ -1,6 +1,6 @@
 //! Trajectory steps: one observation, thought or action of an agent, its fields and validation.
 //!
-//! The context workspace ([`crate::ctx`]) records steps and trajectory retrieval
+//! The context workspace ([`crate::workspace`]) records steps and trajectory retrieval
 //! ([`crate::trajectory`]) reads them; both import this module, neither imports the other for it.
 
 use jiff::Timestamp;

@@ -6,10 +6,10 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use lore::ctx::Workspace;
 use lore::ops::{Effect, Env, Operation};
 use lore::progress::{Progress, Throttle};
 use lore::steps::{NewStep, StepKind};
+use lore::workspace::Workspace;
 use lore::{Citation, Error, ListFilter, Lore, Novelty, Result, WriteContext};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -6,11 +6,11 @@ use std::sync::Arc;
 
 use axum::extract::{Query, State};
 use axum::response::Response;
-use lore::ctx::preview::MergePreview;
-use lore::ctx::view::{Overview, View};
 use lore::ops::browse::CtxMergePreview;
 use lore::ops::ctx::{CtxMetadataGet, CtxShow};
 use lore::steps::Step;
+use lore::workspace::preview::MergePreview;
+use lore::workspace::view::{Overview, View};
 use maud::{Markup, html};
 
 use super::html::{self, Page, Section, short};

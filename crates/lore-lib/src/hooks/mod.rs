@@ -22,10 +22,10 @@ use serde::Serialize;
 
 use crate::capture::{self, Capture, CaptureReport};
 use crate::context::{self, ContextRequest};
-use crate::ctx::Workspace;
 use crate::error::{Error, Result};
 use crate::index::{ListFilter, RankOptions};
 use crate::memory::{Lore, WriteContext};
+use crate::workspace::Workspace;
 
 pub use agent::{Agent, Event};
 pub use answer::respond;
@@ -424,8 +424,8 @@ fn log_tool_step(
     if ws.current()?.is_none() || input.tool.is_none() {
         return Ok(());
     }
-    let step = crate::ctx::log_md::NewStep {
-        kind: Some(crate::ctx::log_md::StepKind::Action),
+    let step = crate::workspace::log_md::NewStep {
+        kind: Some(crate::workspace::log_md::StepKind::Action),
         tool: input.tool.clone(),
         arguments: input.tool_input.clone(),
         files: files

@@ -218,7 +218,7 @@ fn read_all<T: DeserializeOwned>(file: &mut File, context: &str) -> Result<Conte
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ctx::log_md::{NewStep, Step};
+    use crate::workspace::log_md::{NewStep, Step};
 
     type Journal = LineFile<Step>;
 

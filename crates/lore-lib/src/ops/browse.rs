@@ -10,8 +10,6 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{Effect, Env, Operation};
-use crate::ctx::Workspace;
-use crate::ctx::preview::MergePreview;
 use crate::error::{Error, Result};
 use crate::index::{ListFilter, SortBy};
 use crate::memory::{MemoryVersion, StoreStatus};
@@ -19,6 +17,8 @@ use crate::record;
 use crate::thoughts::bundle;
 use crate::thoughts::index::{IndexedThought, ThoughtIndex};
 use crate::thoughts::read::{DiffLine, line_diff};
+use crate::workspace::Workspace;
+use crate::workspace::preview::MergePreview;
 
 /// The line diff between two versions of a memory.
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]

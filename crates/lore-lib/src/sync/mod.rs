@@ -400,9 +400,15 @@ fn reconcile(
             let merged = if crate::thoughts::merge::merges(name) {
                 options.dry_run || crate::thoughts::merge::merge_ref(store, name, theirs, remote)?
             } else if options.dry_run {
-                crate::ctx::sync_merge::can_merge(store, name, theirs)?
+                crate::workspace::sync_merge::can_merge(store, name, theirs)?
             } else {
-                crate::ctx::sync_merge::merge_branch(store, name, theirs, remote, options.now)?
+                crate::workspace::sync_merge::merge_branch(
+                    store,
+                    name,
+                    theirs,
+                    remote,
+                    options.now,
+                )?
             };
             if merged {
                 Ok((RefAction::Merged, MergeCounts::default()))
@@ -437,7 +443,7 @@ fn merge_memory(
     if options.dry_run {
         let snap = store.snapshot(store.tip()?)?;
         let base = match snap.commit() {
-            Some(ours) => crate::ctx::merge_base(repo, ours, theirs)?,
+            Some(ours) => crate::workspace::merge_base(repo, ours, theirs)?,
             None => None,
         };
         return Ok(merge::merge_trees(store, &snap, base, theirs, options.now)?.counts);
@@ -449,7 +455,7 @@ fn merge_memory(
         if ours == theirs || repo.graph_descendant_of(ours, theirs)? {
             return Ok((RefWrite::default(), MergeCounts::default()));
         }
-        let base = crate::ctx::merge_base(repo, ours, theirs)?;
+        let base = crate::workspace::merge_base(repo, ours, theirs)?;
         let merged = merge::merge_trees(store, snap, base, theirs, options.now)?;
         let c = merged.counts;
         let message = Message {

@@ -19,7 +19,7 @@ pub fn run(ui: &mut Ui, session: &mut Session, args: &BranchOpt) -> CmdResult {
 }
 
 /// The text form of a branch's status.
-fn write_status(s: &mut String, status: &lore::ctx::Status) {
+fn write_status(s: &mut String, status: &lore::workspace::Status) {
     s.push_str(&format!(
         "branch {} — {}\ncommits: {}, committed steps: {}, tip {}\n",
         status.branch,

@@ -6,9 +6,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::in_workspace;
-use crate::ctx::gcc::GccReport;
 use crate::error::Result;
 use crate::ops::{Effect, Env, Operation};
+use crate::workspace::gcc::GccReport;
 
 /// Write the workspace as a `.GCC/` directory.
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]

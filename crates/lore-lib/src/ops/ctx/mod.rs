@@ -7,12 +7,12 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{Effect, Env, Operation, one_of};
-use crate::ctx::log_md::{NewStep, Step, StepKind};
-use crate::ctx::view::BranchView;
-use crate::ctx::{CommitOutcome, MergeOutcome, Resolution, Workspace};
 use crate::error::{Error, Result};
 use crate::memory::WriteContext;
 use crate::secrets::SecretReport;
+use crate::workspace::log_md::{NewStep, Step, StepKind};
+use crate::workspace::view::BranchView;
+use crate::workspace::{CommitOutcome, MergeOutcome, Resolution, Workspace};
 
 mod gcc;
 mod read;
@@ -260,9 +260,9 @@ impl Operation for CtxStatus {
     const DESCRIPTION: &'static str = "A context branch's state: purpose, summary, commit and \
         step counts, and the steps not committed yet.";
     const EFFECT: Effect = Effect::ReadOnly;
-    type Output = crate::ctx::Status;
+    type Output = crate::workspace::Status;
 
-    fn run(self, env: &mut Env<'_>) -> Result<crate::ctx::Status> {
+    fn run(self, env: &mut Env<'_>) -> Result<crate::workspace::Status> {
         let (status, _) = in_workspace(env, |ws, _| ws.status(self.branch.as_deref()))?;
         if status.damaged > 0 {
             env.warn(format!(
@@ -440,7 +440,7 @@ impl Operation for CtxMetadataSet {
         let value = self
             .value
             .as_deref()
-            .map(|v| crate::ctx::metadata_value(v, self.text))
+            .map(|v| crate::workspace::metadata_value(v, self.text))
             .transpose()?;
         let ((branch, commit), secrets) = in_workspace(env, |ws, w| {
             let commit = ws.metadata_set(self.branch.as_deref(), &self.segment, value, w)?;

@@ -6,11 +6,11 @@ use serde::{Deserialize, Serialize};
 
 use super::in_workspace;
 use crate::agent_text::neutralize;
-use crate::ctx::ContextVersion;
-use crate::ctx::view::{MetadataView, ShowRequest, View};
 use crate::error::{Error, Result};
 use crate::ops::{Effect, Env, Operation};
 use crate::trajectory::{self, Strategy};
+use crate::workspace::ContextVersion;
+use crate::workspace::view::{MetadataView, ShowRequest, View};
 
 /// A CONTEXT view.
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]

@@ -34,6 +34,7 @@ mod gcc_foreign;
 mod history;
 mod merge;
 pub(crate) use merge::merge_base;
+mod handle;
 pub mod log_md;
 mod metadata;
 pub mod preview;
@@ -42,7 +43,6 @@ mod recall_index;
 mod summary;
 pub mod sync_merge;
 pub mod view;
-mod workspace;
 
 use jiff::Timestamp;
 use schemars::JsonSchema;
@@ -53,9 +53,9 @@ use log_md::Step;
 
 pub use crate::steps::TrajectoryStep;
 pub use files::{read_meta, read_segments};
+pub use handle::Workspace;
 pub use metadata::metadata_value;
 pub use summary::{commit_md_entry, compose_summary};
-pub use workspace::Workspace;
 
 /// The prefix of context branch refs.
 pub const CTX_REF_PREFIX: &str = "refs/lore/ctx/";

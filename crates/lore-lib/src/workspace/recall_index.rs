@@ -245,7 +245,7 @@ mod tests {
         }
     }
 
-    const MAIN: &str = crate::ctx::MAIN_BRANCH;
+    const MAIN: &str = crate::workspace::MAIN_BRANCH;
 
     fn kept_tip(ws: &Workspace<'_>) -> Option<String> {
         let file = KeptFile::open(&ws.recall_index_path(), BUSY_WAIT).unwrap();
@@ -299,7 +299,7 @@ mod tests {
                 &[&head],
             )
             .unwrap();
-        repo.reference(&crate::ctx::branch_ref(MAIN), moved, true, "move")
+        repo.reference(&crate::workspace::branch_ref(MAIN), moved, true, "move")
             .unwrap();
         store.take_warnings();
         assert_same_as_fresh(&ws);
@@ -309,7 +309,7 @@ mod tests {
         // A rewrite: the branch moved back and grew otherwise; the kept tip is no ancestor.
         store
             .repo()
-            .reference(&crate::ctx::branch_ref(MAIN), first, true, "rewrite")
+            .reference(&crate::workspace::branch_ref(MAIN), first, true, "rewrite")
             .unwrap();
         log_and_commit(&ws, 100..130, "grammar");
         assert_same_as_fresh(&ws);

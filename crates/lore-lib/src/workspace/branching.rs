@@ -4,8 +4,8 @@
 use git2::Oid;
 
 use super::files::{to_yaml, upsert};
+use super::handle::required;
 use super::summary::commit_md_entry;
-use super::workspace::required;
 use super::{
     BRANCH_FILE, BranchMeta, COMMIT_FILE, Entry, EntryKind, LOG_DIR, MAIN_BRANCH, METADATA_FILE,
     ROADMAP_FILE, Workspace, branch_ref, check_branch_name,

@@ -1,4 +1,4 @@
-//! The workspace: where a repository's context branches live, which one is current, and what
+//! The workspace handle: where a repository's context branches live, which one is current, and what
 //! every operation shares (secret screening, warnings, commit messages, entries).
 
 use std::cell::{OnceCell, RefCell};

@@ -222,8 +222,8 @@ pub fn import_metadata(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ctx::summary::commit_md_entry;
-    use crate::ctx::{Entry, EntryKind};
+    use crate::workspace::summary::commit_md_entry;
+    use crate::workspace::{Entry, EntryKind};
 
     #[test]
     fn added_entries_and_fields_are_cut_off_again_on_import() {

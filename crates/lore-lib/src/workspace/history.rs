@@ -5,7 +5,7 @@ use git2::Oid;
 use jiff::Timestamp;
 
 use super::files::{normalize_doc, read_meta, text_of, to_yaml, upsert};
-use super::workspace::required;
+use super::handle::required;
 use super::{BRANCH_FILE, ContextVersion, EntryKind, ROADMAP_FILE, Workspace, branch_ref};
 use crate::error::{Error, Result};
 use crate::store::RefWrite;

@@ -7,9 +7,9 @@ use super::files::{
     normalize_doc, parse_segment, read_meta, read_segments, segment_bytes, segment_path, text_of,
     to_yaml, upsert,
 };
+use super::handle::required;
 use super::log_md::{NewStep, Step};
 use super::summary::{commit_md_entry, compose_summary};
-use super::workspace::required;
 use super::{
     BRANCH_FILE, BranchMeta, COMMIT_FILE, CommitOutcome, Entry, EntryKind, LOG_DIR, METADATA_FILE,
     ROADMAP_FILE, Status, Workspace, branch_ref,
