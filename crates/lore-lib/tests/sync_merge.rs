@@ -1,6 +1,7 @@
-//! The memory merge through real syncs: one memory changed on both clones merges field by
-//! field; overlapping edits of one memory's body are a contradiction with ours kept live; a
-//! damaged tombstone stops the merge rather than letting a forget silently not travel.
+//! The memory merge through real syncs: what a merge counts; one memory changed on both clones
+//! merges field by field; overlapping edits of one memory's body, an edit against a forget and
+//! two memories under one key are contradictions (the version in force kept live); a damaged
+//! tombstone stops the merge rather than letting a forget silently not travel.
 
 use std::path::{Path, PathBuf};
 
@@ -63,6 +64,123 @@ fn share(a: &mut Lore, b: &mut Lore, new: NewMemory) -> String {
     sync_now(a);
     sync_now(b);
     id
+}
+
+fn note(summary: &str) -> NewMemory {
+    NewMemory {
+        namespace: "learnings".into(),
+        summary: summary.into(),
+        body: format!("{summary}, in detail.\n"),
+        ..NewMemory::default()
+    }
+}
+
+/// Whether `lore`'s tree holds a tombstone for memory `id`.
+fn tombstoned(lore: &Lore, id: &str) -> bool {
+    let store = lore.store();
+    let path = lore::store::layout::tombstone_path(&lore::MemoryId::parse(id).unwrap());
+    let snap = store.snapshot(store.tip().unwrap()).unwrap();
+    snap.blob_id(&path).unwrap().is_some()
+}
+
+/// What a sync says it merged is what the other side did: added, changed and forgot; a local
+/// edit the other side never saw is not counted as changed.
+#[test]
+fn a_sync_counts_what_the_other_side_added_changed_and_forgot() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut a, mut b) = two_clones(dir.path());
+    let [x, y, z] = ["Cache warm-up", "Flaky login test", "Release train"]
+        .map(|summary| share(&mut a, &mut b, note(summary)));
+    let ctx = WriteContext::default();
+    for summary in ["Index rebuild", "Token rotation"] {
+        a.remember(&note(summary), &ctx).unwrap();
+    }
+    let edit = |tag: &str| Patch {
+        add_tags: vec![tag.into()],
+        ..Patch::default()
+    };
+    a.update(&x, &edit("theirs"), &ctx).unwrap();
+    a.forget(&y, &ctx).unwrap();
+    b.update(&z, &edit("ours"), &ctx).unwrap();
+    sync_now(&a);
+    let report = sync_now(&b);
+    assert_eq!(
+        report.memories,
+        lore::merge::MergeCounts {
+            new: 2,
+            updated: 1,
+            forgotten: 1,
+            conflicts: 0,
+        }
+    );
+    assert!(b.get(&y).is_err(), "the forget travelled");
+    assert!(tombstoned(&b, &y));
+}
+
+/// An edit against a forget is a contradiction: the edit stays live on both clones and the
+/// tombstone travels no further than the clone that wrote it (where it is taken out).
+#[test]
+fn an_edit_against_a_forget_stays_live_and_the_tombstone_stays_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut a, mut b) = two_clones(dir.path());
+    let id = share(&mut a, &mut b, note("Cache warm-up"));
+    let ctx = WriteContext::default();
+    a.forget(&id, &ctx).unwrap();
+    let edit = Patch {
+        body: Some("Warm the cache from the last snapshot.\n".into()),
+        ..Patch::default()
+    };
+    b.update(&id, &edit, &ctx).unwrap();
+    sync_now(&a);
+    let report = sync_now(&b);
+    assert_eq!(report.memories.conflicts, 1, "{report:?}");
+    assert_eq!(
+        b.get(&id).unwrap().body,
+        "Warm the cache from the last snapshot.\n"
+    );
+    assert!(
+        !tombstoned(&b, &id),
+        "the forget was taken in beside the live edit"
+    );
+    let conflicts = b.conflicts().unwrap();
+    assert_eq!(
+        conflicts[0].description,
+        "changed on one side, forgotten on the other"
+    );
+    sync_now(&a);
+    assert_eq!(
+        a.get(&id).unwrap().body,
+        "Warm the cache from the last snapshot.\n"
+    );
+    assert!(
+        !tombstoned(&a, &id),
+        "the forgetting clone kept its tombstone"
+    );
+}
+
+/// Two different memories written under one key on two clones: a contradiction, named so.
+#[test]
+fn two_memories_under_one_key_are_a_contradiction() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = two_clones(dir.path());
+    let ctx = WriteContext::default();
+    for (lore, engine) in [(&a, "SQLite"), (&b, "Postgres")] {
+        let new = NewMemory {
+            namespace: "decisions".into(),
+            key: Some("db-engine".into()),
+            summary: format!("Use {engine}"),
+            ..NewMemory::default()
+        };
+        lore.remember(&new, &ctx).unwrap();
+    }
+    sync_now(&a);
+    let report = sync_now(&b);
+    assert_eq!(report.memories.conflicts, 1, "{report:?}");
+    let conflicts = b.conflicts().unwrap();
+    assert_eq!(
+        conflicts[0].description,
+        "written under the same key on both sides"
+    );
 }
 
 #[test]
@@ -134,6 +252,10 @@ fn overlapping_edits_of_one_memory_are_a_contradiction_and_the_last_update_stays
     assert_eq!(b.get(&id).unwrap().body, "deploy on fridays before noon\n");
     let conflicts = b.conflicts().unwrap();
     assert_eq!(conflicts.len(), 1);
+    assert_eq!(
+        conflicts[0].description,
+        "changed differently on both sides"
+    );
     assert_eq!(
         conflicts[0].others[0].body.as_deref(),
         Some("never deploy on fridays\n")

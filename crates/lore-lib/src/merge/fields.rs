@@ -125,6 +125,9 @@ fn union<T: PartialEq + Clone>(a: &[T], b: &[T]) -> Vec<T> {
 
 /// A three-way line merge of two texts (git's own merge); none when the edits overlap.
 pub(crate) fn merge_lines(base: Option<&str>, ours: &str, theirs: &str) -> Option<String> {
+    // git2 initialises libgit2 in most entry points but not in `merge_file`, which without it
+    // reports every merge as a conflict: parsing an id initialises it.
+    git2::Oid::from_bytes(&[0; 20]).ok()?;
     let mut b = MergeFileInput::new();
     b.content(base.unwrap_or("").as_bytes());
     let mut o = MergeFileInput::new();
@@ -158,6 +161,89 @@ mod tests {
         assert_eq!(merge_status(Some(Active), Active, Resolved), Resolved);
         assert_eq!(merge_status(Some(Active), Archived, Resolved), Archived);
         assert_eq!(merge_status(Some(Resolved), Resolved, Active), Active);
+        assert_eq!(merge_status(Some(Active), Resolved, Archived), Archived);
+        assert_eq!(merge_status(Some(Active), Superseded, Archived), Superseded);
+    }
+
+    use crate::model::{Key, MemoryId};
+    use jiff::Timestamp;
+
+    fn at(seconds: i64) -> Timestamp {
+        Timestamp::from_second(1_700_000_000 + seconds).unwrap()
+    }
+
+    /// The version both sides started from: keyed or not, at time 0.
+    fn base(keyed: bool) -> Memory {
+        let mut m = Memory::bare(
+            MemoryId::generate().unwrap(),
+            "decisions",
+            "Use SQLite",
+            Status::Active,
+            at(0),
+        );
+        m.body = "one\ntwo\nthree\n".into();
+        m.key = keyed.then(|| Key::parse("db-engine").unwrap());
+        m
+    }
+
+    fn merged(base: &Memory, ours: &Memory, theirs: &Memory) -> Memory {
+        match merge_memory(Some(base), ours, theirs) {
+            FieldMerge::Merged(m) => *m,
+            FieldMerge::Contradiction => panic!("a contradiction"),
+        }
+    }
+
+    #[test]
+    fn provenance_comes_from_the_version_updated_last_whichever_side_it_is() {
+        let b = base(false);
+        let (mut ours, mut theirs) = (b.clone(), b.clone());
+        ours.agent = Some("ours".into());
+        theirs.agent = Some("theirs".into());
+        ours.updated = at(10);
+        theirs.updated = at(20);
+        let m = merged(&b, &ours, &theirs);
+        assert_eq!(m.agent.as_deref(), Some("theirs"));
+        assert_eq!((m.created, m.updated), (at(0), at(20)));
+        ours.updated = at(30);
+        assert_eq!(merged(&b, &ours, &theirs).agent.as_deref(), Some("ours"));
+    }
+
+    #[test]
+    fn a_keyed_memory_merges_its_other_fields_but_not_two_content_edits() {
+        let b = base(true);
+        let (mut ours, mut theirs) = (b.clone(), b.clone());
+        ours.tags = vec!["db".into()];
+        theirs.relates_to = vec![MemoryId::generate().unwrap()];
+        ours.relates_to = vec![MemoryId::generate().unwrap()];
+        let m = merged(&b, &ours, &theirs);
+        assert_eq!(m.tags, ["db"]);
+        assert_eq!(
+            m.relates_to,
+            [ours.relates_to[0].clone(), theirs.relates_to[0].clone()]
+        );
+        // Edits of different lines of the body: merged for an unkeyed memory, a contradiction
+        // for a keyed one (its content is one statement).
+        ours.body = "ONE\ntwo\nthree\n".into();
+        theirs.body = "one\ntwo\nTHREE\n".into();
+        assert!(matches!(
+            merge_memory(Some(&b), &ours, &theirs),
+            FieldMerge::Contradiction
+        ));
+        let unkeyed = |mut m: Memory| {
+            m.key = None;
+            m
+        };
+        let m = merged(&unkeyed(b), &unkeyed(ours), &unkeyed(theirs));
+        assert_eq!(m.body, "ONE\ntwo\nTHREE\n");
+    }
+
+    #[test]
+    fn relations_are_the_union_of_both_sides() {
+        let [x, y, z] = [(); 3].map(|_| MemoryId::generate().unwrap());
+        assert_eq!(
+            union(&[x.clone(), y.clone()], &[y.clone(), z.clone()]),
+            [x, y, z]
+        );
     }
 
     #[test]

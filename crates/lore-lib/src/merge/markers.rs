@@ -187,3 +187,59 @@ fn yaml<T: Serialize>(value: &T, path: &str) -> Result<Vec<u8>> {
             message: e.to_string(),
         })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn side(id: &MemoryId, text: Option<&str>, forgotten: Option<&Tombstone>) -> ConflictSide {
+        ConflictSide {
+            id: id.clone(),
+            commit: "c0ffee".into(),
+            text: text.map(str::to_string),
+            forgotten: forgotten.cloned(),
+        }
+    }
+
+    fn record(sides: Vec<ConflictSide>, base: Option<&str>) -> ConflictRecord {
+        ConflictRecord {
+            path: "decisions/db-engine.md".into(),
+            kind: ConflictKind::BothChanged,
+            live: None,
+            live_commit: None,
+            detected: Timestamp::UNIX_EPOCH,
+            base: base.map(str::to_string),
+            sides,
+        }
+    }
+
+    #[test]
+    fn absorbing_adds_only_sides_not_held_and_a_missing_base() {
+        let [x, y] = [(); 2].map(|_| MemoryId::generate().unwrap());
+        let tomb = Tombstone {
+            id: x.clone(),
+            path: "decisions/db-engine.md".into(),
+            summary: "Use SQLite".into(),
+            forgotten: Timestamp::UNIX_EPOCH,
+            author: None,
+            agent: None,
+            session: None,
+        };
+        let mut held = record(vec![side(&x, Some("one"), None)], None);
+        let other = record(
+            vec![
+                side(&x, Some("one"), None),
+                side(&x, Some("two"), None),
+                side(&y, Some("one"), None),
+                side(&x, None, Some(&tomb)),
+            ],
+            Some("base"),
+        );
+        held.absorb(other.clone());
+        assert_eq!(held.sides, other.sides, "every new side once, in order");
+        assert_eq!(held.base.as_deref(), Some("base"));
+        let mut with_base = record(Vec::new(), Some("ours"));
+        with_base.absorb(other);
+        assert_eq!(with_base.base.as_deref(), Some("ours"), "a base held stays");
+    }
+}
