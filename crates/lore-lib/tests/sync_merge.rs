@@ -117,45 +117,45 @@ fn a_sync_counts_what_the_other_side_added_changed_and_forgot() {
     assert!(tombstoned(&b, &y));
 }
 
-/// An edit against a forget is a contradiction: the edit stays live on both clones and the
-/// tombstone travels no further than the clone that wrote it (where it is taken out).
+/// An edit against a forget is a contradiction whichever side forgot: the edit stays live on
+/// both clones and the tombstone is kept out of the merged tree.
 #[test]
 fn an_edit_against_a_forget_stays_live_and_the_tombstone_stays_out() {
     let dir = tempfile::tempdir().unwrap();
     let (mut a, mut b) = two_clones(dir.path());
-    let id = share(&mut a, &mut b, note("Cache warm-up"));
+    let x = share(&mut a, &mut b, note("Cache warm-up"));
+    let y = share(&mut a, &mut b, note("Flaky login test"));
     let ctx = WriteContext::default();
-    a.forget(&id, &ctx).unwrap();
-    let edit = Patch {
-        body: Some("Warm the cache from the last snapshot.\n".into()),
+    let edit = |text: &str| Patch {
+        body: Some(format!("{text}\n")),
         ..Patch::default()
     };
-    b.update(&id, &edit, &ctx).unwrap();
+    // x: forgotten on a, edited on b; y: the other way round. b merges both.
+    a.forget(&x, &ctx).unwrap();
+    b.update(&x, &edit("Warm from the last snapshot."), &ctx)
+        .unwrap();
+    b.forget(&y, &ctx).unwrap();
+    a.update(&y, &edit("Retry once, then quarantine."), &ctx)
+        .unwrap();
     sync_now(&a);
     let report = sync_now(&b);
-    assert_eq!(report.memories.conflicts, 1, "{report:?}");
-    assert_eq!(
-        b.get(&id).unwrap().body,
-        "Warm the cache from the last snapshot.\n"
-    );
-    assert!(
-        !tombstoned(&b, &id),
-        "the forget was taken in beside the live edit"
-    );
-    let conflicts = b.conflicts().unwrap();
-    assert_eq!(
-        conflicts[0].description,
-        "changed on one side, forgotten on the other"
-    );
+    assert_eq!(report.memories.conflicts, 2, "{report:?}");
+    let check = |lore: &mut Lore| {
+        assert_eq!(lore.get(&x).unwrap().body, "Warm from the last snapshot.\n");
+        assert_eq!(lore.get(&y).unwrap().body, "Retry once, then quarantine.\n");
+        assert!(!tombstoned(lore, &x) && !tombstoned(lore, &y));
+        let conflicts = lore.conflicts().unwrap();
+        assert_eq!(conflicts.len(), 2);
+        assert!(
+            conflicts
+                .iter()
+                .all(|c| c.description == "changed on one side, forgotten on the other"),
+            "{conflicts:?}"
+        );
+    };
+    check(&mut b);
     sync_now(&a);
-    assert_eq!(
-        a.get(&id).unwrap().body,
-        "Warm the cache from the last snapshot.\n"
-    );
-    assert!(
-        !tombstoned(&a, &id),
-        "the forgetting clone kept its tombstone"
-    );
+    check(&mut a);
 }
 
 /// Two different memories written under one key on two clones: a contradiction, named so.
@@ -276,6 +276,38 @@ fn overlapping_edits_of_one_memory_are_a_contradiction_and_the_last_update_stays
     .unwrap();
     let hits = b.recall("deploy fridays", &Default::default()).unwrap();
     assert!(hits.iter().any(|h| h.contradicted.is_some()));
+}
+
+/// The version in force is the later update whichever clone merges: here the clone whose own
+/// edit is the older one merges, and takes the other's.
+#[test]
+fn the_later_update_stays_in_force_when_the_older_side_merges() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut a, mut b) = two_clones(dir.path());
+    let id = shared(&mut a, &mut b, "deploy on fridays\n");
+    let ctx = WriteContext::default();
+    let body = |text: &str| Patch {
+        body: Some(text.into()),
+        ..Patch::default()
+    };
+    // b's edit is the later one, though a writes second.
+    let at = |minutes: i64| WriteContext {
+        now: Some(jiff::Timestamp::now() + jiff::SignedDuration::from_mins(minutes)),
+        ..ctx.clone()
+    };
+    b.update(&id, &body("deploy on fridays before noon\n"), &at(2))
+        .unwrap();
+    a.update(&id, &body("never deploy on fridays\n"), &at(1))
+        .unwrap();
+    sync_now(&b);
+    let report = sync_now(&a);
+    assert_eq!(report.memories.conflicts, 1);
+    assert_eq!(a.get(&id).unwrap().body, "deploy on fridays before noon\n");
+    let conflicts = a.conflicts().unwrap();
+    assert_eq!(
+        conflicts[0].others[0].body.as_deref(),
+        Some("never deploy on fridays\n")
+    );
 }
 
 #[test]
