@@ -89,8 +89,13 @@ fn tombstoned(lore: &Lore, id: &str) -> bool {
 fn a_sync_counts_what_the_other_side_added_changed_and_forgot() {
     let dir = tempfile::tempdir().unwrap();
     let (mut a, mut b) = two_clones(dir.path());
-    let [x, y, z] = ["Cache warm-up", "Flaky login test", "Release train"]
-        .map(|summary| share(&mut a, &mut b, note(summary)));
+    let [x, y, z, w] = [
+        "Cache warm-up",
+        "Flaky login test",
+        "Release train",
+        "Nightly backups",
+    ]
+    .map(|summary| share(&mut a, &mut b, note(summary)));
     let ctx = WriteContext::default();
     for summary in ["Index rebuild", "Token rotation"] {
         a.remember(&note(summary), &ctx).unwrap();
@@ -102,6 +107,17 @@ fn a_sync_counts_what_the_other_side_added_changed_and_forgot() {
     a.update(&x, &edit("theirs"), &ctx).unwrap();
     a.forget(&y, &ctx).unwrap();
     b.update(&z, &edit("ours"), &ctx).unwrap();
+    // w: a's change is part of b's later one, so the merge leaves b's version as it is.
+    let later = |minutes: i64| WriteContext {
+        now: Some(jiff::Timestamp::now() + jiff::SignedDuration::from_mins(minutes)),
+        ..WriteContext::default()
+    };
+    a.update(&w, &edit("ci"), &later(1)).unwrap();
+    let both = Patch {
+        add_tags: vec!["ci".into(), "docs".into()],
+        ..Patch::default()
+    };
+    b.update(&w, &both, &later(2)).unwrap();
     sync_now(&a);
     let report = sync_now(&b);
     assert_eq!(
@@ -115,6 +131,7 @@ fn a_sync_counts_what_the_other_side_added_changed_and_forgot() {
     );
     assert!(b.get(&y).is_err(), "the forget travelled");
     assert!(tombstoned(&b, &y));
+    assert_eq!(b.get(&w).unwrap().tags, ["ci", "docs"]);
 }
 
 /// An edit against a forget is a contradiction whichever side forgot: the edit stays live on
@@ -242,10 +259,18 @@ fn overlapping_edits_of_one_memory_are_a_contradiction_and_the_last_update_stays
         body: Some(text.into()),
         ..Patch::default()
     };
-    a.update(&id, &body("never deploy on fridays\n"), &ctx)
-        .unwrap();
-    b.update(&id, &body("deploy on fridays before noon\n"), &ctx)
-        .unwrap();
+    let theirs = a
+        .update(&id, &body("never deploy on fridays\n"), &ctx)
+        .unwrap()
+        .commit;
+    let ours = b
+        .update(&id, &body("deploy on fridays before noon\n"), &ctx)
+        .unwrap()
+        .commit;
+    // Each side writes on after its edit: the record credits each version to the commit that
+    // wrote it, not to a side's tip.
+    a.remember(&note("Cache warm-up"), &ctx).unwrap();
+    b.remember(&note("Flaky login test"), &ctx).unwrap();
     sync_now(&a);
     let report = sync_now(&b);
     assert_eq!(report.memories.conflicts, 1);
@@ -256,6 +281,12 @@ fn overlapping_edits_of_one_memory_are_a_contradiction_and_the_last_update_stays
         conflicts[0].description,
         "changed differently on both sides"
     );
+    assert_eq!(
+        conflicts[0].others[0].commit.as_deref(),
+        Some(theirs.as_str())
+    );
+    let live = conflicts[0].live.as_ref().expect("a version in force");
+    assert_eq!(live.commit.as_deref(), Some(ours.as_str()));
     assert_eq!(
         conflicts[0].others[0].body.as_deref(),
         Some("never deploy on fridays\n")
@@ -276,6 +307,23 @@ fn overlapping_edits_of_one_memory_are_a_contradiction_and_the_last_update_stays
     .unwrap();
     let hits = b.recall("deploy fridays", &Default::default()).unwrap();
     assert!(hits.iter().any(|h| h.contradicted.is_some()));
+    // Both change it differently again while the record is open: the new contradiction joins
+    // that record as one more side, and counts as one.
+    sync_now(&b);
+    sync_now(&a);
+    a.update(&id, &body("deploy on mondays\n"), &ctx).unwrap();
+    b.update(&id, &body("deploy on tuesdays\n"), &ctx).unwrap();
+    sync_now(&a);
+    let report = sync_now(&b);
+    assert_eq!(report.memories.conflicts, 1, "{report:?}");
+    let conflicts = b.conflicts().unwrap();
+    assert_eq!(conflicts.len(), 1);
+    let bodies: Vec<&str> = conflicts[0]
+        .others
+        .iter()
+        .filter_map(|o| o.body.as_deref())
+        .collect();
+    assert!(bodies.contains(&"deploy on mondays\n"), "{bodies:?}");
 }
 
 /// The version in force is the later update whichever clone merges: here the clone whose own

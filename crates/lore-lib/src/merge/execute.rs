@@ -38,7 +38,8 @@ pub(super) fn execute(
 /// Each decided memory written at its path (unless unchanged there), and every old path it
 /// left removed.
 fn memory_edits(decisions: &[Decision], out: &mut TreeMerge) -> Result<()> {
-    let mut written: HashSet<String> = HashSet::new();
+    // The paths that hold a decided memory after the merge: written, or left as they are.
+    let mut kept: HashSet<String> = HashSet::new();
     for d in decisions {
         let new_path = d.result.as_ref().map(layout::path_of);
         match (&d.ours, &d.result) {
@@ -51,11 +52,12 @@ fn memory_edits(decisions: &[Decision], out: &mut TreeMerge) -> Result<()> {
             && &o.memory == m
             && new_path.as_deref() == Some(o.path.as_str())
         {
+            kept.insert(o.path.clone());
             continue;
         }
         if let Some(m) = &d.result {
             let path = new_path.clone().unwrap_or_default();
-            written.insert(path.clone());
+            kept.insert(path.clone());
             out.edits.push(Edit::Upsert {
                 path,
                 content: record::render(m)?.into_bytes(),
@@ -64,7 +66,7 @@ fn memory_edits(decisions: &[Decision], out: &mut TreeMerge) -> Result<()> {
     }
     for d in decisions {
         if let Some(o) = &d.ours
-            && !written.contains(&o.path)
+            && !kept.contains(&o.path)
         {
             out.edits.push(Edit::Remove {
                 path: o.path.clone(),
