@@ -175,6 +175,53 @@ fn an_edit_against_a_forget_stays_live_and_the_tombstone_stays_out() {
     check(&mut a);
 }
 
+/// Writes `edit` to `lore`'s memory chain as another tool would: no tombstone, no checks.
+fn raw_write(lore: &Lore, edit: lore::store::Edit) {
+    let message = lore::store::Message {
+        subject: "edited by another tool".into(),
+        ..lore::store::Message::default()
+    };
+    lore.store()
+        .transact(|_| Ok((vec![edit.clone()], message.clone(), ())))
+        .unwrap();
+}
+
+/// The blob at `path` in `lore`'s memory tree.
+fn blob_at(lore: &Lore, path: &str) -> Option<git2::Oid> {
+    let store = lore.store();
+    let snap = store.snapshot(store.tip().unwrap()).unwrap();
+    snap.blob_id(path).unwrap()
+}
+
+/// A memory file gone from the other side without a tombstone is kept (never deletion by
+/// absence); one the other side left unreadable is merged as a plain file, so both clones
+/// hold the same bytes.
+#[test]
+fn absence_deletes_nothing_and_an_unreadable_file_merges_by_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut a, mut b) = two_clones(dir.path());
+    let [gone, damaged] =
+        ["Cache warm-up", "Flaky login test"].map(|summary| share(&mut a, &mut b, note(summary)));
+    let mut path = |id: &str| lore::store::layout::path_of(&b.get(id).unwrap());
+    let (gone_path, damaged_path) = (path(&gone), path(&damaged));
+    raw_write(&a, lore::store::Edit::Remove { path: gone_path });
+    raw_write(
+        &a,
+        lore::store::Edit::Upsert {
+            path: damaged_path.clone(),
+            content: b"not a memory file\n".to_vec(),
+        },
+    );
+    // b writes too, so its sync is a merge.
+    b.remember(&note("Release train"), &WriteContext::default())
+        .unwrap();
+    sync_now(&a);
+    sync_now(&b);
+    assert_eq!(b.get(&gone).unwrap().summary, "Cache warm-up");
+    assert!(blob_at(&a, &damaged_path).is_some());
+    assert_eq!(blob_at(&b, &damaged_path), blob_at(&a, &damaged_path));
+}
+
 /// Two different memories written under one key on two clones: a contradiction, named so.
 #[test]
 fn two_memories_under_one_key_are_a_contradiction() {
