@@ -175,6 +175,7 @@ fn scrubbed_message(message: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::Memory;
 
     #[test]
     fn a_scrubbed_message_keeps_trailers_and_is_stable() {
@@ -188,5 +189,77 @@ mod tests {
         let id = MemoryId::parse("abcdefghjkmn").unwrap();
         assert!(names_memory(m, &id));
         assert!(!names_memory("merge origin: 1 new\n", &id));
+    }
+
+    /// A conflict record at `path` whose live version is `live`, base `base`, and other
+    /// versions `sides` (memories rendered as their files).
+    fn conflict(live: &Memory, base: Option<&Memory>, sides: &[&Memory]) -> Vec<u8> {
+        use super::super::markers::{ConflictKind, ConflictSide};
+        ConflictRecord {
+            path: "decisions/db-engine.md".into(),
+            kind: ConflictKind::BothAdded,
+            live: Some(live.id.clone()),
+            live_commit: None,
+            detected: jiff::Timestamp::UNIX_EPOCH,
+            base: base.map(|m| record::render(m).unwrap()),
+            sides: sides
+                .iter()
+                .map(|m| ConflictSide {
+                    id: m.id.clone(),
+                    commit: "c0ffee".into(),
+                    text: Some(record::render(m).unwrap()),
+                    forgotten: None,
+                })
+                .collect(),
+        }
+        .render()
+        .unwrap()
+    }
+
+    fn memory(summary: &str) -> Memory {
+        Memory::bare(
+            MemoryId::generate().unwrap(),
+            "decisions",
+            summary,
+            crate::model::Status::Active,
+            jiff::Timestamp::UNIX_EPOCH,
+        )
+    }
+
+    #[test]
+    fn a_conflict_record_loses_exactly_the_purged_memorys_versions() {
+        let path = ".conflicts/decisions/db-engine.md.yaml";
+        let [x, y, z] = ["Use SQLite", "Use Postgres", "Use MySQL"].map(memory);
+        // x is live and the base; y and z are other versions: purging x keeps y's and z's.
+        let bytes = conflict(&x, Some(&x), &[&y, &z]);
+        let Some(Edit::Upsert { content, .. }) = trimmed_conflict(&x.id, path, &bytes) else {
+            panic!("the record was not rewritten");
+        };
+        let trimmed = ConflictRecord::parse(&content, path).unwrap();
+        assert_eq!(trimmed.live, None);
+        assert_eq!(trimmed.base, None);
+        let ids: Vec<&MemoryId> = trimmed.sides.iter().map(|s| &s.id).collect();
+        assert_eq!(ids, [&y.id, &z.id]);
+        // Purging y takes its side only; a memory the record does not hold leaves it alone.
+        let Some(Edit::Upsert { content, .. }) = trimmed_conflict(&y.id, path, &bytes) else {
+            panic!("the record was not rewritten");
+        };
+        let trimmed = ConflictRecord::parse(&content, path).unwrap();
+        assert_eq!(trimmed.live.as_ref(), Some(&x.id));
+        assert!(trimmed.base.is_some());
+        assert_eq!(trimmed.sides.len(), 1);
+        assert!(trimmed_conflict(&MemoryId::generate().unwrap(), path, &bytes).is_none());
+        // A record left with no other version goes; so does an unreadable one naming the memory.
+        let only_y = conflict(&x, None, &[&y]);
+        assert!(matches!(
+            trimmed_conflict(&y.id, path, &only_y),
+            Some(Edit::Remove { .. })
+        ));
+        let unreadable = format!("{{ not yaml {}", y.id);
+        assert!(matches!(
+            trimmed_conflict(&y.id, path, unreadable.as_bytes()),
+            Some(Edit::Remove { .. })
+        ));
+        assert!(trimmed_conflict(&x.id, path, unreadable.as_bytes()).is_none());
     }
 }
