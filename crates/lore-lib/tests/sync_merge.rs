@@ -358,8 +358,14 @@ fn overlapping_edits_of_one_memory_are_a_contradiction_and_the_last_update_stays
     // that record as one more side, and counts as one.
     sync_now(&b);
     sync_now(&a);
-    a.update(&id, &body("deploy on mondays\n"), &ctx).unwrap();
-    b.update(&id, &body("deploy on tuesdays\n"), &ctx).unwrap();
+    // b's edit is the later one, so it stays in force and a's joins the record.
+    let at = |minutes: i64| WriteContext {
+        now: Some(jiff::Timestamp::now() + jiff::SignedDuration::from_mins(minutes)),
+        ..ctx.clone()
+    };
+    a.update(&id, &body("deploy on mondays\n"), &at(1)).unwrap();
+    b.update(&id, &body("deploy on tuesdays\n"), &at(2))
+        .unwrap();
     sync_now(&a);
     let report = sync_now(&b);
     assert_eq!(report.memories.conflicts, 1, "{report:?}");

@@ -16,14 +16,14 @@
 //! Every change is one git commit moved by compare-and-swap ([`crate::Store::transact_ref`]); each
 //! records the code HEAD of its moment (`Lore-Code-Head`). A merge is a two-parent commit.
 //!
-//! Where each part lives: `workspace.rs` (the workspace, the current branch, secret screening,
+//! Where each part lives: `handle.rs` (the workspace, the current branch, secret screening,
 //! warnings), `branching.rs` (init, branch, switch), `commit.rs` (log, status, commit, an import's
 //! write), `merge.rs`, `metadata.rs`, `history.rs` (a branch's history and the blog's four tools),
 //! `summary.rs` (composed summaries, `commit.md` entries), `recall.rs` (the steps branches hold
 //! and trajectory recall over them), `recall_index.rs` (each branch's trajectory index kept
 //! between processes), `files.rs` (reading and writing a commit's files), `view.rs`
 //! (the CONTEXT views), `gcc.rs` (the `.GCC/` layout), `gcc_foreign.rs` (the forms another
-//! implementation writes in it), `step.rs` (a step's `log.md` form).
+//! implementation writes in it), `log_md.rs` (a step's `log.md` form).
 
 mod branching;
 mod commit;
