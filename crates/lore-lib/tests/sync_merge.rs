@@ -75,6 +75,22 @@ fn note(summary: &str) -> NewMemory {
     }
 }
 
+/// A write context stamped `minutes` from now (so which of two edits is later is certain).
+fn at(minutes: i64) -> WriteContext {
+    WriteContext {
+        now: Some(jiff::Timestamp::now() + jiff::SignedDuration::from_mins(minutes)),
+        ..WriteContext::default()
+    }
+}
+
+/// A patch that sets the body.
+fn body(text: &str) -> Patch {
+    Patch {
+        body: Some(text.into()),
+        ..Patch::default()
+    }
+}
+
 /// Whether `lore`'s tree holds a tombstone for memory `id`.
 fn tombstoned(lore: &Lore, id: &str) -> bool {
     let store = lore.store();
@@ -108,16 +124,12 @@ fn a_sync_counts_what_the_other_side_added_changed_and_forgot() {
     a.forget(&y, &ctx).unwrap();
     b.update(&z, &edit("ours"), &ctx).unwrap();
     // w: a's change is part of b's later one, so the merge leaves b's version as it is.
-    let later = |minutes: i64| WriteContext {
-        now: Some(jiff::Timestamp::now() + jiff::SignedDuration::from_mins(minutes)),
-        ..WriteContext::default()
-    };
-    a.update(&w, &edit("ci"), &later(1)).unwrap();
+    a.update(&w, &edit("ci"), &at(1)).unwrap();
     let both = Patch {
         add_tags: vec!["ci".into(), "docs".into()],
         ..Patch::default()
     };
-    b.update(&w, &both, &later(2)).unwrap();
+    b.update(&w, &both, &at(2)).unwrap();
     sync_now(&a);
     let report = sync_now(&b);
     assert_eq!(
@@ -302,10 +314,6 @@ fn overlapping_edits_of_one_memory_are_a_contradiction_and_the_last_update_stays
     let (mut a, mut b) = two_clones(dir.path());
     let id = shared(&mut a, &mut b, "deploy on fridays\n");
     let ctx = WriteContext::default();
-    let body = |text: &str| Patch {
-        body: Some(text.into()),
-        ..Patch::default()
-    };
     let theirs = a
         .update(&id, &body("never deploy on fridays\n"), &ctx)
         .unwrap()
@@ -359,10 +367,6 @@ fn overlapping_edits_of_one_memory_are_a_contradiction_and_the_last_update_stays
     sync_now(&b);
     sync_now(&a);
     // b's edit is the later one, so it stays in force and a's joins the record.
-    let at = |minutes: i64| WriteContext {
-        now: Some(jiff::Timestamp::now() + jiff::SignedDuration::from_mins(minutes)),
-        ..ctx.clone()
-    };
     a.update(&id, &body("deploy on mondays\n"), &at(1)).unwrap();
     b.update(&id, &body("deploy on tuesdays\n"), &at(2))
         .unwrap();
@@ -386,16 +390,7 @@ fn the_later_update_stays_in_force_when_the_older_side_merges() {
     let dir = tempfile::tempdir().unwrap();
     let (mut a, mut b) = two_clones(dir.path());
     let id = shared(&mut a, &mut b, "deploy on fridays\n");
-    let ctx = WriteContext::default();
-    let body = |text: &str| Patch {
-        body: Some(text.into()),
-        ..Patch::default()
-    };
     // b's edit is the later one, though a writes second.
-    let at = |minutes: i64| WriteContext {
-        now: Some(jiff::Timestamp::now() + jiff::SignedDuration::from_mins(minutes)),
-        ..ctx.clone()
-    };
     b.update(&id, &body("deploy on fridays before noon\n"), &at(2))
         .unwrap();
     a.update(&id, &body("never deploy on fridays\n"), &at(1))
@@ -479,10 +474,6 @@ fn a_contradiction_over_a_secret_kept_under_warn_elsewhere_still_merges() {
     );
     // Both take the secret out, differently: a contradiction whose record keeps the base, the
     // one version that still holds it.
-    let body = |text: &str| Patch {
-        body: Some(text.into()),
-        ..Patch::default()
-    };
     a.update(&id, &body("Deploy from CI.\n"), &ctx).unwrap();
     b.update(&id, &body("Deploy with the vault's token.\n"), &ctx)
         .unwrap();
