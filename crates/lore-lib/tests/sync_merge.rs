@@ -31,6 +31,16 @@ fn two_clones(dir: &Path) -> (Lore, Lore) {
     (open("a"), open("b"))
 }
 
+/// One more clone of the repository [`two_clones`] made in `dir`.
+fn another_clone(dir: &Path, name: &str) -> Lore {
+    let home = dir.join("home");
+    git(dir, &home, &["clone", "-q", "central.git", name]);
+    let path: PathBuf = dir.join(name);
+    git(&path, &home, &["config", "user.name", name]);
+    git(&path, &home, &["config", "user.email", "t@example.com"]);
+    Lore::new(Store::discover(&path).unwrap())
+}
+
 fn sync_now(lore: &Lore) -> lore::sync::SyncReport {
     try_sync(lore).unwrap()
 }
@@ -375,6 +385,44 @@ fn overlapping_edits_of_one_memory_are_a_contradiction_and_the_last_update_stays
     assert_eq!(report.memories.conflicts, 1, "{report:?}");
     let conflicts = b.conflicts().unwrap();
     assert_eq!(conflicts.len(), 1);
+    let bodies: Vec<&str> = conflicts[0]
+        .others
+        .iter()
+        .filter_map(|o| o.body.as_deref())
+        .collect();
+    assert!(bodies.contains(&"deploy on mondays\n"), "{bodies:?}");
+}
+
+/// A conflict record both sides changed since they parted merges as a record, not as a file
+/// where ours wins: one clone settled a contradiction while the others extended it with a new
+/// one, and the settling clone keeps the record open when it hears of that.
+#[test]
+fn a_record_settled_on_one_clone_and_extended_on_another_stays_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut a, mut b) = two_clones(dir.path());
+    let id = shared(&mut a, &mut b, "deploy on fridays\n");
+    let mut c = another_clone(dir.path(), "c");
+    a.update(&id, &body("never deploy on fridays\n"), &at(1))
+        .unwrap();
+    b.update(&id, &body("deploy on fridays before noon\n"), &at(2))
+        .unwrap();
+    sync_now(&a);
+    sync_now(&b);
+    sync_now(&c);
+    let name = c.conflicts().unwrap()[0].name.clone();
+    c.resolve_conflict(&name, &lore::Resolution::Ours, &WriteContext::default())
+        .unwrap();
+    assert!(c.conflicts().unwrap().is_empty());
+    // Meanwhile a and b contradict each other again; b's merge extends the open record.
+    sync_now(&a);
+    a.update(&id, &body("deploy on mondays\n"), &at(3)).unwrap();
+    b.update(&id, &body("deploy on tuesdays\n"), &at(4))
+        .unwrap();
+    sync_now(&a);
+    sync_now(&b);
+    sync_now(&c);
+    let conflicts = c.conflicts().unwrap();
+    assert_eq!(conflicts.len(), 1, "the extended record was dropped");
     let bodies: Vec<&str> = conflicts[0]
         .others
         .iter()
