@@ -125,9 +125,6 @@ fn union<T: PartialEq + Clone>(a: &[T], b: &[T]) -> Vec<T> {
 
 /// A three-way line merge of two texts (git's own merge); none when the edits overlap.
 pub(crate) fn merge_lines(base: Option<&str>, ours: &str, theirs: &str) -> Option<String> {
-    // git2 initialises libgit2 in most entry points but not in `merge_file`, which without it
-    // reports every merge as a conflict: parsing an id initialises it.
-    git2::Oid::from_bytes(&[0; 20]).ok()?;
     let mut b = MergeFileInput::new();
     b.content(base.unwrap_or("").as_bytes());
     let mut o = MergeFileInput::new();
@@ -135,7 +132,7 @@ pub(crate) fn merge_lines(base: Option<&str>, ours: &str, theirs: &str) -> Optio
     let mut t = MergeFileInput::new();
     t.content(theirs.as_bytes());
     let mut options = MergeFileOptions::new();
-    let result = git2::merge_file(&b, &o, &t, Some(&mut options)).ok()?;
+    let result = crate::store::merge_file(&b, &o, &t, &mut options).ok()?;
     if !result.is_automergeable() {
         return None;
     }

@@ -648,6 +648,19 @@ pub(crate) fn ref_target(repo: &Repository, name: &str) -> Result<Option<Oid>> {
     }
 }
 
+/// git's three-way merge of one file's texts. git2 starts libgit2 in most of its entry points
+/// but not in `merge_file`, which without it reports every merge as a conflict (a process
+/// whose first git call is a merge): parsing an id starts it.
+pub(crate) fn merge_file(
+    base: &git2::MergeFileInput<'_>,
+    ours: &git2::MergeFileInput<'_>,
+    theirs: &git2::MergeFileInput<'_>,
+    options: &mut git2::MergeFileOptions,
+) -> Result<git2::MergeFileResult> {
+    Oid::from_bytes(&[0; 20])?;
+    Ok(git2::merge_file(base, ours, theirs, Some(options))?)
+}
+
 fn is_race(e: &git2::Error) -> bool {
     matches!(
         e.code(),

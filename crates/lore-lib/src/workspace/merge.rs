@@ -278,7 +278,7 @@ pub(super) fn merge_roadmap(
     t.content(theirs.as_bytes()).path(ROADMAP_FILE);
     let mut opts = git2::MergeFileOptions::new();
     opts.our_label("current").their_label("merged");
-    let merged = git2::merge_file(&b, &o, &t, Some(&mut opts))?;
+    let merged = crate::store::merge_file(&b, &o, &t, &mut opts)?;
     let text = String::from_utf8_lossy(merged.content()).into_owned();
     if merged.is_automergeable() {
         return Ok(text);
@@ -301,7 +301,7 @@ pub(super) fn merge_roadmap(
                 git2::FileFavor::Theirs
             };
             opts.favor(favor);
-            let merged = git2::merge_file(&b, &o, &t, Some(&mut opts))?;
+            let merged = crate::store::merge_file(&b, &o, &t, &mut opts)?;
             resolved.push(format!(
                 "{ROADMAP_FILE}: conflicting lines taken from {}",
                 if *resolution == Resolution::Ours {
