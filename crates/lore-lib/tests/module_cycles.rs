@@ -12,17 +12,6 @@ use std::path::{Path, PathBuf};
 /// module → module it imports → the first place it does.
 type Graph = BTreeMap<String, BTreeMap<String, String>>;
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-}
-
 fn is_test_file(path: &Path) -> bool {
     let name = path.file_stem().unwrap().to_string_lossy();
     name == "tests" || name.ends_with("_tests")
@@ -130,13 +119,12 @@ fn graph_of(src: &Path) -> Graph {
     let (modules, reexports) = modules_and_reexports(src);
     let mut graph = Graph::new();
     for module in &modules {
-        let mut files = Vec::new();
         let dir = src.join(module);
-        if dir.is_dir() {
-            rust_files(&dir, &mut files);
+        let mut files = if dir.is_dir() {
+            lore_testutils::rust_files(&dir)
         } else {
-            files.push(src.join(format!("{module}.rs")));
-        }
+            vec![src.join(format!("{module}.rs"))]
+        };
         files.sort();
         for file in files.iter().filter(|f| !is_test_file(f)) {
             let text = fs::read_to_string(file).unwrap();

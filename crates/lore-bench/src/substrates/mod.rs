@@ -30,12 +30,6 @@ use backends::{
 pub use scale::ScaleResult;
 use workload::Tier;
 
-/// The paper's git substrate: milliseconds per write and per read as the paper reports them,
-/// quoted for comparison (not measured here; printed as quoted).
-pub const PAPER_GIT_WRITE_MS: f64 = 15.0;
-/// See [`PAPER_GIT_WRITE_MS`].
-pub const PAPER_GIT_READ_MS: f64 = 48.0;
-
 /// Compare five memory substrates on one workload, and measure lore's reasoning trees at scale.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
@@ -124,9 +118,6 @@ pub struct SubstratesReport {
     pub costs: Vec<CostRow>,
     /// One row per substrate and tier.
     pub retrieval: Vec<TierRow>,
-    /// The paper's git substrate, ms per write and per read: quoted from the paper, not
-    /// measured.
-    pub paper_git_ms: (f64, f64),
     /// lore at scale, when measured.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scale: Option<ScaleResult>,
@@ -230,7 +221,6 @@ impl Operation for BenchSubstrates {
             copy_threshold: DEFAULT_COPY_THRESHOLD,
             costs,
             retrieval,
-            paper_git_ms: (PAPER_GIT_WRITE_MS, PAPER_GIT_READ_MS),
             scale,
         })
     }
