@@ -7,7 +7,16 @@
 //! columns). Terms and lengths come from FTS5's own tokenizer (a temporary FTS5 table with the
 //! index's tokenizer and its `fts5vocab` instances), so they are FTS5's. The totals FTS5's BM25
 //! uses (memories, tokens) are kept in `meta`. A catch-up queues what it inserts and removes and
-//! applies it per block at the end of its transaction.
+//! applies it at the end of its transaction.
+//!
+//! **The tail.** A small catch-up (a write's) does not rewrite the blocks of every term of the
+//! memories it adds: their entries go to `postings_tail(term, rowid, data)`, one short row each,
+//! and a term's postings are its blocks followed by its tail rows. New rows always have the
+//! largest row ids, so the tail follows the blocks in row-id order. Once the tail holds
+//! [`TAIL_FOLD_AT`] entries, or a catch-up adds [`DIRECT_FROM`] memories or more, the tail is
+//! folded into the blocks (one rewrite per block touched, however many writes queued into it).
+//! A removed memory's entries are deleted from the tail when they are there, else taken out of
+//! their blocks.
 //!
 //! **Scoring** follows FTS5's `bm25()`: for each query phrase in order,
 //! `idf · f·(k1 + 1) / (f + k1·(1 − b + b·D/avgdl))` with `f` the weighted count, `D` the length,
@@ -27,6 +36,10 @@ const BLOCK_BITS: u32 = 10;
 const ENTRY: usize = 12;
 /// Memories tokenized per pass over the temporary table.
 const BATCH: usize = 4_096;
+/// Entries the tail may hold before a catch-up folds it into the blocks.
+const TAIL_FOLD_AT: i64 = 65_536;
+/// A catch-up adding at least this many memories writes their blocks directly.
+const DIRECT_FROM: usize = 256;
 
 /// One memory's counts of a term.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -115,13 +128,20 @@ impl PendingPostings {
         let mut added: Vec<(i64, Text)> = std::mem::take(&mut self.added).into_iter().collect();
         added.sort_by_key(|(rowid, _)| *rowid);
         let (mut docs, mut tokens) = totals(conn)?;
+        let mut tail = tail_entries(conn)?;
         for batch in removed.chunks(BATCH) {
             let found = tokenize(conn, batch)?;
             for (_, length) in &found.lengths {
                 docs -= 1;
                 tokens -= *length as i64;
             }
-            write_blocks(conn, found.entries, true)?;
+            let in_blocks = take_from_tail(conn, found.entries, &mut tail)?;
+            write_blocks(conn, in_blocks, true)?;
+        }
+        let direct = added.len() >= DIRECT_FROM;
+        if direct && tail > 0 {
+            fold_tail(conn)?;
+            tail = 0;
         }
         for batch in added.chunks(BATCH) {
             let found = tokenize(conn, batch)?;
@@ -129,12 +149,103 @@ impl PendingPostings {
                 docs += 1;
                 tokens += *length as i64;
             }
-            write_blocks(conn, found.entries, false)?;
+            if direct {
+                write_blocks(conn, found.entries, false)?;
+            } else {
+                tail += add_to_tail(conn, found.entries)?;
+            }
+        }
+        if tail >= TAIL_FOLD_AT {
+            fold_tail(conn)?;
+            tail = 0;
         }
         super::schema::write_meta(conn, "postings_docs", &docs.to_string())?;
         super::schema::write_meta(conn, "postings_tokens", &tokens.to_string())?;
+        super::schema::write_meta(conn, "postings_tail", &tail.to_string())?;
         Ok(())
     }
+}
+
+/// The number of entries in the tail.
+fn tail_entries(conn: &Connection) -> Result<i64> {
+    Ok(super::schema::read_meta(conn, "postings_tail")?
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0))
+}
+
+/// The row id of entry `e` of `block`.
+fn rowid_of(block: i64, e: &Entry) -> i64 {
+    (block << BLOCK_BITS) | e.offset as i64
+}
+
+/// Writes entries to the tail; returns how many.
+fn add_to_tail(conn: &Connection, entries: HashMap<(String, i64), Vec<Entry>>) -> Result<i64> {
+    let mut insert = conn.prepare_cached(
+        "INSERT OR REPLACE INTO postings_tail (term, rowid, data) VALUES (?1, ?2, ?3)",
+    )?;
+    let mut n = 0;
+    let mut bytes = Vec::with_capacity(ENTRY);
+    for ((term, block), list) in entries {
+        for e in list {
+            bytes.clear();
+            e.encode(&mut bytes);
+            insert.execute(params![term, rowid_of(block, &e), bytes])?;
+            n += 1;
+        }
+    }
+    Ok(n)
+}
+
+/// Deletes the removed entries that are in the tail (counting them off `tail`); returns the
+/// others, which are in blocks.
+fn take_from_tail(
+    conn: &Connection,
+    mut entries: HashMap<(String, i64), Vec<Entry>>,
+    tail: &mut i64,
+) -> Result<HashMap<(String, i64), Vec<Entry>>> {
+    if *tail == 0 {
+        return Ok(entries);
+    }
+    let mut delete =
+        conn.prepare_cached("DELETE FROM postings_tail WHERE term = ?1 AND rowid = ?2")?;
+    for ((term, block), list) in entries.iter_mut() {
+        let mut kept = Vec::with_capacity(list.len());
+        for e in list.drain(..) {
+            if delete.execute(params![term, rowid_of(*block, &e)])? == 0 {
+                kept.push(e);
+            } else {
+                *tail -= 1;
+            }
+        }
+        *list = kept;
+    }
+    entries.retain(|_, list| !list.is_empty());
+    Ok(entries)
+}
+
+/// Moves every tail entry into its block and empties the tail.
+fn fold_tail(conn: &Connection) -> Result<()> {
+    let mut entries: HashMap<(String, i64), Vec<Entry>> = HashMap::new();
+    {
+        let mut stmt = conn.prepare_cached("SELECT term, rowid, data FROM postings_tail")?;
+        let mut rows = stmt.query([])?;
+        while let Some(row) = rows.next()? {
+            let term: String = row.get(0)?;
+            let rowid: i64 = row.get(1)?;
+            let data: Vec<u8> = row.get(2)?;
+            let Some(mut e) = decode_all(&data).next() else {
+                continue;
+            };
+            e.offset = (rowid & ((1 << BLOCK_BITS) - 1)) as u16;
+            entries
+                .entry((term, rowid >> BLOCK_BITS))
+                .or_default()
+                .push(e);
+        }
+    }
+    write_blocks(conn, entries, false)?;
+    conn.execute("DELETE FROM postings_tail", [])?;
+    Ok(())
 }
 
 /// The memories and tokens the postings hold.
@@ -299,7 +410,13 @@ pub fn scores(conn: &Connection, stems: &[String], docs: i64) -> Result<Option<V
     let (ws, wb, wt) = BM25_WEIGHTS;
     let mut read =
         conn.prepare_cached("SELECT block, data FROM postings WHERE term = ?1 ORDER BY block")?;
-    // Each phrase's postings in row-id order, and its idf.
+    let mut read_tail = conn
+        .prepare_cached("SELECT rowid, data FROM postings_tail WHERE term = ?1 ORDER BY rowid")?;
+    let weighted = |e: &Entry| {
+        let [s, b, t] = e.counts.map(f64::from);
+        ws * s + wb * b + wt * t
+    };
+    // Each phrase's postings in row-id order (blocks, then the tail), and its idf.
     let mut lists: Vec<Vec<(i64, f64, u32)>> = Vec::with_capacity(stems.len());
     let mut idfs = Vec::with_capacity(stems.len());
     for stem in stems {
@@ -309,10 +426,19 @@ pub fn scores(conn: &Connection, stems: &[String], docs: i64) -> Result<Option<V
             let block: i64 = row.get(0)?;
             let data: Vec<u8> = row.get(1)?;
             for e in decode_all(&data) {
-                let [s, b, t] = e.counts.map(f64::from);
-                let f = ws * s + wb * b + wt * t;
-                list.push(((block << BLOCK_BITS) | e.offset as i64, f, e.length));
+                list.push((rowid_of(block, &e), weighted(&e), e.length));
             }
+        }
+        let mut tail_rows = read_tail.query(params![stem])?;
+        while let Some(row) = tail_rows.next()? {
+            let rowid: i64 = row.get(0)?;
+            let data: Vec<u8> = row.get(1)?;
+            for e in decode_all(&data) {
+                list.push((rowid, weighted(&e), e.length));
+            }
+        }
+        if !list.is_sorted_by_key(|(rowid, ..)| *rowid) {
+            list.sort_by_key(|(rowid, ..)| *rowid);
         }
         let hits = list.len() as f64;
         let idf = ((rows - hits + 0.5) / (hits + 0.5)).ln();

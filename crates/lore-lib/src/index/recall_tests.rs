@@ -141,6 +141,17 @@ fn path(i: i64) -> String {
     format!("{ns}/{i}.md")
 }
 
+/// The entries in the postings' tail, checked against the count kept in `meta`.
+fn tail_len(index: &Index) -> i64 {
+    let rows: i64 = index
+        .conn
+        .query_row("SELECT count(*) FROM postings_tail", [], |r| r.get(0))
+        .unwrap();
+    let kept = schema::read_meta(&index.conn, "postings_tail").unwrap();
+    assert_eq!(kept.unwrap_or_else(|| "0".into()), rows.to_string());
+    rows
+}
+
 /// In one change: removes memories `before`, writes memories `range` (alternating namespaces
 /// and statuses), then removes memories `after`.
 fn change(
@@ -265,6 +276,22 @@ fn postings_rank_exactly_like_fts5_with_filters_and_after_changes() {
     let expected = 3000 - removed.len() as i64 + 301;
     assert_eq!(index.doc_count().unwrap(), expected);
     check(&index, &mut rng, "after changes");
+    // Small changes (a write's) go to the tail: the last one did; then new memories, then
+    // removals of one in the tail and of one in the blocks.
+    let after_one = tail_len(&index);
+    assert!(after_one > 0);
+    change(&mut index, &mut rng, &[], 3302..3340, &[]);
+    assert!(tail_len(&index) > after_one);
+    let after_one = tail_len(&index);
+    change(&mut index, &mut rng, &[3310, 5], 3340..3350, &[]);
+    assert!(tail_len(&index) > after_one);
+    check(&index, &mut rng, "with a tail");
+    // A large change folds the tail into the blocks first.
+    change(&mut index, &mut rng, &[3320], 3350..3650, &[]);
+    assert_eq!(tail_len(&index), 0);
+    let expected = expected + 38 + 10 - 2 + 300 - 1;
+    assert_eq!(index.doc_count().unwrap(), expected);
+    check(&index, &mut rng, "after the tail folded");
     // Postings that fall behind the index (another count) are not used.
     schema::write_doc_count(&index.conn, expected + 1).unwrap();
     assert!(

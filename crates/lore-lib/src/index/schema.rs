@@ -9,7 +9,7 @@ use crate::retry::Backoff;
 use std::time::Duration;
 
 /// Bumped whenever the tables change; an index of another version is rebuilt.
-pub const SCHEMA_VERSION: i64 = 6;
+pub const SCHEMA_VERSION: i64 = 7;
 
 const CREATE: &str = r#"
 CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -88,6 +88,12 @@ CREATE TABLE postings (
     block INTEGER NOT NULL,
     data  BLOB NOT NULL,
     PRIMARY KEY (term, block)
+) WITHOUT ROWID;
+CREATE TABLE postings_tail (
+    term  TEXT NOT NULL,
+    rowid INTEGER NOT NULL,
+    data  BLOB NOT NULL,
+    PRIMARY KEY (term, rowid)
 ) WITHOUT ROWID;
 "#;
 
@@ -240,8 +246,8 @@ pub fn write_doc_count(conn: &Connection, docs: i64) -> Result<()> {
 pub fn clear(conn: &Connection) -> Result<()> {
     conn.execute_batch(
         "DELETE FROM memories; DELETE FROM invalid; DELETE FROM namespaces; DELETE FROM chunks;
-         DELETE FROM mentions; DELETE FROM postings;
-         DELETE FROM meta WHERE name IN ('postings_docs', 'postings_tokens');
+         DELETE FROM mentions; DELETE FROM postings; DELETE FROM postings_tail;
+         DELETE FROM meta WHERE name IN ('postings_docs', 'postings_tokens', 'postings_tail');
          INSERT INTO memories_fts (memories_fts) VALUES ('delete-all');",
     )?;
     Ok(())
