@@ -529,20 +529,41 @@ impl VectorMatrix {
     }
 
     /// Reads every chunk's components from the file (`size` bytes long) into memory, checking
-    /// each against its checksum.
+    /// each against its checksum. Each run of chunks adjacent in the file is read straight into
+    /// place (no copy of the whole file, no zeroed buffer first).
     fn read_values(&mut self, size: u64) -> Option<()> {
+        use std::io::{Read as _, Seek as _, SeekFrom};
         let Values::Stored(stored) = &self.values else {
             return Some(());
         };
-        let file = read_at(&stored.file, 0, usize::try_from(size).ok()?)?;
-        let dims = self.dims;
-        let mut values = Vec::with_capacity(stored.offsets.len() * dims);
-        for (&at, &check) in stored.offsets.iter().zip(&stored.checks) {
-            let row = file.get(at as usize..at as usize + dims)?;
+        let dims = self.dims as u64;
+        let mut values = Vec::with_capacity(stored.offsets.len() * self.dims);
+        let mut file = &stored.file;
+        let mut first = 0;
+        while first < stored.offsets.len() {
+            let start = stored.offsets[first];
+            let mut end = first + 1;
+            while end < stored.offsets.len()
+                && stored.offsets[end] == start + (end - first) as u64 * dims
+            {
+                end += 1;
+            }
+            let len = (end - first) as u64 * dims;
+            if start.checked_add(len)? > size {
+                return None;
+            }
+            file.seek(SeekFrom::Start(start)).ok()?;
+            let before = values.len();
+            file.take(len).read_to_end(&mut values).ok()?;
+            if (values.len() - before) as u64 != len {
+                return None;
+            }
+            first = end;
+        }
+        for (row, &check) in values.chunks_exact(self.dims.max(1)).zip(&stored.checks) {
             if vectors::row_check(row) != check {
                 return None;
             }
-            values.extend_from_slice(row);
         }
         self.values = Values::Resident(values);
         Some(())
