@@ -408,10 +408,13 @@ pub fn scores(conn: &Connection, stems: &[String], docs: i64) -> Result<Option<V
     let rows = n as f64;
     let avgdl = tokens as f64 / rows;
     let (ws, wb, wt) = BM25_WEIGHTS;
-    let mut read =
-        conn.prepare_cached("SELECT block, data FROM postings WHERE term = ?1 ORDER BY block")?;
-    let mut read_tail = conn
-        .prepare_cached("SELECT rowid, data FROM postings_tail WHERE term = ?1 ORDER BY rowid")?;
+    // Blocks and tail in one statement, so a fold committed meanwhile by another process
+    // cannot hide entries (each statement reads its own snapshot).
+    let mut read = conn.prepare_cached(
+        "SELECT block, NULL, data FROM postings WHERE term = ?1
+         UNION ALL SELECT NULL, rowid, data FROM postings_tail WHERE term = ?1
+         ORDER BY 1 NULLS LAST, 2",
+    )?;
     let weighted = |e: &Entry| {
         let [s, b, t] = e.counts.map(f64::from);
         ws * s + wb * b + wt * t
@@ -423,17 +426,15 @@ pub fn scores(conn: &Connection, stems: &[String], docs: i64) -> Result<Option<V
         let mut list = Vec::new();
         let mut rows_read = read.query(params![stem])?;
         while let Some(row) = rows_read.next()? {
-            let block: i64 = row.get(0)?;
-            let data: Vec<u8> = row.get(1)?;
+            let block: Option<i64> = row.get(0)?;
+            let tail_row: Option<i64> = row.get(1)?;
+            let data: Vec<u8> = row.get(2)?;
             for e in decode_all(&data) {
-                list.push((rowid_of(block, &e), weighted(&e), e.length));
-            }
-        }
-        let mut tail_rows = read_tail.query(params![stem])?;
-        while let Some(row) = tail_rows.next()? {
-            let rowid: i64 = row.get(0)?;
-            let data: Vec<u8> = row.get(1)?;
-            for e in decode_all(&data) {
+                let rowid = match (block, tail_row) {
+                    (Some(block), _) => rowid_of(block, &e),
+                    (None, Some(rowid)) => rowid,
+                    (None, None) => continue,
+                };
                 list.push((rowid, weighted(&e), e.length));
             }
         }

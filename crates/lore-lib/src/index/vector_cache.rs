@@ -532,7 +532,7 @@ impl VectorMatrix {
     /// each against its checksum. Each run of chunks adjacent in the file is read straight into
     /// place (no copy of the whole file, no zeroed buffer first).
     fn read_values(&mut self, size: u64) -> Option<()> {
-        use std::io::{Read as _, Seek as _, SeekFrom};
+        use std::io::Read as _;
         let Values::Stored(stored) = &self.values else {
             return Some(());
         };
