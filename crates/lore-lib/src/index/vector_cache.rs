@@ -139,6 +139,9 @@ struct Rows<'a> {
     memory: &'a [i64],
     scales: &'a [f32],
     values: &'a [u8],
+    /// Their sketches around the file's center, when already at hand (a matrix's own, written
+    /// again whole); computed from the values otherwise.
+    sketches: Option<&'a [u8]>,
 }
 
 /// One segment's bytes: body and trailer.
@@ -163,7 +166,12 @@ fn segment(parent: u64, stamp: u64, removed: &[i64], rows: &Rows, center: &[f32]
     for row in rows.values.chunks_exact(dims.max(1)).take(added) {
         body.extend_from_slice(&vectors::row_check(row).to_le_bytes());
     }
-    body.extend_from_slice(&sketch::sketches(rows.values, rows.scales, dims, center));
+    match rows.sketches {
+        Some(sketches) if sketches.len() == added * sketch::sketch_len(dims) => {
+            body.extend_from_slice(sketches);
+        }
+        _ => body.extend_from_slice(&sketch::sketches(rows.values, rows.scales, dims, center)),
+    }
     let stamp_bytes = stamp.to_le_bytes();
     let sum = checksum(&[&body, &stamp_bytes]);
     body.extend_from_slice(rows.values);
@@ -381,6 +389,7 @@ pub fn write_whole(
             memory: matrix.memory(),
             scales: matrix.scales(),
             values: &values,
+            sketches: Some(&matrix.sketches),
         },
         &matrix.center,
     ));
@@ -457,6 +466,7 @@ pub fn append(
         memory: &added.memory,
         scales: &added.scales,
         values: &added.values,
+        sketches: None,
     };
     let bytes = segment(change.parent, change.stamp, &change.removed, &rows, &center);
     let appended = file

@@ -1,9 +1,10 @@
 //! Tests of vector search at 100,000 memories: the sketch shortlist against the exact scan, and
-//! a matrix whose components stay in the cache file (equal results, damage detected).
+//! a matrix whose components stay in the cache file (equal results, damage detected), and its
+//! sketches kept exactly when it is written again.
 
-use super::vector_cache;
 use super::vectors::tests::{exact, matrix};
 use super::vectors::{Probe, SHORTLIST_FROM, VectorMatrix};
+use super::{sketch, vector_cache};
 use crate::embed::{Quantized, normalize};
 
 /// A seeded generator, so the tests are reproducible, with the draws they need.
@@ -73,8 +74,13 @@ impl Words {
 
 /// 100,000 memories of one to three chunks.
 fn store(rng: &mut Rng, words: &Words) -> VectorMatrix {
+    store_of(rng, words, 100_000)
+}
+
+/// `n` memories of one to three chunks.
+fn store_of(rng: &mut Rng, words: &Words, n: i64) -> VectorMatrix {
     let (mut memory, mut values, mut scales) = (Vec::new(), Vec::new(), Vec::new());
-    for row in 1..=100_000i64 {
+    for row in 1..=n {
         for _ in 0..1 + rng.next() % 3 {
             let n = 8 + (rng.next() % 24) as usize;
             let q = Quantized::new(&words.embed(&words.text(rng, n)));
@@ -164,4 +170,29 @@ fn components_left_in_the_file_give_the_same_results_and_damage_is_caught() {
     assert!(stored.best(top, &probe).is_err());
     // Reading every component finds it too.
     assert!(vector_cache::read(&path, 7, DIMS, "fake", true).is_none());
+}
+
+#[test]
+fn a_matrix_written_again_whole_keeps_its_sketches_exactly() {
+    let mut rng = Rng::new(0x5ce7_c4e5);
+    let words = Words::new(&mut rng);
+    let m = store_of(&mut rng, &words, 2_000);
+    let dir = tempfile::tempdir().unwrap();
+    let (first, second) = (dir.path().join("a.vectors"), dir.path().join("b.vectors"));
+    vector_cache::write_whole(&first, &m, 9, "fake").unwrap();
+    let read = vector_cache::read(&first, 9, DIMS, "fake", true)
+        .expect("the file holds stamp 9")
+        .matrix;
+    let values = read.resident_values().unwrap();
+    assert_eq!(
+        read.sketches,
+        sketch::sketches(&values, read.scales(), DIMS, &read.center),
+        "the sketches read back are those of the components around the file's center"
+    );
+    // Written again from what was read (its sketches reused, not recomputed): the same bytes.
+    vector_cache::write_whole(&second, &read, 9, "fake").unwrap();
+    assert_eq!(
+        std::fs::read(&first).unwrap(),
+        std::fs::read(&second).unwrap()
+    );
 }
