@@ -166,7 +166,7 @@ pub fn open_from(global: &GlobalArgs, start: Option<&Path>) -> CmdResult<Lore> {
     }
     lore.set_embedder(embedder(global)?);
     // "Yesterday" and "last week" in queries are the user's days ($TZ, else the system's).
-    lore.set_time_zone(jiff::tz::TimeZone::system());
+    lore.set_time_zone_with(jiff::tz::TimeZone::system);
     if let Some(policy) = &global.secrets {
         lore.set_secret_policy(Some(lore::secrets::SecretPolicy::parse(policy)?));
     }

@@ -23,6 +23,7 @@ mod upkeep;
 mod write;
 
 use std::cell::RefCell;
+use std::sync::{Arc, OnceLock};
 
 use crate::embed::SharedEmbedder;
 use crate::error::{Error, Result};
@@ -65,7 +66,7 @@ pub struct Lore {
     contradictions: RefCell<Option<ContestedAt>>,
     /// The time zone days and weeks are read in ("yesterday", "last week"): UTC unless the
     /// front end sets the user's.
-    time_zone: jiff::tz::TimeZone,
+    time_zone: ZoneSource,
     /// The scope this store is (labels its hits).
     own_scope: crate::scope::Scope,
     /// The other scopes' stores a read may stack with this one.
@@ -86,13 +87,23 @@ impl Lore {
             warnings: RefCell::new(Vec::new()),
             last_catch_up: None,
             contradictions: RefCell::new(None),
-            time_zone: jiff::tz::TimeZone::UTC,
+            time_zone: ZoneSource::fixed(jiff::tz::TimeZone::UTC),
         }
     }
 
     /// Sets the time zone in which queries' days and weeks are read.
     pub fn set_time_zone(&mut self, time_zone: jiff::tz::TimeZone) {
-        self.time_zone = time_zone;
+        self.time_zone = ZoneSource::fixed(time_zone);
+    }
+
+    /// Sets how to find the time zone queries' days and weeks are read in, asked at most once
+    /// and only when a query names a time (finding the system's zone reads the time zone
+    /// database: a cost a command that reads no time expression should not pay).
+    pub fn set_time_zone_with(
+        &mut self,
+        find: impl Fn() -> jiff::tz::TimeZone + Send + Sync + 'static,
+    ) {
+        self.time_zone = ZoneSource::lazy(find);
     }
 
     /// The window of time `text` names ("last week", "two days ago"), read at `now` (default:
@@ -102,10 +113,11 @@ impl Lore {
         text: &str,
         now: Option<jiff::Timestamp>,
     ) -> Option<crate::index::time_window::TimeWindow> {
-        let now = now
-            .unwrap_or_else(jiff::Timestamp::now)
-            .to_zoned(self.time_zone.clone());
-        crate::index::time_window::find(text, &now)
+        let now = now.unwrap_or_else(jiff::Timestamp::now);
+        // Whether the text names a time does not depend on the zone (only the window's bounds
+        // do), so the zone is found only for a text that does.
+        crate::index::time_window::find(text, &now.to_zoned(jiff::tz::TimeZone::UTC))?;
+        crate::index::time_window::find(text, &now.to_zoned(self.time_zone.get()))
     }
 
     /// Overrides the secret policy for this handle's writes (else `git config lore.secrets`,
@@ -284,5 +296,39 @@ fn missing_index() -> Error {
     Error::Parse {
         context: "opening the index".into(),
         message: "it could not be opened".into(),
+    }
+}
+
+/// A handle's time zone: given, or found on first need and then kept (shared by the handles a
+/// stacked read opens, so it is found at most once).
+#[derive(Clone)]
+pub(crate) struct ZoneSource {
+    zone: Arc<OnceLock<jiff::tz::TimeZone>>,
+    find: Option<Arc<dyn Fn() -> jiff::tz::TimeZone + Send + Sync>>,
+}
+
+impl ZoneSource {
+    fn fixed(zone: jiff::tz::TimeZone) -> ZoneSource {
+        ZoneSource {
+            zone: Arc::new(OnceLock::from(zone)),
+            find: None,
+        }
+    }
+
+    fn lazy(find: impl Fn() -> jiff::tz::TimeZone + Send + Sync + 'static) -> ZoneSource {
+        ZoneSource {
+            zone: Arc::new(OnceLock::new()),
+            find: Some(Arc::new(find)),
+        }
+    }
+
+    /// The zone (found now if it was not yet).
+    fn get(&self) -> jiff::tz::TimeZone {
+        self.zone
+            .get_or_init(|| match &self.find {
+                Some(find) => find(),
+                None => jiff::tz::TimeZone::UTC,
+            })
+            .clone()
     }
 }

@@ -268,7 +268,7 @@ struct Opener {
     paths: Option<ScopePaths>,
     this_project: Option<PathBuf>,
     embedder: Option<crate::embed::SharedEmbedder>,
-    time_zone: jiff::tz::TimeZone,
+    time_zone: super::ZoneSource,
     /// The front end's `--secrets` override: it holds for every store a command writes to.
     secret_policy: Option<crate::secrets::SecretPolicy>,
 }
@@ -297,7 +297,7 @@ impl Opener {
         };
         let mut lore = Lore::new(store);
         lore.set_embedder(self.embedder.clone());
-        lore.set_time_zone(self.time_zone.clone());
+        lore.time_zone = self.time_zone.clone();
         lore.set_secret_policy(self.secret_policy);
         lore.own_scope = scope.clone();
         Ok(Some(lore))
