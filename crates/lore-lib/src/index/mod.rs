@@ -21,6 +21,7 @@ mod telling;
 pub mod time_window;
 mod upkeep;
 pub mod vector_cache;
+mod vector_changes;
 #[cfg(test)]
 mod vector_tests;
 pub mod vectors;

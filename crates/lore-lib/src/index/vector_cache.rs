@@ -42,6 +42,7 @@ use rusqlite::{Connection, OptionalExtension};
 
 use super::Index;
 use super::sketch;
+use super::vector_changes::Removals;
 use super::vectors::{self, StoredValues, Values, VectorMatrix};
 use crate::error::{Error, Result};
 use crate::localstate::{self, FileLock};
@@ -213,24 +214,18 @@ pub fn read(path: &Path, stamp: u64, dims: usize, embedder: &str, whole: bool) -
     let file = File::open(path).ok()?;
     let size = file.metadata().ok()?.len();
     let (center, mut at) = read_header(&file, dims, embedder)?;
-    let mut memory = Vec::new();
-    let mut scales = Vec::new();
-    let mut sketches = Vec::new();
+    let mut chunks = ChunksRead::default();
     let mut offsets = Vec::new();
-    let mut checks = Vec::new();
     let mut previous = 0u64;
     let mut segments = 0;
     let mut removals = Removals::default();
     loop {
-        let segment = read_segment(&file, size, at, previous, dims, &mut sketches)?;
+        let segment = read_segment(&file, size, at, previous, dims, &mut chunks)?;
         segments += 1;
         for r in &segment.removed {
             removals.note(*r, segments);
         }
-        let added = segment.memory.len();
-        memory.extend(segment.memory);
-        scales.extend(segment.scales);
-        checks.extend(segment.checks);
+        let added = segment.added;
         offsets.extend((0..added as u64).map(|i| segment.values_at + i * dims as u64));
         removals.rows_added(added, segments);
         at = segment.next;
@@ -239,6 +234,12 @@ pub fn read(path: &Path, stamp: u64, dims: usize, embedder: &str, whole: bool) -
             break;
         }
     }
+    let ChunksRead {
+        memory,
+        scales,
+        checks,
+        sketches,
+    } = chunks;
     let mut matrix = VectorMatrix {
         dims,
         memory,
@@ -259,32 +260,67 @@ pub fn read(path: &Path, stamp: u64, dims: usize, embedder: &str, whole: bool) -
     Some(Loaded { matrix, segments })
 }
 
-/// One segment as read, its components left in the file.
+/// One segment as read, its components left in the file (what it adds is appended to a
+/// [`ChunksRead`]).
 struct SegmentRead {
     stamp: u64,
     /// The memories (row ids) it removes.
     removed: Vec<i64>,
-    /// The chunks it adds: their memories, scales and component checksums.
-    memory: Vec<i64>,
-    scales: Vec<f32>,
-    checks: Vec<u32>,
+    /// How many chunks it adds.
+    added: usize,
     /// Where its first chunk's components start.
     values_at: u64,
     /// Where the next segment starts.
     next: u64,
 }
 
+/// The chunks the segments read so far add: their memories, scales, component checksums and
+/// sketches, decoded straight from the file into these (no copy of a segment's whole head).
+#[derive(Default)]
+struct ChunksRead {
+    memory: Vec<i64>,
+    scales: Vec<f32>,
+    checks: Vec<u32>,
+    sketches: Vec<u8>,
+}
+
+/// Bytes read at a time from a segment's head.
+const PIECE: usize = 1 << 16;
+
+/// Reads `len` bytes at `at` a piece at a time (each a whole number of `item`-byte items, as
+/// `item` divides [`PIECE`]), feeding each piece to `hasher` and each item to `each`.
+fn read_items(
+    file: &File,
+    (at, len): (u64, usize),
+    item: usize,
+    hasher: &mut crc32fast::Hasher,
+    mut each: impl FnMut(&[u8]),
+) -> Option<()> {
+    let mut piece = vec![0u8; PIECE.min(len)];
+    let mut done = 0;
+    while done < len {
+        let n = (len - done).min(PIECE);
+        file.read_exact_at(&mut piece[..n], at + done as u64).ok()?;
+        hasher.update(&piece[..n]);
+        piece[..n].chunks_exact(item).for_each(&mut each);
+        done += n;
+    }
+    Some(())
+}
+
 /// Reads the segment at `at` of a file of `size` bytes, which must name `parent` as its parent,
-/// appending its sketches to `sketches`; `None` if it is torn, damaged or of another chain. Its
-/// three counts are checked against the file's size before anything else is read.
+/// appending what it adds to `chunks`; `None` if it is torn, damaged or of another chain (what
+/// was appended is then of no use: the caller drops the whole read). Its three counts are
+/// checked against the file's size before anything else is read.
 fn read_segment(
     file: &File,
     size: u64,
     at: u64,
     parent: u64,
     dims: usize,
-    sketches: &mut Vec<u8>,
+    chunks: &mut ChunksRead,
 ) -> Option<SegmentRead> {
+    use std::io::Read as _;
     if at + 24 + TRAILER as u64 > size {
         return None;
     }
@@ -302,39 +338,58 @@ fn read_segment(
     if le_u64(&counts[0..8]) != parent || at + body_len as u64 + TRAILER as u64 > size {
         return None;
     }
-    let ids = read_at(file, at + 24, ids_len)?;
-    let before = sketches.len();
-    sketches.resize(before + added * sketch_len, 0);
-    file.read_exact_at(&mut sketches[before..], at + 24 + ids_len as u64)
+    let mut hasher = crc32fast::Hasher::new();
+    hasher.update(&counts);
+    let four = |b: &[u8]| -> [u8; 4] { b.try_into().expect("4 bytes") };
+    // The head's sections in file order: removed ids, then the added chunks' memories, scales
+    // and checksums, then their sketches.
+    let mut next = at + 24;
+    let mut section = |bytes: usize| {
+        let start = next;
+        next += bytes as u64;
+        (start, bytes)
+    };
+    let mut removed_ids = Vec::with_capacity(removed);
+    read_items(file, section(removed * 8), 8, &mut hasher, |b| {
+        removed_ids.push(le_u64(b) as i64)
+    })?;
+    chunks.memory.reserve(added);
+    read_items(file, section(added * 8), 8, &mut hasher, |b| {
+        chunks.memory.push(le_u64(b) as i64)
+    })?;
+    chunks.scales.reserve(added);
+    read_items(file, section(added * 4), 4, &mut hasher, |b| {
+        chunks.scales.push(f32::from_le_bytes(four(b)))
+    })?;
+    chunks.checks.reserve(added);
+    read_items(file, section(added * 4), 4, &mut hasher, |b| {
+        chunks.checks.push(u32::from_le_bytes(four(b)))
+    })?;
+    let (sketches_at, sketches_len) = section(added * sketch_len);
+    let before = chunks.sketches.len();
+    chunks.sketches.reserve(sketches_len);
+    let mut reader = file;
+    reader.seek(SeekFrom::Start(sketches_at)).ok()?;
+    reader
+        .take(sketches_len as u64)
+        .read_to_end(&mut chunks.sketches)
         .ok()?;
+    if chunks.sketches.len() - before != sketches_len {
+        return None;
+    }
+    hasher.update(&chunks.sketches[before..]);
     let trailer = read_at(file, at + body_len as u64, TRAILER)?;
+    hasher.update(&trailer[0..8]);
     if &trailer[24..] != END_MARK
         || le_u64(&trailer[8..16]) != body_len as u64
-        || le_u64(&trailer[16..24])
-            != checksum(&[&counts, &ids, &sketches[before..], &trailer[0..8]])
+        || le_u64(&trailer[16..24]) != u64::from(hasher.finalize())
     {
         return None;
     }
-    let (removed_ids, ids) = ids.split_at(removed * 8);
-    let four = |b: &[u8]| -> [u8; 4] { b.try_into().expect("4 bytes") };
     Some(SegmentRead {
         stamp: le_u64(&trailer[0..8]),
-        removed: removed_ids
-            .chunks_exact(8)
-            .map(|b| le_u64(b) as i64)
-            .collect(),
-        memory: ids[..added * 8]
-            .chunks_exact(8)
-            .map(|b| le_u64(b) as i64)
-            .collect(),
-        scales: ids[added * 8..added * 12]
-            .chunks_exact(4)
-            .map(|b| f32::from_le_bytes(four(b)))
-            .collect(),
-        checks: ids[added * 12..added * 16]
-            .chunks_exact(4)
-            .map(|b| u32::from_le_bytes(four(b)))
-            .collect(),
+        removed: removed_ids,
+        added,
         values_at: at + 24 + head_len as u64,
         next: at + body_len as u64 + TRAILER as u64,
     })
@@ -399,9 +454,9 @@ pub fn write_whole(
 /// The chunks a catch-up added, read from `conn` (row ids ascending, each memory's chunks in
 /// order).
 pub struct Added {
-    memory: Vec<i64>,
-    scales: Vec<f32>,
-    values: Vec<u8>,
+    pub(super) memory: Vec<i64>,
+    pub(super) scales: Vec<f32>,
+    pub(super) values: Vec<u8>,
 }
 
 impl Added {
@@ -492,181 +547,6 @@ pub struct Change {
 /// Whether a loaded file has grown enough segments to be written again as one.
 pub fn wants_compaction(loaded: &Loaded) -> bool {
     loaded.segments > COMPACT_AFTER_SEGMENTS
-}
-
-/// The memories changes removed, and in which change each row was added (0: the base).
-#[derive(Default)]
-struct Removals {
-    /// Memory (row id) → the last change that removed it.
-    last: std::collections::HashMap<i64, usize>,
-    /// `(first row, change)` where each change's added rows begin, ascending.
-    starts: Vec<(usize, usize)>,
-    rows: usize,
-}
-
-impl Removals {
-    fn note(&mut self, memory: i64, change: usize) {
-        self.last.insert(memory, change);
-    }
-
-    /// Records that `n` rows were appended by `change`.
-    fn rows_added(&mut self, n: usize, change: usize) {
-        if change > 0 {
-            self.starts.push((self.rows, change));
-        }
-        self.rows += n;
-    }
-
-    /// The change that added `row` (0 for the base).
-    fn added_in(&self, row: usize) -> usize {
-        let at = self.starts.partition_point(|&(first, _)| first <= row);
-        if at == 0 { 0 } else { self.starts[at - 1].1 }
-    }
-}
-
-/// Building a matrix segment by segment.
-impl VectorMatrix {
-    pub(super) fn dims(&self) -> usize {
-        self.dims
-    }
-
-    pub(super) fn memory(&self) -> &[i64] {
-        &self.memory
-    }
-
-    pub(super) fn scales(&self) -> &[f32] {
-        &self.scales
-    }
-
-    /// Reads every chunk's components from the file (`size` bytes long) into memory, checking
-    /// each against its checksum. Each run of chunks adjacent in the file is read straight into
-    /// place (no copy of the whole file, no zeroed buffer first).
-    fn read_values(&mut self, size: u64) -> Option<()> {
-        use std::io::Read as _;
-        let Values::Stored(stored) = &self.values else {
-            return Some(());
-        };
-        let dims = self.dims as u64;
-        let mut values = Vec::with_capacity(stored.offsets.len() * self.dims);
-        let mut file = &stored.file;
-        let mut first = 0;
-        while first < stored.offsets.len() {
-            let start = stored.offsets[first];
-            let mut end = first + 1;
-            while end < stored.offsets.len()
-                && stored.offsets[end] == start + (end - first) as u64 * dims
-            {
-                end += 1;
-            }
-            let len = (end - first) as u64 * dims;
-            if start.checked_add(len)? > size {
-                return None;
-            }
-            file.seek(SeekFrom::Start(start)).ok()?;
-            let before = values.len();
-            file.take(len).read_to_end(&mut values).ok()?;
-            if (values.len() - before) as u64 != len {
-                return None;
-            }
-            first = end;
-        }
-        for (row, &check) in values.chunks_exact(self.dims.max(1)).zip(&stored.checks) {
-            if vectors::row_check(row) != check {
-                return None;
-            }
-        }
-        self.values = Values::Resident(values);
-        Some(())
-    }
-
-    /// Whether the components are in memory (a matrix read from the file leaves them there
-    /// when it is large).
-    pub(super) fn is_resident(&self) -> bool {
-        matches!(self.values, Values::Resident(_))
-    }
-
-    /// Applies catch-ups' changes, in order, to a matrix held in memory (the state the first
-    /// one's parent stamp names), in one pass over the matrix whatever their number.
-    pub(super) fn apply_changes(&mut self, changes: &[(Change, Added)]) {
-        let Values::Resident(values) = &mut self.values else {
-            unreachable!("only matrices in memory are held across catch-ups");
-        };
-        let mut removals = Removals {
-            rows: self.memory.len(),
-            ..Removals::default()
-        };
-        for (i, (change, added)) in changes.iter().enumerate() {
-            for row in &change.removed {
-                removals.note(*row, i + 1);
-            }
-            self.memory.extend_from_slice(&added.memory);
-            self.scales.extend_from_slice(&added.scales);
-            values.extend_from_slice(&added.values);
-            self.sketches.extend_from_slice(&sketch::sketches(
-                &added.values,
-                &added.scales,
-                self.dims,
-                &self.center,
-            ));
-            removals.rows_added(added.memory.len(), i + 1);
-        }
-        self.remove(&removals);
-        self.restore_order();
-    }
-
-    /// Drops every chunk whose memory a later change removed (SQLite may give a removed row id
-    /// to a memory inserted after it, so a removal reaches only the rows that were there
-    /// before it).
-    fn remove(&mut self, removals: &Removals) {
-        if removals.last.is_empty() {
-            return;
-        }
-        let kept: Vec<usize> = (0..self.memory.len())
-            .filter(|&row| {
-                removals
-                    .last
-                    .get(&self.memory[row])
-                    .is_none_or(|&r| r <= removals.added_in(row))
-            })
-            .collect();
-        self.gather(&kept);
-    }
-
-    /// Puts the chunks back in row-id order when a segment added rows below existing ones
-    /// (SQLite reuses the largest row id after it is deleted), keeping each memory's chunks in
-    /// their order.
-    fn restore_order(&mut self) {
-        if self.memory.is_sorted() {
-            return;
-        }
-        let mut order: Vec<usize> = (0..self.memory.len()).collect();
-        order.sort_by_key(|&i| self.memory[i]);
-        self.gather(&order);
-    }
-
-    /// Keeps chunks `rows`, in that order.
-    fn gather(&mut self, rows: &[usize]) {
-        fn pick<T: Copy>(items: &[T], rows: &[usize]) -> Vec<T> {
-            rows.iter().map(|&i| items[i]).collect()
-        }
-        fn pick_rows(items: &[u8], width: usize, rows: &[usize]) -> Vec<u8> {
-            let mut out = Vec::with_capacity(rows.len() * width);
-            for &i in rows {
-                out.extend_from_slice(&items[i * width..(i + 1) * width]);
-            }
-            out
-        }
-        self.memory = pick(&self.memory, rows);
-        self.scales = pick(&self.scales, rows);
-        self.sketches = pick_rows(&self.sketches, sketch::sketch_len(self.dims), rows);
-        match &mut self.values {
-            Values::Resident(values) => *values = pick_rows(values, self.dims, rows),
-            Values::Stored(stored) => {
-                stored.offsets = pick(&stored.offsets, rows);
-                stored.checks = pick(&stored.checks, rows);
-            }
-        }
-    }
 }
 
 /// Loading the matrix for searches, and checks of the cache for tests.
