@@ -97,8 +97,9 @@ impl Lore {
     }
 
     /// Sets how to find the time zone queries' days and weeks are read in, asked at most once
-    /// and only when a query names a time (finding the system's zone reads the time zone
-    /// database: a cost a command that reads no time expression should not pay).
+    /// and only when a query is read for time (finding the system's zone reads the time zone
+    /// database: a cost a command that reads no query, a write, should not pay). Whether a text
+    /// names a time depends on the zone near a day's edges, so every query asks for it.
     pub fn set_time_zone_with(
         &mut self,
         find: impl Fn() -> jiff::tz::TimeZone + Send + Sync + 'static,
@@ -113,11 +114,10 @@ impl Lore {
         text: &str,
         now: Option<jiff::Timestamp>,
     ) -> Option<crate::index::time_window::TimeWindow> {
-        let now = now.unwrap_or_else(jiff::Timestamp::now);
-        // Whether the text names a time does not depend on the zone (only the window's bounds
-        // do), so the zone is found only for a text that does.
-        crate::index::time_window::find(text, &now.to_zoned(jiff::tz::TimeZone::UTC))?;
-        crate::index::time_window::find(text, &now.to_zoned(self.time_zone.get()))
+        let now = now
+            .unwrap_or_else(jiff::Timestamp::now)
+            .to_zoned(self.time_zone.get());
+        crate::index::time_window::find(text, &now)
     }
 
     /// Overrides the secret policy for this handle's writes (else `git config lore.secrets`,
