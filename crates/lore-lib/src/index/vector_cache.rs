@@ -11,9 +11,9 @@
 //! each later one is what a catch-up removed and added.
 //!
 //! **Reading.** A reader reads every segment's body up to the components (≈ 50 bytes a chunk:
-//! ids, scales, checksums, sketches) with positioned reads, and the components themselves only
-//! when the matrix is small (below [`vectors::SHORTLIST_FROM`] chunks) or when a search scores
-//! a chunk exactly; each chunk's components are checked against their checksum when read.
+//! ids, scales, checksums, sketches), decoding it into the matrix a piece at a time, and the
+//! components themselves (positioned reads) only when the matrix is small (below
+//! [`vectors::SHORTLIST_FROM`] chunks) or when a search scores a chunk exactly; each chunk's components are checked against their checksum when read.
 //!
 //! **Stamps.** Every catch-up that changes the index draws a random stamp and records it in the
 //! index's `meta` (`vectors_stamp`) in its transaction. A reader wants the segment whose stamp is
@@ -335,7 +335,11 @@ fn read_segment(
     let body_len = head_len
         .checked_add(added.checked_mul(dims)?)?
         .checked_add(24)?;
-    if le_u64(&counts[0..8]) != parent || at + body_len as u64 + TRAILER as u64 > size {
+    // Checked sums: damaged counts must not wrap past the size check.
+    let end = at
+        .checked_add(body_len as u64)?
+        .checked_add(TRAILER as u64)?;
+    if le_u64(&counts[0..8]) != parent || end > size {
         return None;
     }
     let mut hasher = crc32fast::Hasher::new();
