@@ -13,7 +13,8 @@
 //! **Reading.** A reader reads every segment's body up to the components (≈ 50 bytes a chunk:
 //! ids, scales, checksums, sketches), decoding it into the matrix a piece at a time, and the
 //! components themselves (positioned reads) only when the matrix is small (below
-//! [`vectors::SHORTLIST_FROM`] chunks) or when a search scores a chunk exactly; each chunk's components are checked against their checksum when read.
+//! [`vectors::SHORTLIST_FROM`] chunks) or when a search scores a chunk exactly; each chunk's
+//! components are checked against their checksum when read.
 //!
 //! **Stamps.** Every catch-up that changes the index draws a random stamp and records it in the
 //! index's `meta` (`vectors_stamp`) in its transaction. A reader wants the segment whose stamp is
