@@ -325,20 +325,15 @@ fn merges_without_conflicts_combine_roadmap_and_metadata() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("segment interfaces"));
 }
 
+/// Every file under `dir`: its path relative to `dir`, and its text; sorted.
 fn files_under(dir: &Path) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                let rel = p.strip_prefix(dir).unwrap().display().to_string();
-                out.push((rel, std::fs::read_to_string(&p).unwrap()));
-            }
-        }
-    }
+    let mut out: Vec<(String, String)> = lore_testutils::files(dir)
+        .into_iter()
+        .map(|p| {
+            let rel = p.strip_prefix(dir).unwrap().display().to_string();
+            (rel, std::fs::read_to_string(&p).unwrap())
+        })
+        .collect();
     out.sort();
     out
 }

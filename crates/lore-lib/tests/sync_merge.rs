@@ -41,14 +41,17 @@ fn edit_both(a: &mut Lore, b: &mut Lore, id: &str, bodies: [&str; 2], minute: i6
 }
 
 /// The bodies of the other versions of `lore`'s one open contradiction.
-fn other_bodies(lore: &mut Lore) -> Vec<String> {
+/// Asserts that `lore` has exactly one open conflict record and that `body` is among its other
+/// versions.
+fn assert_open_with(lore: &mut Lore, body: &str) {
     let conflicts = lore.conflicts().unwrap();
     assert_eq!(conflicts.len(), 1, "{conflicts:?}");
-    conflicts[0]
+    let bodies: Vec<String> = conflicts[0]
         .others
         .iter()
         .filter_map(|o| o.body.clone())
-        .collect()
+        .collect();
+    assert!(bodies.iter().any(|b| b == body), "{bodies:?}");
 }
 
 fn sync_now(lore: &Lore) -> lore::sync::SyncReport {
@@ -397,11 +400,7 @@ fn overlapping_edits_of_one_memory_are_a_contradiction_and_the_last_update_stays
     sync_now(&a);
     let report = sync_now(&b);
     assert_eq!(report.memories.conflicts, 1, "{report:?}");
-    let bodies = other_bodies(&mut b);
-    assert!(
-        bodies.iter().any(|b| b == "deploy on mondays\n"),
-        "{bodies:?}"
-    );
+    assert_open_with(&mut b, "deploy on mondays\n");
 }
 
 /// A conflict record both sides changed since they parted merges as a record, not as a file
@@ -438,11 +437,7 @@ fn a_record_settled_on_one_clone_and_extended_on_another_stays_open() {
     sync_now(&b);
     sync_now(&c);
     // One open record on c (not none: the extended record was not dropped).
-    let bodies = other_bodies(&mut c);
-    assert!(
-        bodies.iter().any(|b| b == "deploy on mondays\n"),
-        "{bodies:?}"
-    );
+    assert_open_with(&mut c, "deploy on mondays\n");
 }
 
 /// The version in force is the later update whichever clone merges: here the clone whose own

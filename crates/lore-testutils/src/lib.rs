@@ -214,9 +214,8 @@ pub fn proptest_cases(default: u32) -> u32 {
         .unwrap_or(default)
 }
 
-/// Every `.rs` file under `dir`, recursively, in no particular order: for tests that read the
-/// project's own sources.
-pub fn rust_files(dir: &Path) -> Vec<PathBuf> {
+/// Every file under `dir`, recursively, in no particular order.
+pub fn files(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut dirs = vec![dir.to_path_buf()];
     while let Some(dir) = dirs.pop() {
@@ -224,10 +223,18 @@ pub fn rust_files(dir: &Path) -> Vec<PathBuf> {
             let path = entry.unwrap().path();
             if path.is_dir() {
                 dirs.push(path);
-            } else if path.extension().is_some_and(|e| e == "rs") {
+            } else {
                 out.push(path);
             }
         }
     }
+    out
+}
+
+/// Every `.rs` file under `dir`, recursively, in no particular order: for tests that read the
+/// project's own sources.
+pub fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = files(dir);
+    out.retain(|path| path.extension().is_some_and(|e| e == "rs"));
     out
 }
