@@ -277,19 +277,26 @@ fn apply_changes(
     })
 }
 
-/// Embeds every indexed memory (after an embedder change or a full rebuild).
+/// Embeds every indexed memory (after an embedder change or a full rebuild), reading the rows
+/// as it goes (a million records are never held at once).
 fn embed_all(conn: &Connection, embedder: &dyn Embedder, progress: &dyn Progress) -> Result<usize> {
-    let rows: Vec<(i64, String)> = conn
-        .prepare("SELECT rowid, record FROM memories ORDER BY rowid")?
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
-        .collect::<std::result::Result<_, _>>()?;
+    let total: i64 = conn.query_row("SELECT count(*) FROM memories", [], |r| r.get(0))?;
     let mut pending = Pending::default();
-    let mut shown = Throttle::new(progress, "embedding memories", rows.len() as u64, 100);
-    for (done, (rowid, record)) in rows.iter().enumerate() {
-        shown.advance(done as u64 + 1);
-        let memory = query::decode_record(record)?;
-        pending.push(conn, embedder, *rowid, &vectors::embedding_text(&memory))?;
+    let mut shown = Throttle::new(progress, "embedding memories", total as u64, 100);
+    let mut stmt = conn.prepare("SELECT rowid, record, body FROM memories ORDER BY rowid")?;
+    let mut rows = stmt.query([])?;
+    let mut done = 0;
+    while let Some(row) = rows.next()? {
+        done += 1;
+        shown.advance(done as u64);
+        let memory = query::decode_record(&row.get::<_, String>(1)?, row.get(2)?)?;
+        pending.push(
+            conn,
+            embedder,
+            row.get(0)?,
+            &vectors::embedding_text(&memory),
+        )?;
     }
     pending.flush(conn, embedder)?;
-    Ok(rows.len())
+    Ok(done)
 }

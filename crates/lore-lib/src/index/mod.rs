@@ -213,14 +213,17 @@ impl Index {
 
     /// Memories in `namespace` whose text hashes like this one (the exact novelty check).
     pub fn same_content(&self, namespace: &str, summary: &str, body: &str) -> Result<Vec<Memory>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT record FROM memories WHERE namespace = ?1 AND content = ?2")?;
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT record, body FROM memories WHERE namespace = ?1 AND content = ?2",
+        )?;
         let hash = schema::content_hash(summary, body);
-        let rows = stmt.query_map(params![namespace, hash], |r| r.get::<_, String>(0))?;
+        let rows = stmt.query_map(params![namespace, hash], |r| {
+            Ok((r.get::<_, String>(0)?, r.get(1)?))
+        })?;
         let mut out = Vec::new();
         for r in rows {
-            out.push(query::decode_record(&r?)?);
+            let (record, body) = r?;
+            out.push(query::decode_record(&record, body)?);
         }
         Ok(out)
     }
@@ -299,18 +302,20 @@ impl Index {
     /// Active memories that cite the file at `path` or name it in their text (exactly that
     /// path, as the repository names it), newest first, at most `limit`.
     pub fn mentioning(&self, path: &str, limit: usize) -> Result<Vec<Memory>> {
-        let rows: Vec<String> = self
+        let rows: Vec<(String, String)> = self
             .conn
             .prepare_cached(
-                "SELECT m.record FROM mentions x JOIN memories m ON m.rowid = x.memory \
+                "SELECT m.record, m.body FROM mentions x JOIN memories m ON m.rowid = x.memory \
                  WHERE x.path = ?1 AND m.status = 'active' ORDER BY m.updated DESC LIMIT ?2",
             )?
             .query_map(
                 rusqlite::params![mentions::normalize(path), limit as i64],
-                |r| r.get(0),
+                |r| Ok((r.get(0)?, r.get(1)?)),
             )?
             .collect::<std::result::Result<_, _>>()?;
-        rows.iter().map(|r| query::decode_record(r)).collect()
+        (rows.into_iter())
+            .map(|(record, body)| query::decode_record(&record, body))
+            .collect()
     }
 
     /// Counts per namespace and status.

@@ -4,7 +4,8 @@
 //! **Postings.** `postings(term, block, data)`: for each stemmed term and each block of 1,024
 //! row ids, the memories of the block holding the term, each as its row id's offset in the
 //! block, its count of the term in summary, body and tags, and its length in tokens (all
-//! columns). Terms and lengths come from FTS5's own tokenizer (a temporary FTS5 table with the
+//! columns), as varints with each offset a distance from the one before (about five bytes an
+//! entry). Terms and lengths come from FTS5's own tokenizer (a temporary FTS5 table with the
 //! index's tokenizer and its `fts5vocab` instances), so they are FTS5's. The totals FTS5's BM25
 //! uses (memories, tokens) are kept in `meta`. A catch-up queues what it inserts and removes and
 //! applies it at the end of its transaction.
@@ -32,8 +33,8 @@ use crate::error::Result;
 
 /// Row ids per block.
 const BLOCK_BITS: u32 = 10;
-/// Bytes of one entry: offset (u16), counts in summary, body, tags (u16 each), length (u32).
-const ENTRY: usize = 12;
+/// Bytes of one entry at most: five varints (three bytes for a `u16`, five for the `u32`).
+const ENTRY_MAX: usize = 17;
 /// Memories tokenized per pass over the temporary table.
 const BATCH: usize = 4_096;
 /// Entries the tail may hold before a catch-up folds it into the blocks.
@@ -49,27 +50,63 @@ struct Entry {
     length: u32,
 }
 
-impl Entry {
-    fn encode(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&self.offset.to_le_bytes());
-        for c in self.counts {
-            out.extend_from_slice(&c.to_le_bytes());
+/// Writes `list` (sorted by offset, offsets distinct) as a block's data: per entry, the
+/// offset's distance from the previous entry's (from 0 for the first), then the three counts and
+/// the length, each an unsigned LEB128 varint. A typical entry takes five bytes.
+fn encode_list(list: &[Entry], out: &mut Vec<u8>) {
+    let mut previous = 0u16;
+    for e in list {
+        put_varint(out, u32::from(e.offset - previous));
+        for c in e.counts {
+            put_varint(out, u32::from(c));
         }
-        out.extend_from_slice(&self.length.to_le_bytes());
-    }
-
-    fn decode(bytes: &[u8]) -> Entry {
-        let u16_at = |i: usize| u16::from_le_bytes([bytes[i], bytes[i + 1]]);
-        Entry {
-            offset: u16_at(0),
-            counts: [u16_at(2), u16_at(4), u16_at(6)],
-            length: u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes")),
-        }
+        put_varint(out, e.length);
+        previous = e.offset;
     }
 }
 
+fn put_varint(out: &mut Vec<u8>, mut v: u32) {
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// The varint at `*at`, moving past it; `None` when the data ends inside it or it overflows
+/// a `u32` (a damaged block).
+fn get_varint(data: &[u8], at: &mut usize) -> Option<u32> {
+    let mut value = 0u64;
+    for shift in (0..35).step_by(7) {
+        let byte = *data.get(*at)?;
+        *at += 1;
+        value |= u64::from(byte & 0x7f) << shift;
+        if byte < 0x80 {
+            return u32::try_from(value).ok();
+        }
+    }
+    None
+}
+
+/// The entries of a block's data as [`encode_list`] wrote them; stops at the first entry that
+/// does not decode (damaged data reads as the entries before it).
 fn decode_all(data: &[u8]) -> impl Iterator<Item = Entry> + '_ {
-    data.chunks_exact(ENTRY).map(Entry::decode)
+    let mut at = 0;
+    let mut previous = 0u16;
+    std::iter::from_fn(move || {
+        let mut next = || get_varint(data, &mut at).and_then(|v| u16::try_from(v).ok());
+        let offset = previous
+            .checked_add(next()?)
+            .filter(|o| *o < 1 << BLOCK_BITS)?;
+        let counts = [next()?, next()?, next()?];
+        let length = get_varint(data, &mut at)?;
+        previous = offset;
+        Some(Entry {
+            offset,
+            counts,
+            length,
+        })
+    })
 }
 
 /// A memory's text as FTS5 indexes it.
@@ -184,11 +221,11 @@ fn add_to_tail(conn: &Connection, entries: HashMap<(String, i64), Vec<Entry>>) -
         "INSERT OR REPLACE INTO postings_tail (term, rowid, data) VALUES (?1, ?2, ?3)",
     )?;
     let mut n = 0;
-    let mut bytes = Vec::with_capacity(ENTRY);
+    let mut bytes = Vec::with_capacity(ENTRY_MAX);
     for ((term, block), list) in entries {
         for e in list {
             bytes.clear();
-            e.encode(&mut bytes);
+            encode_list(std::slice::from_ref(&e), &mut bytes);
             insert.execute(params![term, rowid_of(block, &e), bytes])?;
             n += 1;
         }
@@ -383,10 +420,8 @@ fn write_blocks(
         if list.is_empty() {
             delete.execute(params![term, block])?;
         } else {
-            let mut bytes = Vec::with_capacity(list.len() * ENTRY);
-            for e in &list {
-                e.encode(&mut bytes);
-            }
+            let mut bytes = Vec::with_capacity(list.len() * ENTRY_MAX);
+            encode_list(&list, &mut bytes);
             write.execute(params![term, block, bytes])?;
         }
     }
@@ -470,4 +505,60 @@ pub fn scores(conn: &Connection, stems: &[String], docs: i64) -> Result<Option<V
         }
     }
     Ok(Some(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn entries() -> impl Strategy<Value = Vec<Entry>> {
+        let entry = (any::<[u16; 3]>(), any::<u32>()).prop_map(|(counts, length)| Entry {
+            offset: 0,
+            counts,
+            length,
+        });
+        proptest::collection::btree_map(0u16..1 << BLOCK_BITS, entry, 0..200).prop_map(|m| {
+            m.into_iter()
+                .map(|(offset, e)| Entry { offset, ..e })
+                .collect()
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn a_block_reads_back_as_written(list in entries()) {
+            let mut bytes = Vec::new();
+            encode_list(&list, &mut bytes);
+            prop_assert!(bytes.len() <= list.len() * ENTRY_MAX);
+            prop_assert_eq!(decode_all(&bytes).collect::<Vec<_>>(), list);
+        }
+
+        #[test]
+        fn a_cut_or_damaged_block_reads_as_a_prefix(list in entries(), cut in any::<usize>()) {
+            let mut bytes = Vec::new();
+            encode_list(&list, &mut bytes);
+            let cut = if bytes.is_empty() { 0 } else { cut % bytes.len() };
+            bytes.truncate(cut);
+            let read: Vec<Entry> = decode_all(&bytes).collect();
+            prop_assert!(list.starts_with(&read));
+            bytes.extend([0xff; 6]);
+            let read: Vec<Entry> = decode_all(&bytes).collect();
+            prop_assert!(read.len() <= list.len() + 1);
+        }
+    }
+
+    #[test]
+    fn a_typical_entry_takes_five_bytes() {
+        let list: Vec<Entry> = (0..100)
+            .map(|i| Entry {
+                offset: i * 10,
+                counts: [0, 1, 0],
+                length: 60,
+            })
+            .collect();
+        let mut bytes = Vec::new();
+        encode_list(&list, &mut bytes);
+        assert_eq!(bytes.len(), 500);
+    }
 }

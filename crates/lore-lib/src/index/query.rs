@@ -152,27 +152,28 @@ impl ListFilter {
     }
 }
 
-/// Decodes a memory stored in the index.
-pub fn decode_record(record: &str) -> Result<Memory> {
-    decode(record)
-}
-
-fn decode(record: &str) -> Result<Memory> {
-    serde_json::from_str(record).map_err(|e| Error::Parse {
+/// Decodes a memory stored in the index: its `record` (the memory as JSON without its body)
+/// and its `body` column, read together (`SELECT record, body`).
+pub fn decode_record(record: &str, body: String) -> Result<Memory> {
+    let mut memory: Memory = serde_json::from_str(record).map_err(|e| Error::Parse {
         context: "reading a record from the index (reindexing rebuilds it)".into(),
         message: e.to_string(),
-    })
+    })?;
+    memory.body = body;
+    Ok(memory)
 }
+
+use decode_record as decode;
 
 fn rows_with_paths(conn: &Connection, sql: &str, args: &[Value]) -> Result<Vec<(String, Memory)>> {
     let mut stmt = conn.prepare_cached(sql)?;
     let rows = stmt.query_map(params_from_iter(args.iter()), |r| {
-        Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+        Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get(2)?))
     })?;
     let mut out = Vec::new();
     for row in rows {
-        let (path, record) = row?;
-        out.push((path, decode(&record)?));
+        let (path, record, body) = row?;
+        out.push((path, decode(&record, body)?));
     }
     Ok(out)
 }
@@ -182,7 +183,7 @@ pub fn find_by_id_prefix(conn: &Connection, prefix: &str) -> Result<Vec<(String,
     let upper = format!("{prefix}\u{7f}");
     rows_with_paths(
         conn,
-        "SELECT path, record FROM memories WHERE id >= ?1 AND id < ?2 ORDER BY id LIMIT 20",
+        "SELECT path, record, body FROM memories WHERE id >= ?1 AND id < ?2 ORDER BY id LIMIT 20",
         &[Value::Text(prefix.to_string()), Value::Text(upper)],
     )
 }
@@ -195,12 +196,12 @@ pub fn find_by_key(
     let mut rows = match namespace {
         Some(ns) => rows_with_paths(
             conn,
-            "SELECT path, record FROM memories WHERE namespace = ?1 AND key = ?2",
+            "SELECT path, record, body FROM memories WHERE namespace = ?1 AND key = ?2",
             &[Value::Text(ns.into()), Value::Text(key.into())],
         )?,
         None => rows_with_paths(
             conn,
-            "SELECT path, record FROM memories WHERE key = ?1",
+            "SELECT path, record, body FROM memories WHERE key = ?1",
             &[Value::Text(key.into())],
         )?,
     };
@@ -218,7 +219,7 @@ pub fn find_by_key(
 pub fn list(conn: &Connection, filter: &ListFilter) -> Result<Vec<Memory>> {
     let mut args = Vec::new();
     let mut sql = format!(
-        "SELECT path, record FROM memories m WHERE 1 = 1{}",
+        "SELECT path, record, body FROM memories m WHERE 1 = 1{}",
         filter.where_clause(&mut args)
     );
     sql.push_str(match filter.sort {
@@ -461,12 +462,13 @@ pub(crate) fn recall_scored(
 /// The `limit` best of `ranked` (row, score) as hits, ties broken as the exhaustive query
 /// breaks them: by recency, then id.
 fn hits_by_score(conn: &Connection, ranked: Vec<(i64, f64)>, limit: usize) -> Result<Vec<Hit>> {
-    let mut fetch = conn.prepare_cached("SELECT record, updated FROM memories WHERE rowid = ?1")?;
+    let mut fetch =
+        conn.prepare_cached("SELECT record, body, updated FROM memories WHERE rowid = ?1")?;
     let mut hits: Vec<(f64, i64, Memory, i64)> = Vec::with_capacity(ranked.len());
     for (rowid, score) in ranked {
-        let (record, updated): (String, i64) =
-            fetch.query_row(params![rowid], |r| Ok((r.get(0)?, r.get(1)?)))?;
-        hits.push((score, updated, decode(&record)?, rowid));
+        let (record, body, updated): (String, String, i64) =
+            fetch.query_row(params![rowid], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+        hits.push((score, updated, decode(&record, body)?, rowid));
     }
     hits.sort_by(|a, b| {
         b.0.total_cmp(&a.0)
@@ -579,7 +581,7 @@ pub fn recall_exhaustive(conn: &Connection, text: &str, filter: &ListFilter) -> 
     // costs as much again as ranking it).
     let sql = if filters.is_empty() {
         format!(
-            "SELECT m.record, t.rank, m.rowid FROM (
+            "SELECT m.record, t.rank, m.rowid, m.body FROM (
                  SELECT rowid, bm25(memories_fts, {ws}, {wb}, {wt}) AS rank FROM memories_fts
                  WHERE memories_fts MATCH ?1 ORDER BY rank LIMIT {over}
              ) t JOIN memories m ON m.rowid = t.rowid
@@ -589,7 +591,7 @@ pub fn recall_exhaustive(conn: &Connection, text: &str, filter: &ListFilter) -> 
         )
     } else {
         format!(
-            "SELECT m.record, bm25(memories_fts, {ws}, {wb}, {wt}) AS rank, m.rowid
+            "SELECT m.record, bm25(memories_fts, {ws}, {wb}, {wt}) AS rank, m.rowid, m.body
              FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid
              WHERE memories_fts MATCH ?1{filters}
              ORDER BY rank, m.updated DESC, m.id LIMIT {limit}"
@@ -601,12 +603,13 @@ pub fn recall_exhaustive(conn: &Connection, text: &str, filter: &ListFilter) -> 
             r.get::<_, String>(0)?,
             r.get::<_, f64>(1)?,
             r.get::<_, i64>(2)?,
+            r.get::<_, String>(3)?,
         ))
     })?;
     let mut hits = Vec::new();
     for row in rows {
-        let (record, rank, rowid) = row?;
-        hits.push(Hit::new(rowid, decode(&record)?, -rank));
+        let (record, rank, rowid, body) = row?;
+        hits.push(Hit::new(rowid, decode(&record, body)?, -rank));
     }
     Ok(hits)
 }
@@ -615,14 +618,16 @@ pub fn recall_exhaustive(conn: &Connection, text: &str, filter: &ListFilter) -> 
 pub fn memory_at(conn: &Connection, rowid: i64, filter: &ListFilter) -> Result<Option<Memory>> {
     let mut args = vec![Value::Integer(rowid)];
     let sql = format!(
-        "SELECT record FROM memories m WHERE m.rowid = ?1{}",
+        "SELECT record, body FROM memories m WHERE m.rowid = ?1{}",
         filter.where_clause(&mut args)
     );
-    let record: Option<String> = conn
+    let record: Option<(String, String)> = conn
         .prepare_cached(&sql)?
-        .query_row(params_from_iter(args.iter()), |r| r.get(0))
+        .query_row(params_from_iter(args.iter()), |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
         .optional()?;
-    record.map(|r| decode(&r)).transpose()
+    record.map(|(r, body)| decode(&r, body)).transpose()
 }
 
 /// Whether the filter restricts anything (namespace, tag, status, time).
@@ -692,7 +697,7 @@ pub fn invalid_files(conn: &Connection) -> Result<Vec<InvalidFile>> {
 
 pub fn fingerprint(conn: &Connection) -> Result<Vec<(String, String, String)>> {
     let mut stmt = conn.prepare(
-        "SELECT path, blob, record FROM memories
+        "SELECT path, blob, record || char(0) || body FROM memories
          UNION ALL SELECT path, blob, 'invalid: ' || message FROM invalid
          UNION ALL SELECT name, '', 'namespace' FROM namespaces
          ORDER BY 1, 3",

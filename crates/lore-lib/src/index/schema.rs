@@ -9,7 +9,7 @@ use crate::retry::Backoff;
 use std::time::Duration;
 
 /// Bumped whenever the tables change; an index of another version is rebuilt.
-pub const SCHEMA_VERSION: i64 = 7;
+pub const SCHEMA_VERSION: i64 = 8;
 
 const CREATE: &str = r#"
 CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -321,7 +321,19 @@ impl<'c> Writer<'c> {
 
     /// Indexes a memory; returns its row id.
     pub fn insert_memory(&mut self, path: &str, blob: Oid, m: &Memory) -> Result<i64> {
-        let record = serde_json::to_string(m).map_err(|e| Error::Parse {
+        // The record without its body: the `body` column holds it once (see `query::decode_record`).
+        let bodiless;
+        let record = match m.body.is_empty() {
+            true => m,
+            false => {
+                bodiless = Memory {
+                    body: String::new(),
+                    ..m.clone()
+                };
+                &bodiless
+            }
+        };
+        let record = serde_json::to_string(record).map_err(|e| Error::Parse {
             context: format!("indexing {path}"),
             message: e.to_string(),
         })?;
