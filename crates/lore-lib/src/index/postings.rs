@@ -387,45 +387,72 @@ fn tokenize(conn: &Connection, docs: &[(i64, Text)]) -> Result<Tokenized> {
     Ok(Tokenized { entries, lengths })
 }
 
-/// Merges entries into (or, when `remove`, takes them out of) their blocks.
+/// Merges entries into (or, when `remove`, takes them out of) their blocks, in term and block
+/// order (each term's rows are written where the last one was). A term's stored blocks are read
+/// in one range when the changed ones fill at least half of it (an import's), else one by one
+/// (a write's few, which may lie far apart).
 fn write_blocks(
     conn: &Connection,
     entries: HashMap<(String, i64), Vec<Entry>>,
     remove: bool,
 ) -> Result<()> {
-    let mut read =
+    let mut read_one =
         conn.prepare_cached("SELECT data FROM postings WHERE term = ?1 AND block = ?2")?;
+    let mut read_range = conn.prepare_cached(
+        "SELECT block, data FROM postings WHERE term = ?1 AND block BETWEEN ?2 AND ?3",
+    )?;
     let mut write = conn.prepare_cached(
         "INSERT INTO postings (term, block, data) VALUES (?1, ?2, ?3)
          ON CONFLICT (term, block) DO UPDATE SET data = excluded.data",
     )?;
     let mut delete = conn.prepare_cached("DELETE FROM postings WHERE term = ?1 AND block = ?2")?;
-    for ((term, block), changed) in entries {
-        let data: Option<Vec<u8>> = read
-            .query_row(params![term, block], |r| r.get(0))
-            .optional()?;
-        let mut list: Vec<Entry> = data
-            .as_deref()
-            .map(decode_all)
-            .into_iter()
-            .flatten()
-            .collect();
-        let mut offsets: Vec<u16> = changed.iter().map(|c| c.offset).collect();
-        offsets.sort_unstable();
-        list.retain(|e| offsets.binary_search(&e.offset).is_err());
-        if !remove {
-            list.extend(changed);
+    let mut entries: Vec<((String, i64), Vec<Entry>)> = entries.into_iter().collect();
+    entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    for group in entries.chunk_by_mut(|a, b| a.0.0 == b.0.0) {
+        let term = group[0].0.0.clone();
+        let (lo, hi) = (group[0].0.1, group[group.len() - 1].0.1);
+        let ranged = (hi - lo) < 2 * group.len() as i64;
+        let mut stored: HashMap<i64, Vec<u8>> = HashMap::new();
+        if ranged {
+            let rows =
+                read_range.query_map(params![term, lo, hi], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            for row in rows {
+                let (block, data) = row?;
+                stored.insert(block, data);
+            }
         }
-        list.sort_by_key(|e| e.offset);
-        if list.is_empty() {
-            delete.execute(params![term, block])?;
-        } else {
-            let mut bytes = Vec::with_capacity(list.len() * ENTRY_MAX);
-            encode_list(&list, &mut bytes);
-            write.execute(params![term, block, bytes])?;
+        for ((_, block), changed) in group.iter_mut() {
+            let data: Option<Vec<u8>> = match ranged {
+                true => stored.remove(block),
+                false => read_one
+                    .query_row(params![term, *block], |r| r.get(0))
+                    .optional()?,
+            };
+            let list = merged(data.as_deref(), std::mem::take(changed), remove);
+            if list.is_empty() {
+                delete.execute(params![term, *block])?;
+            } else {
+                let mut bytes = Vec::with_capacity(list.len() * ENTRY_MAX);
+                encode_list(&list, &mut bytes);
+                write.execute(params![term, *block, bytes])?;
+            }
         }
     }
     Ok(())
+}
+
+/// A block's entries after `changed` replaced (or, when `remove`, took out) the stored ones at
+/// their offsets, in offset order.
+fn merged(stored: Option<&[u8]>, changed: Vec<Entry>, remove: bool) -> Vec<Entry> {
+    let mut list: Vec<Entry> = stored.map(decode_all).into_iter().flatten().collect();
+    let mut offsets: Vec<u16> = changed.iter().map(|c| c.offset).collect();
+    offsets.sort_unstable();
+    list.retain(|e| offsets.binary_search(&e.offset).is_err());
+    if !remove {
+        list.extend(changed);
+    }
+    list.sort_by_key(|e| e.offset);
+    list
 }
 
 /// FTS5's BM25 constants.

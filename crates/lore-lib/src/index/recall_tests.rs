@@ -296,6 +296,13 @@ fn postings_rank_exactly_like_fts5_with_filters_and_after_changes() {
     let expected = expected + 38 + 10 - 2 - 1 + 300 - 1;
     assert_eq!(index.doc_count().unwrap(), expected);
     check(&index, &mut rng, "after the tail folded");
+    // Blocks far apart (0 and 4) are read one by one, not as the range between them.
+    change(&mut index, &mut rng, &[], 3650..5200, &[]);
+    change(&mut index, &mut rng, &[7, 5100], 5200..5200, &[]);
+    change(&mut index, &mut rng, &[], 5200..5500, &[]);
+    let expected = expected + 1550 - 2 + 300;
+    assert_eq!(index.doc_count().unwrap(), expected);
+    check(&index, &mut rng, "after far removals");
     // Postings that fall behind the index (another count) are not used.
     schema::write_doc_count(&index.conn, expected + 1).unwrap();
     assert!(
