@@ -76,30 +76,47 @@ fn put_varint(out: &mut Vec<u8>, mut v: u32) {
 /// The varint at `*at`, moving past it; `None` when the data ends inside it or it overflows
 /// a `u32` (a damaged block).
 fn get_varint(data: &[u8], at: &mut usize) -> Option<u32> {
-    let mut value = 0u64;
-    for shift in (0..35).step_by(7) {
+    let first = *data.get(*at)?;
+    *at += 1;
+    if first < 0x80 {
+        return Some(u32::from(first));
+    }
+    let mut value = u64::from(first & 0x7f);
+    let mut shift = 7;
+    while shift < 35 {
         let byte = *data.get(*at)?;
         *at += 1;
         value |= u64::from(byte & 0x7f) << shift;
         if byte < 0x80 {
             return u32::try_from(value).ok();
         }
+        shift += 7;
     }
     None
 }
 
 /// The entries of a block's data as [`encode_list`] wrote them; stops at the first entry that
-/// does not decode (damaged data reads as the entries before it).
+/// does not decode (damaged data reads as the entries before it). Reading a common term's
+/// postings decodes every entry, so the usual case (distance and counts under 128, one byte
+/// each) is read without a loop.
 fn decode_all(data: &[u8]) -> impl Iterator<Item = Entry> + '_ {
     let mut at = 0;
     let mut previous = 0u16;
     std::iter::from_fn(move || {
-        let mut next = || get_varint(data, &mut at).and_then(|v| u16::try_from(v).ok());
-        let offset = previous
-            .checked_add(next()?)
-            .filter(|o| *o < 1 << BLOCK_BITS)?;
-        let counts = [next()?, next()?, next()?];
+        let (distance, counts) = match data.get(at..at + 4) {
+            Some(&[d, s, b, t]) if (d | s | b | t) < 0x80 => {
+                at += 4;
+                (u16::from(d), [s, b, t].map(u16::from))
+            }
+            _ => {
+                let mut next = || get_varint(data, &mut at).and_then(|v| u16::try_from(v).ok());
+                (next()?, [next()?, next()?, next()?])
+            }
+        };
         let length = get_varint(data, &mut at)?;
+        let offset = previous
+            .checked_add(distance)
+            .filter(|o| *o < 1 << BLOCK_BITS)?;
         previous = offset;
         Some(Entry {
             offset,
