@@ -344,7 +344,8 @@ impl Index {
         query::recall_exhaustive(&self.conn, text, filter)
     }
 
-    /// Every indexed row as `(path, blob, record JSON)`, sorted: for comparing two indexes.
+    /// Every indexed row as `(path, blob, record JSON, NUL, body)`, sorted: for comparing two
+    /// indexes.
     pub fn fingerprint(&self) -> Result<Vec<(String, String, String)>> {
         query::fingerprint(&self.conn)
     }

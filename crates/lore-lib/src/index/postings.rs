@@ -33,8 +33,9 @@ use crate::error::Result;
 
 /// Row ids per block.
 const BLOCK_BITS: u32 = 10;
-/// Bytes of one entry at most: five varints (three bytes for a `u16`, five for the `u32`).
-const ENTRY_MAX: usize = 17;
+/// Bytes of one entry at most: five varints (two bytes for the distance, which is under 1,024,
+/// three for each count, five for the length).
+const ENTRY_MAX: usize = 16;
 /// Memories tokenized per pass over the temporary table.
 const BATCH: usize = 4_096;
 /// Entries the tail may hold before a catch-up folds it into the blocks.
@@ -95,14 +96,32 @@ fn get_varint(data: &[u8], at: &mut usize) -> Option<u32> {
     None
 }
 
-/// The entries of a block's data as [`encode_list`] wrote them; stops at the first entry that
-/// does not decode (damaged data reads as the entries before it). Reading a common term's
+/// The entries of a block's data as [`encode_list`] wrote them. Reading a common term's
 /// postings decodes every entry, so the usual case (distance and counts under 128, one byte
-/// each) is read without a loop.
-fn decode_all(data: &[u8]) -> impl Iterator<Item = Entry> + '_ {
-    let mut at = 0;
-    let mut previous = 0u16;
-    std::iter::from_fn(move || {
+/// each) is read without a loop. Iteration ends at the data's end or at the first entry that does
+/// not decode or does not follow its predecessor; [`Entries::damaged`] tells which.
+struct Entries<'a> {
+    data: &'a [u8],
+    at: usize,
+    previous: Option<u16>,
+}
+
+impl<'a> Entries<'a> {
+    fn new(data: &'a [u8]) -> Entries<'a> {
+        Entries {
+            data,
+            at: 0,
+            previous: None,
+        }
+    }
+
+    /// Whether iteration stopped before the data's end (a damaged block: rebuild the index).
+    fn damaged(&self) -> bool {
+        self.at != self.data.len()
+    }
+
+    fn entry(&mut self) -> Option<Entry> {
+        let (data, mut at) = (self.data, self.at);
         let (distance, counts) = match data.get(at..at + 4) {
             Some(&[d, s, b, t]) if (d | s | b | t) < 0x80 => {
                 at += 4;
@@ -114,16 +133,54 @@ fn decode_all(data: &[u8]) -> impl Iterator<Item = Entry> + '_ {
             }
         };
         let length = get_varint(data, &mut at)?;
-        let offset = previous
-            .checked_add(distance)
-            .filter(|o| *o < 1 << BLOCK_BITS)?;
-        previous = offset;
+        let offset = match self.previous {
+            None => distance,
+            Some(_) if distance == 0 => return None,
+            Some(previous) => previous.checked_add(distance)?,
+        };
+        if offset >= 1 << BLOCK_BITS {
+            return None;
+        }
+        self.previous = Some(offset);
+        self.at = at;
         Some(Entry {
             offset,
             counts,
             length,
         })
-    })
+    }
+}
+
+impl Iterator for Entries<'_> {
+    type Item = Entry;
+
+    fn next(&mut self) -> Option<Entry> {
+        match self.at < self.data.len() {
+            true => self.entry(),
+            false => None,
+        }
+    }
+}
+
+/// Every entry of a block's data; an error (read as damage, so the index is rebuilt) when the
+/// data does not decode whole.
+fn decode_block(data: &[u8]) -> Result<Vec<Entry>> {
+    let mut entries = Entries::new(data);
+    let list: Vec<Entry> = entries.by_ref().collect();
+    match entries.damaged() {
+        true => Err(damaged_block()),
+        false => Ok(list),
+    }
+}
+
+/// The error a postings block that does not decode gives: SQLite's "a value of the wrong form",
+/// which the index reads as damage and answers with a rebuild.
+fn damaged_block() -> crate::error::Error {
+    crate::error::Error::Index(rusqlite::Error::FromSqlConversionFailure(
+        0,
+        rusqlite::types::Type::Blob,
+        "a BM25 postings block does not decode".into(),
+    ))
 }
 
 /// A memory's text as FTS5 indexes it.
@@ -287,8 +344,8 @@ fn fold_tail(conn: &Connection) -> Result<()> {
             let term: String = row.get(0)?;
             let rowid: i64 = row.get(1)?;
             let data: Vec<u8> = row.get(2)?;
-            let Some(mut e) = decode_all(&data).next() else {
-                continue;
+            let [mut e] = decode_block(&data)?[..] else {
+                return Err(damaged_block());
             };
             e.offset = (rowid & ((1 << BLOCK_BITS) - 1)) as u16;
             entries
@@ -445,7 +502,7 @@ fn write_blocks(
                     .query_row(params![term, *block], |r| r.get(0))
                     .optional()?,
             };
-            let list = merged(data.as_deref(), std::mem::take(changed), remove);
+            let list = merged(data.as_deref(), std::mem::take(changed), remove)?;
             if list.is_empty() {
                 delete.execute(params![term, *block])?;
             } else {
@@ -460,8 +517,11 @@ fn write_blocks(
 
 /// A block's entries after `changed` replaced (or, when `remove`, took out) the stored ones at
 /// their offsets, in offset order.
-fn merged(stored: Option<&[u8]>, changed: Vec<Entry>, remove: bool) -> Vec<Entry> {
-    let mut list: Vec<Entry> = stored.map(decode_all).into_iter().flatten().collect();
+fn merged(stored: Option<&[u8]>, changed: Vec<Entry>, remove: bool) -> Result<Vec<Entry>> {
+    let mut list = match stored {
+        Some(data) => decode_block(data)?,
+        None => Vec::new(),
+    };
     let mut offsets: Vec<u16> = changed.iter().map(|c| c.offset).collect();
     offsets.sort_unstable();
     list.retain(|e| offsets.binary_search(&e.offset).is_err());
@@ -469,7 +529,7 @@ fn merged(stored: Option<&[u8]>, changed: Vec<Entry>, remove: bool) -> Vec<Entry
         list.extend(changed);
     }
     list.sort_by_key(|e| e.offset);
-    list
+    Ok(list)
 }
 
 /// FTS5's BM25 constants.
@@ -508,13 +568,17 @@ pub fn scores(conn: &Connection, stems: &[String], docs: i64) -> Result<Option<V
             let block: Option<i64> = row.get(0)?;
             let tail_row: Option<i64> = row.get(1)?;
             let data: Vec<u8> = row.get(2)?;
-            for e in decode_all(&data) {
+            let mut entries = Entries::new(&data);
+            for e in entries.by_ref() {
                 let rowid = match (block, tail_row) {
                     (Some(block), _) => rowid_of(block, &e),
                     (None, Some(rowid)) => rowid,
                     (None, None) => continue,
                 };
                 list.push((rowid, weighted(&e), e.length));
+            }
+            if entries.damaged() {
+                return Err(damaged_block());
             }
         }
         if !list.is_sorted_by_key(|(rowid, ..)| *rowid) {
@@ -575,21 +639,39 @@ mod tests {
             let mut bytes = Vec::new();
             encode_list(&list, &mut bytes);
             prop_assert!(bytes.len() <= list.len() * ENTRY_MAX);
-            prop_assert_eq!(decode_all(&bytes).collect::<Vec<_>>(), list);
+            prop_assert_eq!(decode_block(&bytes).unwrap(), list);
         }
 
+        /// A block cut anywhere but between entries, or followed by bytes that are no entry,
+        /// is damage (never a shorter list read as whole).
         #[test]
-        fn a_cut_or_damaged_block_reads_as_a_prefix(list in entries(), cut in any::<usize>()) {
+        fn a_cut_or_damaged_block_is_damage(list in entries(), cut in any::<usize>()) {
             let mut bytes = Vec::new();
             encode_list(&list, &mut bytes);
             let cut = if bytes.is_empty() { 0 } else { cut % bytes.len() };
             bytes.truncate(cut);
-            let read: Vec<Entry> = decode_all(&bytes).collect();
-            prop_assert!(list.starts_with(&read));
+            if let Ok(read) = decode_block(&bytes) {
+                prop_assert!(list.starts_with(&read));
+                let mut again = Vec::new();
+                encode_list(&read, &mut again);
+                prop_assert_eq!(again.len(), cut);
+            }
             bytes.extend([0xff; 6]);
-            let read: Vec<Entry> = decode_all(&bytes).collect();
-            prop_assert!(read.len() <= list.len() + 1);
+            prop_assert!(decode_block(&bytes).is_err());
         }
+    }
+
+    #[test]
+    fn offsets_that_do_not_increase_or_leave_the_block_are_damage() {
+        // Two entries at the same offset (a second distance of 0).
+        assert!(decode_block(&[3, 0, 1, 0, 9, 0, 0, 1, 0, 9]).is_err());
+        // An offset of 1,024 or more.
+        assert!(decode_block(&[0x80, 0x08, 0, 1, 0, 9]).is_err());
+        assert_eq!(
+            decode_block(&[0xff, 0x07, 0, 1, 0, 9]).unwrap()[0].offset,
+            1023
+        );
+        assert!(super::super::open::is_corruption(&damaged_block()));
     }
 
     #[test]
