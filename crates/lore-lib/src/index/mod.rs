@@ -344,6 +344,13 @@ impl Index {
         query::recall_exhaustive(&self.conn, text, filter)
     }
 
+    /// Every BM25 posting by memory path, sorted, and the postings' totals: for comparing two
+    /// indexes.
+    #[doc(hidden)]
+    pub fn postings_fingerprint(&self) -> Result<(Vec<postings::Posting>, (i64, i64))> {
+        postings::dump(&self.conn)
+    }
+
     /// Every indexed row as `(path, blob, record JSON, NUL, body)`, sorted: for comparing two
     /// indexes.
     pub fn fingerprint(&self) -> Result<Vec<(String, String, String)>> {

@@ -532,6 +532,42 @@ fn merged(stored: Option<&[u8]>, changed: Vec<Entry>, remove: bool) -> Result<Ve
     Ok(list)
 }
 
+/// One posting as [`dump`] gives it: the term, the memory's path, its counts and length.
+pub type Posting = (String, String, [u16; 3], u32);
+
+/// Every posting (blocks and tail) with its memory's path instead of its row id, sorted, and the
+/// totals (memories, tokens): for comparing an index caught up write by write with a rebuild,
+/// whose row ids differ.
+pub fn dump(conn: &Connection) -> Result<(Vec<Posting>, (i64, i64))> {
+    let paths: HashMap<i64, String> = conn
+        .prepare("SELECT rowid, path FROM memories")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut stmt = conn.prepare(
+        "SELECT term, block, NULL, data FROM postings
+         UNION ALL SELECT term, NULL, rowid, data FROM postings_tail",
+    )?;
+    let mut rows = stmt.query([])?;
+    let mut out = Vec::new();
+    while let Some(row) = rows.next()? {
+        let term: String = row.get(0)?;
+        let (block, tail): (Option<i64>, Option<i64>) = (row.get(1)?, row.get(2)?);
+        let data: Vec<u8> = row.get(3)?;
+        for e in decode_block(&data)? {
+            let rowid = match (block, tail) {
+                (Some(block), _) => rowid_of(block, &e),
+                (None, Some(rowid)) => rowid,
+                (None, None) => continue,
+            };
+            let path = (paths.get(&rowid).cloned())
+                .unwrap_or_else(|| format!("(no memory at row {rowid})"));
+            out.push((term.clone(), path, e.counts, e.length));
+        }
+    }
+    out.sort();
+    Ok((out, totals(conn)?))
+}
+
 /// FTS5's BM25 constants.
 const K1: f64 = 1.2;
 const B: f64 = 0.75;
