@@ -532,6 +532,28 @@ fn merged(stored: Option<&[u8]>, changed: Vec<Entry>, remove: bool) -> Result<Ve
     Ok(list)
 }
 
+/// Calls `f` with each entry of a row of postings and its row id: a block's (`block`, its
+/// entries' offsets in it) or a tail row's (`tail`, its one entry); damage is an error.
+fn each_posting(
+    block: Option<i64>,
+    tail: Option<i64>,
+    data: &[u8],
+    mut f: impl FnMut(i64, &Entry),
+) -> Result<()> {
+    let mut entries = Entries::new(data);
+    for e in entries.by_ref() {
+        match (block, tail) {
+            (Some(block), _) => f(rowid_of(block, &e), &e),
+            (None, Some(rowid)) => f(rowid, &e),
+            (None, None) => {}
+        }
+    }
+    match entries.damaged() {
+        true => Err(damaged_block()),
+        false => Ok(()),
+    }
+}
+
 /// One posting as [`dump`] gives it: the term, the memory's path, its counts and length.
 pub type Posting = (String, String, [u16; 3], u32);
 
@@ -553,16 +575,11 @@ pub fn dump(conn: &Connection) -> Result<(Vec<Posting>, (i64, i64))> {
         let term: String = row.get(0)?;
         let (block, tail): (Option<i64>, Option<i64>) = (row.get(1)?, row.get(2)?);
         let data: Vec<u8> = row.get(3)?;
-        for e in decode_block(&data)? {
-            let rowid = match (block, tail) {
-                (Some(block), _) => rowid_of(block, &e),
-                (None, Some(rowid)) => rowid,
-                (None, None) => continue,
-            };
+        each_posting(block, tail, &data, |rowid, e| {
             let path = (paths.get(&rowid).cloned())
                 .unwrap_or_else(|| format!("(no memory at row {rowid})"));
             out.push((term.clone(), path, e.counts, e.length));
-        }
+        })?;
     }
     out.sort();
     Ok((out, totals(conn)?))
@@ -604,18 +621,9 @@ pub fn scores(conn: &Connection, stems: &[String], docs: i64) -> Result<Option<V
             let block: Option<i64> = row.get(0)?;
             let tail_row: Option<i64> = row.get(1)?;
             let data: Vec<u8> = row.get(2)?;
-            let mut entries = Entries::new(&data);
-            for e in entries.by_ref() {
-                let rowid = match (block, tail_row) {
-                    (Some(block), _) => rowid_of(block, &e),
-                    (None, Some(rowid)) => rowid,
-                    (None, None) => continue,
-                };
-                list.push((rowid, weighted(&e), e.length));
-            }
-            if entries.damaged() {
-                return Err(damaged_block());
-            }
+            each_posting(block, tail_row, &data, |rowid, e| {
+                list.push((rowid, weighted(e), e.length));
+            })?;
         }
         if !list.is_sorted_by_key(|(rowid, ..)| *rowid) {
             list.sort_by_key(|(rowid, ..)| *rowid);
