@@ -291,7 +291,7 @@ fn conversation(lore: &lore::Lore, sample: &Sample, sessions: &[Session]) -> Res
             message: "no session has a date that reads (session_N_date_time)".into(),
         })?;
     let mut previous = first_dated;
-    for (_, date, turns) in sessions {
+    for (number, date, turns) in sessions {
         let start = date.unwrap_or(previous);
         previous = start;
         for (t, turn) in turns.iter().enumerate() {
@@ -311,8 +311,10 @@ fn conversation(lore: &lore::Lore, sample: &Sample, sessions: &[Session]) -> Res
                     body,
                     ..NewMemory::default()
                 },
+                // The session's turns are one agent session: recall can expand around a hit.
                 &WriteContext {
                     now: Some(when),
+                    session: Some(format!("{}-session-{number}", sample.sample_id)),
                     ..WriteContext::default()
                 },
             )?;

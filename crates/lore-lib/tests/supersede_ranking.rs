@@ -1,5 +1,6 @@
 //! Property: after `supersede`, the old memory never ranks above its replacement, for any query
-//! that finds both, with the built-in embedder and without one; and an active memory is never
+//! that finds both, with the built-in embedder and without one, with memories written in agent
+//! sessions (whose neighbours recall lifts) and outside any; and an active memory is never
 //! folded under a resolved or archived near-copy of itself.
 
 use std::sync::Arc;
@@ -63,6 +64,8 @@ struct Case {
     supersessions: Vec<(usize, Vec<usize>)>,
     queries: Vec<Vec<usize>>,
     embedded: bool,
+    /// Written in two agent sessions, so recall also lifts the neighbours of strong hits.
+    in_sessions: bool,
 }
 
 fn case() -> impl Strategy<Value = Case> {
@@ -72,13 +75,17 @@ fn case() -> impl Strategy<Value = Case> {
         prop::collection::vec((0..8usize, words()), 1..4),
         prop::collection::vec(prop::collection::vec(0..WORDS.len(), 1..4), 1..6),
         any::<bool>(),
+        any::<bool>(),
     )
-        .prop_map(|(memories, supersessions, queries, embedded)| Case {
-            memories,
-            supersessions,
-            queries,
-            embedded,
-        })
+        .prop_map(
+            |(memories, supersessions, queries, embedded, in_sessions)| Case {
+                memories,
+                supersessions,
+                queries,
+                embedded,
+                in_sessions,
+            },
+        )
 }
 
 fn check(case: &Case) -> Result<(), TestCaseError> {
@@ -86,7 +93,10 @@ fn check(case: &Case) -> Result<(), TestCaseError> {
     if !case.embedded {
         lore.set_embedder(None);
     }
-    let ctx = WriteContext::default();
+    let ctx_of = |n: usize| WriteContext {
+        session: case.in_sessions.then(|| format!("s{}", n % 2)),
+        ..WriteContext::default()
+    };
     let mut ids = Vec::new();
     for (i, words) in case.memories.iter().enumerate() {
         let m = NewMemory {
@@ -95,7 +105,7 @@ fn check(case: &Case) -> Result<(), TestCaseError> {
             body: format!("{}\n", text(words)),
             ..NewMemory::default()
         };
-        ids.push(lore.remember(&m, &ctx).unwrap().memory.id.to_string());
+        ids.push(lore.remember(&m, &ctx_of(i)).unwrap().memory.id.to_string());
     }
     // (old, new) pairs; a memory already superseded is skipped (supersede refuses it).
     let mut pairs = Vec::new();
@@ -110,7 +120,7 @@ fn check(case: &Case) -> Result<(), TestCaseError> {
             body: format!("{}\n", text(words)),
             ..NewMemory::default()
         };
-        let done = lore.supersede(&old, &new, &ctx).unwrap();
+        let done = lore.supersede(&old, &new, &ctx_of(n)).unwrap();
         let new_id = done.new.memory.id.to_string();
         ids.push(new_id.clone());
         pairs.push((old, new_id));

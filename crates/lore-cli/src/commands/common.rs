@@ -417,6 +417,10 @@ pub struct RankArgs {
     /// Do not read time expressions in the query ("last week", "in March") as a window.
     #[arg(long)]
     pub no_time: bool,
+    /// The share of a strong hit's score that the memories written just before and after it
+    /// in the same agent session take at the least (0 turns it off).
+    #[arg(long, value_name = "W", default_value_t = lore::index::rank::DEFAULT_BESIDE)]
+    pub beside: f64,
 }
 
 impl RankArgs {
@@ -456,6 +460,7 @@ impl RankArgs {
             no_collapse: self.no_collapse,
             time_boost: Some(self.time_boost),
             no_time: self.no_time,
+            beside: Some(self.beside),
         })
     }
 }

@@ -93,7 +93,7 @@ pub fn run(ui: &mut Ui, session: &mut Session, args: &RecallArgs) -> CmdResult {
             if let Some(x) = &h.explain {
                 let part = |v: Option<String>| v.unwrap_or_else(|| "-".into());
                 s.push_str(&format!(
-                    "          bm25 {} (#{}), cosine {} (#{}), fused {:.4} × recency {:.3} × namespace {:.2} × status {:.2}{}{}\n",
+                    "          bm25 {} (#{}), cosine {} (#{}), fused {:.4} × recency {:.3} × namespace {:.2} × status {:.2}{}{}{}\n",
                     part(x.bm25.map(|v| format!("{v:.3}"))),
                     part(x.bm25_rank.map(|v| v.to_string())),
                     part(x.cosine.map(|v| format!("{v:.3}"))),
@@ -106,6 +106,10 @@ pub fn run(ui: &mut Ui, session: &mut Session, args: &RecallArgs) -> CmdResult {
                     x.supersedes
                         .as_ref()
                         .map(|old| format!(" (raised above {old}, which it supersedes)"))
+                        .unwrap_or_default(),
+                    x.beside
+                        .as_ref()
+                        .map(|hit| format!(" (written beside {hit}, a strong hit in its session)"))
                         .unwrap_or_default()
                 ));
             }

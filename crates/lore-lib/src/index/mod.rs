@@ -7,6 +7,7 @@
 //! vector candidates fused and collapsed) in `search.rs`.
 
 mod catch_up;
+mod expand;
 pub mod mentions;
 mod open;
 mod postings;

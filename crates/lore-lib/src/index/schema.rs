@@ -9,7 +9,7 @@ use crate::retry::Backoff;
 use std::time::Duration;
 
 /// Bumped whenever the tables change; an index of another version is rebuilt.
-pub const SCHEMA_VERSION: i64 = 8;
+pub const SCHEMA_VERSION: i64 = 9;
 
 const CREATE: &str = r#"
 CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -27,13 +27,15 @@ CREATE TABLE memories (
     created   INTEGER NOT NULL,
     updated   INTEGER NOT NULL,
     record    TEXT NOT NULL,
-    content   TEXT NOT NULL
+    content   TEXT NOT NULL,
+    session   TEXT
 );
 CREATE INDEX memories_content ON memories (namespace, content);
 CREATE INDEX memories_id ON memories (id);
 CREATE INDEX memories_ns_key ON memories (namespace, key);
 CREATE INDEX memories_updated ON memories (updated DESC, id);
 CREATE INDEX memories_created ON memories (created DESC, id);
+CREATE INDEX memories_session ON memories (session, created) WHERE session IS NOT NULL;
 CREATE VIRTUAL TABLE memories_fts USING fts5 (
     summary, body, tags,
     content = 'memories', content_rowid = 'rowid',
@@ -294,8 +296,8 @@ impl<'c> Writer<'c> {
         Ok(Self {
             insert: conn.prepare(
                 "INSERT INTO memories (path, blob, id, namespace, key, summary, body, tags,
-                                       status, created, updated, record, content)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                                       status, created, updated, record, content, session)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
             )?,
             remove: conn.prepare(
                 "DELETE FROM memories WHERE path = ?1 RETURNING rowid, summary, body, tags",
@@ -356,6 +358,7 @@ impl<'c> Writer<'c> {
             m.updated.as_millisecond(),
             record,
             content_hash(&m.summary, &m.body),
+            m.session,
         ])?;
         self.delta += 1;
         let rowid = self.conn.last_insert_rowid();

@@ -55,6 +55,10 @@ pub struct Ranking {
     /// Do not read time expressions in the query ("last week", "in March") as a window.
     #[serde(default)]
     pub no_time: bool,
+    /// The share of a strong hit's score that the memories written just before and after it in
+    /// the same agent session take at the least, 0..=1 (default 0.5; 0 turns it off).
+    #[serde(default)]
+    pub beside: Option<f64>,
 }
 
 impl Ranking {
@@ -78,7 +82,12 @@ impl Ranking {
                 "expected a number from 0 to 4",
             ));
         }
-        for (what, w) in [("lexical_weight", lexical), ("recency_weight", recency)] {
+        let beside = self.beside.unwrap_or(defaults.beside);
+        for (what, w) in [
+            ("lexical_weight", lexical),
+            ("recency_weight", recency),
+            ("beside", beside),
+        ] {
             if !(0.0..=1.0).contains(&w) {
                 return Err(invalid(what, w, "expected a number from 0 to 1"));
             }
@@ -120,6 +129,7 @@ impl Ranking {
             collapse: !self.no_collapse,
             read_time: !self.no_time,
             time_boost,
+            beside,
             ..defaults
         })
     }
