@@ -1,6 +1,6 @@
-//! Recall expands around strong hits: the memory written just before or after a strong hit in
-//! the same agent session (the answer to the question that matched) is recalled with it, within
-//! the query's filter, and only when the share asked for is above 0.
+//! Recall expands around strong hits: a candidate written just before or after a strong hit in
+//! the same agent session (the answer to the question that matched) takes a share of its
+//! relevance, within the query's filter, and only when the share asked for is above 0.
 
 use lore::index::RankOptions;
 use lore::{Hit, ListFilter, Lore, NewMemory, Store, WriteContext};
@@ -35,8 +35,9 @@ fn ids(hits: &[Hit]) -> Vec<String> {
     hits.iter().map(|h| h.memory.id.to_string()).collect()
 }
 
-/// A conversation: a question about the staging database, its answer (no word in common), and
-/// more turns; another session and memories outside any session.
+/// A conversation: a question about the staging database, its answer (one word in common with
+/// the question), a turn that shares nothing; a turn of another session and a memory outside any
+/// session that also match.
 struct Conversation {
     _repo: TestRepo,
     lore: Lore,
@@ -49,7 +50,7 @@ struct Conversation {
 fn conversation() -> Conversation {
     let repo = TestRepo::new();
     let mut lore = Lore::new(Store::discover(&repo.path()).unwrap());
-    // BM25 alone: without expansion only the turns that share words with the query are found.
+    // BM25 alone: the candidates are exactly the memories that share a word with the query.
     lore.set_embedder(None);
     let chat = Some("chat-1");
     turn(
@@ -71,7 +72,7 @@ fn conversation() -> Conversation {
         "decisions",
         chat,
         2,
-        "5433, moved there after the migration",
+        "The database moved to 5433 in the migration",
     );
     let later = turn(
         &lore,
@@ -85,7 +86,7 @@ fn conversation() -> Conversation {
         "research",
         Some("chat-2"),
         2,
-        "Lunch plans for friday",
+        "Lunch with the database team",
     );
     turn(
         &lore,
@@ -104,71 +105,145 @@ fn conversation() -> Conversation {
     }
 }
 
-#[test]
-fn the_turn_beside_a_strong_hit_is_recalled_with_it_and_says_why() {
-    let mut c = conversation();
-    let hits = search(
-        &mut c.lore,
-        "staging database port",
-        &ListFilter::default(),
-        0.5,
-    );
-    let order = ids(&hits);
-    assert_eq!(order.first(), Some(&c.question), "{hits:#?}");
-    let at = order
-        .iter()
-        .position(|id| *id == c.answer)
-        .expect("the answer beside the question is recalled");
-    let answer = &hits[at];
-    let why = answer.explain.as_ref().unwrap();
-    assert_eq!(why.beside.as_deref(), Some(c.question.as_str()));
-    assert_eq!(why.bm25, None, "it shares no word with the query");
-    // Half the question's score (its status weight is 1).
-    assert!(
-        (answer.score - 0.5 * hits[0].score).abs() < 1e-9,
-        "{hits:#?}"
-    );
-    // Two turns away, or in another session: not lifted.
-    assert!(!order.contains(&c.later), "{hits:#?}");
-    assert!(!order.contains(&c.elsewhere), "{hits:#?}");
+fn hit<'h>(hits: &'h [Hit], id: &str) -> Option<(usize, &'h Hit)> {
+    hits.iter()
+        .enumerate()
+        .find(|(_, h)| h.memory.id.as_str() == id)
 }
 
 #[test]
-fn without_a_share_or_outside_the_filter_the_neighbour_stays_out() {
+fn a_weak_match_beside_a_strong_hit_takes_a_share_of_its_relevance_and_says_why() {
     let mut c = conversation();
-    let off = ids(&search(
-        &mut c.lore,
-        "staging database port",
-        &ListFilter::default(),
-        0.0,
-    ));
-    assert!(off.contains(&c.question));
-    assert!(!off.contains(&c.answer), "{off:?}");
-    let research_only = ListFilter {
-        namespace: Some("research".into()),
-        ..ListFilter::default()
-    };
-    let filtered = ids(&search(
-        &mut c.lore,
-        "staging database port",
-        &research_only,
-        0.5,
-    ));
-    assert!(filtered.contains(&c.question));
+    let query = "staging database port";
+    let off = search(&mut c.lore, query, &ListFilter::default(), 0.0);
+    let on = search(&mut c.lore, query, &ListFilter::default(), 0.5);
+    assert_eq!(ids(&on).first(), Some(&c.question), "{on:#?}");
+    let (place_off, before) = hit(&off, &c.answer).expect("the answer matches a word");
+    let (place_on, lifted) = hit(&on, &c.answer).unwrap();
+    let why = lifted.explain.as_ref().unwrap();
+    assert_eq!(why.beside.as_deref(), Some(c.question.as_str()), "{on:#?}");
+    let seed = on[0].explain.as_ref().unwrap();
+    assert!((why.fused - 0.5 * seed.fused).abs() < 1e-12, "{on:#?}");
+    let weights = why.recency * why.namespace * why.status;
     assert!(
-        !filtered.contains(&c.answer),
-        "a decision is outside the filter: {filtered:?}"
+        (lifted.score - why.fused * weights).abs() < 1e-12,
+        "{on:#?}"
+    );
+    assert!(
+        lifted.score > before.score && place_on < place_off,
+        "{off:#?} {on:#?}"
+    );
+    // A match in another session takes nothing; a turn that matches nothing stays out.
+    let (_, other) = hit(&on, &c.elsewhere).expect("it matches a word");
+    assert_eq!(other.explain.as_ref().unwrap().beside, None);
+    assert!(hit(&on, &c.later).is_none(), "{on:#?}");
+    assert!(
+        on.iter()
+            .all(|h| h.explain.as_ref().unwrap().bm25.is_some())
     );
 }
 
 #[test]
 fn a_neighbour_that_matches_better_on_its_own_keeps_its_own_score() {
     let mut c = conversation();
-    let hits = search(&mut c.lore, "migration", &ListFilter::default(), 0.5);
-    let answer = hits
-        .iter()
-        .find(|h| h.memory.id.as_str() == c.answer)
-        .expect("the answer matches the query itself");
-    assert_eq!(answer.explain.as_ref().unwrap().beside, None, "{hits:#?}");
-    assert_eq!(ids(&hits).first(), Some(&c.answer));
+    // The question and the answer both match well: each is the other's neighbour, and each
+    // keeps its own score, above half of the other's.
+    let query = "database port migration";
+    let off = search(&mut c.lore, query, &ListFilter::default(), 0.0);
+    let on = search(&mut c.lore, query, &ListFilter::default(), 0.5);
+    for id in [&c.question, &c.answer] {
+        let (_, a) = hit(&off, id).unwrap();
+        let (_, b) = hit(&on, id).unwrap();
+        assert_eq!(b.explain.as_ref().unwrap().beside, None, "{on:#?}");
+        assert_eq!(a.score, b.score);
+    }
+}
+
+#[test]
+fn without_a_share_or_outside_the_filter_nothing_is_lifted() {
+    let mut c = conversation();
+    let off = search(
+        &mut c.lore,
+        "staging database port",
+        &ListFilter::default(),
+        0.0,
+    );
+    assert!(
+        off.iter()
+            .all(|h| h.explain.as_ref().unwrap().beside.is_none())
+    );
+    let research_only = ListFilter {
+        namespace: Some("research".into()),
+        ..ListFilter::default()
+    };
+    let filtered = search(&mut c.lore, "staging database port", &research_only, 0.5);
+    assert!(hit(&filtered, &c.question).is_some());
+    // The answer is a decision, outside the filter; the turn after it is two turns from the
+    // question and matches nothing.
+    assert!(hit(&filtered, &c.answer).is_none(), "{filtered:#?}");
+    assert!(hit(&filtered, &c.later).is_none(), "{filtered:#?}");
+    assert!(
+        filtered
+            .iter()
+            .all(|h| h.explain.as_ref().unwrap().beside.is_none()),
+        "{filtered:#?}"
+    );
+}
+
+/// An index written by the schema before sessions were kept (8) is brought forward in place:
+/// each row's session is read from its record, nothing is rebuilt, and expansion works at once.
+#[test]
+fn an_index_of_schema_8_gains_the_sessions_in_place() {
+    let mut c = conversation();
+    c.lore.index().unwrap();
+    let path = lore::index::index_path(c.lore.store());
+    let Conversation { _repo, lore, .. } = c;
+    drop(lore);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch(
+        "DROP INDEX memories_session;
+         ALTER TABLE memories DROP COLUMN session;
+         INSERT INTO meta (name, value) VALUES ('kept-through-the-migration', 'yes');
+         PRAGMA user_version = 8;",
+    )
+    .unwrap();
+    drop(conn);
+    let mut lore = Lore::new(Store::discover(&_repo.path()).unwrap());
+    lore.set_embedder(None);
+    let on = search(
+        &mut lore,
+        "staging database port",
+        &ListFilter::default(),
+        0.5,
+    );
+    assert!(
+        on.iter()
+            .any(|h| h.explain.as_ref().unwrap().beside.is_some()),
+        "{on:#?}"
+    );
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let version: i64 = conn
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, 9);
+    let kept: Option<String> = conn
+        .query_row(
+            "SELECT value FROM meta WHERE name = 'kept-through-the-migration'",
+            [],
+            |r| r.get(0),
+        )
+        .ok();
+    assert_eq!(
+        kept.as_deref(),
+        Some("yes"),
+        "the index was rebuilt, not migrated"
+    );
+    let sessions: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM memories WHERE session IS NOT NULL",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(sessions, 5);
 }

@@ -136,6 +136,9 @@ pub struct Browser {
     driver: Child,
     addr: SocketAddr,
     session: String,
+    /// chromedriver's and Chromium's `TMPDIR`: the profile and scoped directories Chromium
+    /// leaves behind go with it.
+    _temp: tempfile::TempDir,
 }
 
 const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
@@ -162,8 +165,10 @@ impl Browser {
         let chromium = find_program(&["chromium", "chromium-browser"])
             .expect("chromium is not installed: run scripts/setup.sh (Debian: chromium)");
         let port = free_port();
+        let temp = tempfile::tempdir().expect("a temporary directory for Chromium");
         let driver = Command::new(driver_bin)
             .arg(format!("--port={port}"))
+            .env("TMPDIR", temp.path())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -191,6 +196,7 @@ impl Browser {
             driver,
             addr,
             session: String::new(),
+            _temp: temp,
         };
         let created = browser.call("POST", "/session", Some(capabilities));
         browser.session = created["sessionId"]

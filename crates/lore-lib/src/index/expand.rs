@@ -1,100 +1,83 @@
-//! Expansion around strong hits before the ranking is cut to k: a memory written just before or
-//! after a strong hit in the same agent session (the turn that asked, the turn that answered)
-//! takes a share of that hit's score, so evidence spread over neighbouring turns arrives together.
+//! Expansion around strong hits before the ranking is cut to k: a candidate written just before
+//! or after a strong hit in the same agent session (the turn that asked, the turn that answered)
+//! takes a share of that hit's relevance, so evidence spread over neighbouring turns arrives
+//! together.
 
 use std::collections::HashMap;
 
-use super::rank::{Candidate, Scored, Scorer};
-use super::vectors::{self, VectorMatrix};
-use super::{Index, ListFilter, query};
+use super::rank::Scored;
+use super::{Index, query};
 use crate::error::Result;
-use crate::model::Memory;
 
 /// How many of the best hits are expanded.
 const SEEDS: usize = 3;
-/// How many turns on each side of a strong hit take a share.
-const PER_SIDE: usize = 1;
+/// How many turns on each side of a strong hit take a share (halved per further turn).
+const PER_SIDE: usize = 2;
 
-/// The vectors a newly found neighbour's cosine is read from, and the query's probe.
-pub(super) type Vectors<'a> = Option<(&'a VectorMatrix, &'a vectors::Probe)>;
+/// A hit whose neighbours take a share of its relevance.
+struct Seed {
+    id: String,
+    session: String,
+    created: jiff::Timestamp,
+    rowid: i64,
+    fused: f64,
+}
 
 impl Index {
-    /// Lifts the memories written beside the best `SEEDS` hits (same session, up to `PER_SIDE`
-    /// turns away, passing `filter` and `keep`) to at least `share × the hit's score` (halved
-    /// per further turn, times their own status weight), adds those not yet ranked, and orders
-    /// the ranking again. A share of 0, or hits without a session, change nothing.
-    pub(super) fn expand_beside(
-        &self,
-        scorer: &Scorer,
-        ranked: &mut Vec<Scored>,
-        filter: &ListFilter,
-        keep: impl Fn(&Memory) -> bool,
-        vectors: Vectors,
-        share: f64,
-    ) -> Result<Result<(), vectors::Damaged>> {
+    /// Lifts the candidates written beside the best [`SEEDS`] hits (same session, up to
+    /// [`PER_SIDE`] turns away in the session as written, whatever the query's filters) to at
+    /// least `share × the hit's fused relevance` (halved per further turn) times their own
+    /// recency, namespace, status and time weights, then orders the ranking again.
+    ///
+    /// Only candidates are lifted: a memory that matched the query neither by its words nor
+    /// among the vector candidates stays out, so an unrelated memory written in the same
+    /// session never takes a place. A share of 0, or hits without a session, change nothing.
+    pub(super) fn expand_beside(&self, ranked: &mut [Scored], share: f64) -> Result<()> {
         if share <= 0.0 {
-            return Ok(Ok(()));
+            return Ok(());
         }
-        let seeds: Vec<(String, String, jiff::Timestamp, i64, f64)> = ranked
+        let seeds: Vec<Seed> = ranked
             .iter()
             .take(SEEDS)
-            .filter_map(|(c, score, _)| {
-                let session = c.memory.session.clone()?;
-                Some((
-                    c.memory.id.to_string(),
-                    session,
-                    c.memory.created,
-                    c.rowid,
-                    *score,
-                ))
+            .filter_map(|(c, _, why)| {
+                Some(Seed {
+                    id: c.memory.id.to_string(),
+                    session: c.memory.session.clone()?,
+                    created: c.memory.created,
+                    rowid: c.rowid,
+                    fused: why.fused,
+                })
             })
             .collect();
         if seeds.is_empty() {
-            return Ok(Ok(()));
+            return Ok(());
         }
-        let mut at: HashMap<i64, usize> = ranked
+        let at: HashMap<i64, usize> = ranked
             .iter()
             .enumerate()
             .map(|(i, (c, ..))| (c.rowid, i))
             .collect();
         let mut changed = false;
-        for (id, session, created, rowid, score) in seeds {
-            let near =
-                query::session_neighbours(&self.conn, &session, created, rowid, filter, PER_SIDE)?;
+        for seed in seeds {
+            let near = query::session_neighbours(
+                &self.conn,
+                &seed.session,
+                seed.created,
+                seed.rowid,
+                PER_SIDE,
+            )?;
             for (row, distance) in near {
-                let lift = share * score * 0.5f64.powi(distance as i32 - 1);
-                let slot = match at.get(&row) {
-                    Some(&slot) => slot,
-                    None => {
-                        let Some(memory) = query::memory_at(&self.conn, row, filter)? else {
-                            continue;
-                        };
-                        if !keep(&memory) {
-                            continue;
-                        }
-                        let cosine = match vectors {
-                            Some((matrix, probe)) => match matrix.best(row, probe) {
-                                Ok(best) => best.map(|s| (s, None)),
-                                Err(damaged) => return Ok(Err(damaged)),
-                            },
-                            None => None,
-                        };
-                        ranked.push(scorer.score(Candidate {
-                            rowid: row,
-                            memory,
-                            lexical: None,
-                            cosine,
-                        }));
-                        at.insert(row, ranked.len() - 1);
-                        changed = true;
-                        ranked.len() - 1
-                    }
+                let Some(&slot) = at.get(&row) else {
+                    continue;
                 };
-                let (_, own, why) = &mut ranked[slot];
-                let lifted = lift * why.status;
-                if lifted > *own {
-                    *own = lifted;
-                    why.beside = Some(id.clone());
+                let (_, score, why) = &mut ranked[slot];
+                let fused = share * seed.fused * 0.5f64.powi(distance as i32 - 1);
+                let lifted =
+                    fused * why.recency * why.namespace * why.status * why.time.unwrap_or(1.0);
+                if lifted > *score {
+                    *score = lifted;
+                    why.fused = fused;
+                    why.beside = Some(seed.id.clone());
                     changed = true;
                 }
             }
@@ -102,6 +85,6 @@ impl Index {
         if changed {
             super::rank::reorder(ranked);
         }
-        Ok(Ok(()))
+        Ok(())
     }
 }

@@ -614,32 +614,28 @@ pub fn recall_exhaustive(conn: &Connection, text: &str, filter: &ListFilter) -> 
     Ok(hits)
 }
 
-/// The rows written just before and just after `(created, rowid)` in the same agent session
-/// that pass `filter`: up to `per_side` on each side, each with its distance in turns (1 = next
-/// to it). Reads the `(session, created)` index, so the cost is that of `2 × per_side` rows.
+/// The rows written just before and just after `(created, rowid)` in the same agent session:
+/// up to `per_side` on each side, each with its distance in turns (1 = next to it). Reads the
+/// `(session, created)` index, `2 × per_side` rows at most; filters are the caller's to apply.
 pub fn session_neighbours(
     conn: &Connection,
     session: &str,
     created: Timestamp,
     rowid: i64,
-    filter: &ListFilter,
     per_side: usize,
 ) -> Result<Vec<(i64, usize)>> {
     let mut found = Vec::with_capacity(per_side * 2);
-    for (cmp, order) in [("<", "DESC"), (">", "ASC")] {
-        let mut args = vec![
-            Value::Text(session.to_string()),
-            Value::Integer(created.as_millisecond()),
-            Value::Integer(rowid),
-            Value::Integer(per_side as i64),
-        ];
-        let sql = format!(
-            "SELECT m.rowid FROM memories m WHERE m.session = ?1 AND (m.created, m.rowid) {cmp} \
-             (?2, ?3){} ORDER BY m.created {order}, m.rowid {order} LIMIT ?4",
-            filter.where_clause(&mut args)
-        );
-        let mut stmt = conn.prepare_cached(&sql)?;
-        let rows = stmt.query_map(params_from_iter(args.iter()), |r| r.get::<_, i64>(0))?;
+    for sql in [
+        "SELECT rowid FROM memories WHERE session = ?1 AND (created, rowid) < (?2, ?3) \
+         ORDER BY created DESC, rowid DESC LIMIT ?4",
+        "SELECT rowid FROM memories WHERE session = ?1 AND (created, rowid) > (?2, ?3) \
+         ORDER BY created ASC, rowid ASC LIMIT ?4",
+    ] {
+        let mut stmt = conn.prepare_cached(sql)?;
+        let rows = stmt.query_map(
+            params![session, created.as_millisecond(), rowid, per_side as i64],
+            |r| r.get::<_, i64>(0),
+        )?;
         for (i, row) in rows.enumerate() {
             found.push((row?, i + 1));
         }

@@ -51,8 +51,8 @@ pub struct RankOptions {
     /// How much a memory written inside a boosting window gains: its score is multiplied by
     /// `1 + time_boost × closeness` (closeness 1 inside, falling off outside).
     pub time_boost: f64,
-    /// The share of a strong hit's score that the memories written just before and after it in
-    /// the same agent session take, at the least (0: no expansion).
+    /// The share of a strong hit's relevance that the candidates written just before and after
+    /// it in the same agent session take, at the least (0: no expansion; see `expand.rs`).
     pub beside: f64,
 }
 
@@ -68,7 +68,7 @@ pub const EQUAL_STATUS_WEIGHTS: [(Status, f64); 4] = [
 /// How much a memory inside a boosting time window gains, by default.
 pub const DEFAULT_TIME_BOOST: f64 = 0.5;
 
-/// The share of a strong hit's score its session neighbours take, by default.
+/// The share of a strong hit's relevance its session neighbours take, by default.
 pub const DEFAULT_BESIDE: f64 = 0.5;
 
 /// The weight of BM25 in score fusion by default (the vector part gets the rest).
@@ -155,8 +155,8 @@ pub struct Explain {
     /// above what it replaced.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub supersedes: Option<String>,
-    /// The strong hit this memory was written beside (same agent session, a turn or two away),
-    /// whose relevance it took a share of.
+    /// The strong hit this memory was written beside (same agent session, one or two turns
+    /// away), whose relevance it took a share of (then `fused` is that share).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub beside: Option<String>,
 }
@@ -178,58 +178,35 @@ pub type Scored = (Candidate, f64, Explain);
 
 /// Fuses and weights candidates; returns them best first with their explanations.
 pub fn fuse(candidates: Vec<Candidate>, options: &RankOptions) -> Vec<Scored> {
-    Scorer::of(&candidates, options).rank(candidates)
-}
-
-/// Scores candidates on the scale of one candidate set (the best BM25, the cosines' range), so a
-/// memory found later (a neighbour of a strong hit) is scored like the rest.
-pub struct Scorer<'o> {
-    scale: Scale,
-    now: Timestamp,
-    options: &'o RankOptions,
-}
-
-impl<'o> Scorer<'o> {
-    /// The scale of `candidates`.
-    pub fn of(candidates: &[Candidate], options: &'o RankOptions) -> Self {
-        Scorer {
-            scale: Scale::of(candidates),
-            now: options.now.unwrap_or_else(Timestamp::now),
-            options,
-        }
-    }
-
-    /// Scores every candidate and orders them best first (see [`reorder`]).
-    pub fn rank(&self, candidates: Vec<Candidate>) -> Vec<Scored> {
-        let mut out: Vec<Scored> = candidates.into_iter().map(|c| self.score(c)).collect();
-        reorder(&mut out);
-        out
-    }
-
-    /// One candidate's fused relevance times its recency, namespace, status and time weights.
-    pub fn score(&self, c: Candidate) -> Scored {
-        let options = self.options;
-        let fused = self.scale.fused(&c, options.fusion);
-        let recency = recency(options, self.now, c.memory.updated);
-        let namespace = options.namespace_weight(c.memory.namespace.as_str());
-        let status = options.status_weight(c.memory.status);
-        let time = time_boost(options, &c.memory);
-        let explain = Explain {
-            bm25: c.lexical.map(|l| l.0),
-            bm25_rank: c.lexical.map(|l| l.1),
-            cosine: c.cosine.map(|v| v.0),
-            vector_rank: c.cosine.and_then(|v| v.1),
-            fused,
-            recency,
-            namespace,
-            status,
-            time,
-            supersedes: None,
-            beside: None,
-        };
-        let score = fused * recency * namespace * status * time.unwrap_or(1.0);
-        (c, score, explain)
-    }
+    let scale = Scale::of(&candidates);
+    let now = options.now.unwrap_or_else(Timestamp::now);
+    let mut out: Vec<Scored> = candidates
+        .into_iter()
+        .map(|c| {
+            let fused = scale.fused(&c, options.fusion);
+            let recency = recency(options, now, c.memory.updated);
+            let namespace = options.namespace_weight(c.memory.namespace.as_str());
+            let status = options.status_weight(c.memory.status);
+            let time = time_boost(options, &c.memory);
+            let explain = Explain {
+                bm25: c.lexical.map(|l| l.0),
+                bm25_rank: c.lexical.map(|l| l.1),
+                cosine: c.cosine.map(|v| v.0),
+                vector_rank: c.cosine.and_then(|v| v.1),
+                fused,
+                recency,
+                namespace,
+                status,
+                time,
+                supersedes: None,
+                beside: None,
+            };
+            let score = fused * recency * namespace * status * time.unwrap_or(1.0);
+            (c, score, explain)
+        })
+        .collect();
+    reorder(&mut out);
+    out
 }
 
 /// Orders scored candidates best first (then the newer, then by id), after lifting every
@@ -289,14 +266,12 @@ impl Scale {
                     (Some((s, _)), true) => s / self.max_lexical,
                     _ => 0.0,
                 };
-                // A memory scored after the scale was taken (a neighbour of a hit) may fall
-                // outside the candidates' range: it is held to 0..1 like theirs.
                 let vec = match c.cosine {
                     Some((s, _)) if self.hi > self.lo => {
-                        (((s - self.lo) / (self.hi - self.lo)) as f64).clamp(0.0, 1.0)
+                        ((s - self.lo) / (self.hi - self.lo)) as f64
                     }
-                    Some((s, _)) if s >= self.hi => 1.0,
-                    Some(_) | None => 0.0,
+                    Some(_) => 1.0,
+                    None => 0.0,
                 };
                 if self.any_cosine {
                     lexical * lex + (1.0 - lexical) * vec

@@ -135,6 +135,9 @@ pub fn prepare(conn: &Connection) -> Result<SchemaState> {
         conn.query_row("SELECT count(*) FROM meta", [], |r| r.get::<_, i64>(0))?;
         return Ok(SchemaState::Current);
     }
+    if version == 8 && migrate_from_8(conn).is_ok() {
+        return Ok(SchemaState::Current);
+    }
     if version != 0 {
         return Ok(SchemaState::Other(version));
     }
@@ -153,6 +156,33 @@ pub fn prepare(conn: &Connection) -> Result<SchemaState> {
         return Err(e.into());
     }
     Ok(SchemaState::Current)
+}
+
+/// Brings an index of schema 8 to 9 in place: the `session` column, filled from each record,
+/// and its index; far cheaper than the rebuild (and re-embedding) any other version gets. A
+/// failure (a read-only file, a busy writer) rolls back and leaves the rebuild to do it.
+fn migrate_from_8(conn: &Connection) -> rusqlite::Result<()> {
+    conn.execute_batch("BEGIN IMMEDIATE")?;
+    let result = (|| {
+        let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+        if version == 8 {
+            conn.execute_batch(
+                "ALTER TABLE memories ADD COLUMN session TEXT;
+                 UPDATE memories SET session = json_extract(record, '$.session')
+                 WHERE json_extract(record, '$.session') IS NOT NULL;
+                 CREATE INDEX memories_session ON memories (session, created)
+                 WHERE session IS NOT NULL;",
+            )?;
+            conn.pragma_update(None, "user_version", SCHEMA_VERSION)?;
+        } else if version != SCHEMA_VERSION {
+            return Err(rusqlite::Error::InvalidQuery);
+        }
+        conn.execute_batch("COMMIT")
+    })();
+    if result.is_err() {
+        let _ = conn.execute_batch("ROLLBACK");
+    }
+    result
 }
 
 /// Creates this version's tables in an empty database and stamps the version.

@@ -81,25 +81,12 @@ impl Index {
                 Ok(q) => q,
                 Err(damaged) => return Ok(Err(damaged)),
             };
-        let inside = |m: &crate::model::Memory| {
-            within.is_none_or(|w| w.contains(m.created) || w.contains(m.updated))
-        };
         let mut candidates = found.list;
-        candidates.retain(|c| inside(&c.memory));
-        let scorer = rank::Scorer::of(&candidates, options);
-        let mut ranked = scorer.rank(candidates);
-        let probe = query_vector.as_deref().map(vectors::Probe::new);
-        let beside_vectors = matrix.zip(probe.as_ref());
-        if let Err(damaged) = self.expand_beside(
-            &scorer,
-            &mut ranked,
-            filter,
-            inside,
-            beside_vectors,
-            options.beside,
-        )? {
-            return Ok(Err(damaged));
+        if let Some(w) = within {
+            candidates.retain(|c| w.contains(c.memory.created) || w.contains(c.memory.updated));
         }
+        let mut ranked = rank::fuse(candidates, options);
+        self.expand_beside(&mut ranked, options.beside)?;
         let threshold = self.embedder.as_ref().map(|e| e.near_duplicate());
         // Head vectors are computed only for the pairs collapse compares.
         let matrix = if options.collapse { matrix } else { None };

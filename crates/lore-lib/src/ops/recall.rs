@@ -55,8 +55,8 @@ pub struct Ranking {
     /// Do not read time expressions in the query ("last week", "in March") as a window.
     #[serde(default)]
     pub no_time: bool,
-    /// The share of a strong hit's score that the memories written just before and after it in
-    /// the same agent session take at the least, 0..=1 (default 0.5; 0 turns it off).
+    /// The share of a strong hit's relevance that the candidates written just before and after
+    /// it in the same agent session take at the least, 0..=0.9 (default 0.5; 0 turns it off).
     #[serde(default)]
     pub beside: Option<f64>,
 }
@@ -83,11 +83,11 @@ impl Ranking {
             ));
         }
         let beside = self.beside.unwrap_or(defaults.beside);
-        for (what, w) in [
-            ("lexical_weight", lexical),
-            ("recency_weight", recency),
-            ("beside", beside),
-        ] {
+        // Below 1, so a neighbour never ties the hit it was lifted by.
+        if !(0.0..=0.9).contains(&beside) {
+            return Err(invalid("beside", beside, "expected a number from 0 to 0.9"));
+        }
+        for (what, w) in [("lexical_weight", lexical), ("recency_weight", recency)] {
             if !(0.0..=1.0).contains(&w) {
                 return Err(invalid(what, w, "expected a number from 0 to 1"));
             }
