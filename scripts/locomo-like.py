@@ -128,7 +128,7 @@ def main():
                         for t, turn in enumerate(sessions[sid][1])
                         if turn.get("has_answer") and (sid, t) in dia]
             if evidence:
-                qa.append({"question": third_person(q["question"]), "answer": str(q["answer"]),
+                qa.append({"question": third_person(q["question"]), "answer": str(q.get("answer", "")),
                            "evidence": sorted(evidence, key=lambda d: tuple(
                                int(x) for x in d[1:].split(":"))),
                            "category": CATEGORY[q["question_type"]]})

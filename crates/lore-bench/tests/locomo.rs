@@ -97,3 +97,56 @@ fn a_file_not_in_the_schema_or_missing_is_invalid_input_saying_so() {
         assert!(err.to_string().contains(says), "{err}");
     }
 }
+
+/// `scripts/locomo-like.py` (LoCoMo-shaped data made from a LongMemEval file, docs/evaluation.md)
+/// writes a file this operation reads whole: every question kept, its evidence naming turns that
+/// exist, multi-session questions as multi-hop ones. Needs `python3` (fails without it).
+#[test]
+fn the_generated_locomo_shaped_file_is_read_and_scored_whole() {
+    let work = tempfile::tempdir().unwrap();
+    let root = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
+    let out = work.path().join("locomo-like.json");
+    let made = std::process::Command::new("python3")
+        .arg(root.join("scripts/locomo-like.py"))
+        .arg(root.join("crates/lore-bench/tests/data/longmemeval-mini.json"))
+        .arg(&out)
+        .args(["--conversations", "2"])
+        .output()
+        .expect("python3 runs (scripts/setup.sh installs it)");
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&made.stdout).trim(),
+        "2 conversations, 10 turns, 3 questions"
+    );
+    let request = EvalLoCoMo {
+        file: out,
+        work_dir: work.path().join("conversations"),
+        ..EvalLoCoMo::default()
+    };
+    let (report, _) = run_recorded(
+        request,
+        &work.path().join("handle"),
+        load(Tier::Static, None).unwrap(),
+    );
+    let report = report.unwrap();
+    assert_eq!(
+        (
+            report.conversations,
+            report.turns,
+            report.questions,
+            report.skipped
+        ),
+        (2, 10, 3, 0),
+        "{report:#?}"
+    );
+    let categories: Vec<(&str, usize)> = report
+        .by_category
+        .iter()
+        .map(|c| (c.category.as_str(), c.queries))
+        .collect();
+    assert_eq!(categories, [("1 multi-hop", 1), ("4 single-hop", 2)]);
+}
