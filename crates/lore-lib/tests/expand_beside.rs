@@ -105,6 +105,13 @@ fn conversation() -> Conversation {
     }
 }
 
+/// What a neighbour with weights `weights` is lifted to by `seed` at share `part`: that part of
+/// the seed's relevance times its own weights, never above that part of the seed's score.
+fn expected_lift(seed: &Hit, part: f64, weights: f64) -> f64 {
+    let fused = seed.explain.as_ref().unwrap().fused;
+    (part * fused * weights).min(part * seed.score)
+}
+
 fn hit<'h>(hits: &'h [Hit], id: &str) -> Option<(usize, &'h Hit)> {
     hits.iter()
         .enumerate()
@@ -122,9 +129,8 @@ fn a_weak_match_beside_a_strong_hit_takes_a_share_of_its_relevance_and_says_why(
     let (place_on, lifted) = hit(&on, &c.answer).unwrap();
     let why = lifted.explain.as_ref().unwrap();
     assert_eq!(why.beside.as_deref(), Some(c.question.as_str()), "{on:#?}");
-    let seed = on[0].explain.as_ref().unwrap();
-    assert!((why.fused - 0.5 * seed.fused).abs() < 1e-12, "{on:#?}");
     let weights = why.recency * why.namespace * why.status;
+    assert_eq!(lifted.score, expected_lift(&on[0], 0.5, weights), "{on:#?}");
     assert!(
         (lifted.score - why.fused * weights).abs() < 1e-12,
         "{on:#?}"
@@ -160,7 +166,7 @@ fn a_neighbour_that_matches_better_on_its_own_keeps_its_own_score() {
 }
 
 #[test]
-fn without_a_share_or_outside_the_filter_nothing_is_lifted() {
+fn without_a_share_nothing_is_lifted() {
     let mut c = conversation();
     let off = search(
         &mut c.lore,
@@ -168,25 +174,11 @@ fn without_a_share_or_outside_the_filter_nothing_is_lifted() {
         &ListFilter::default(),
         0.0,
     );
+    assert!(hit(&off, &c.answer).is_some());
     assert!(
         off.iter()
-            .all(|h| h.explain.as_ref().unwrap().beside.is_none())
-    );
-    let research_only = ListFilter {
-        namespace: Some("research".into()),
-        ..ListFilter::default()
-    };
-    let filtered = search(&mut c.lore, "staging database port", &research_only, 0.5);
-    assert!(hit(&filtered, &c.question).is_some());
-    // The answer is a decision, outside the filter; the turn after it is two turns from the
-    // question and matches nothing.
-    assert!(hit(&filtered, &c.answer).is_none(), "{filtered:#?}");
-    assert!(hit(&filtered, &c.later).is_none(), "{filtered:#?}");
-    assert!(
-        filtered
-            .iter()
             .all(|h| h.explain.as_ref().unwrap().beside.is_none()),
-        "{filtered:#?}"
+        "{off:#?}"
     );
 }
 
@@ -246,4 +238,107 @@ fn an_index_of_schema_8_gains_the_sessions_in_place() {
         )
         .unwrap();
     assert_eq!(sessions, 5);
+}
+
+/// A session where the candidate two turns from the top hit has a decision between them, and
+/// common-word memories outside any session that keep that candidate's own score low.
+fn two_turns_apart() -> (TestRepo, Lore, String, String) {
+    let repo = TestRepo::new();
+    let mut lore = Lore::new(Store::discover(&repo.path()).unwrap());
+    lore.set_embedder(None);
+    let s = Some("chat-9");
+    let seed = turn(
+        &lore,
+        "research",
+        s,
+        0,
+        "The alpha plan for the zebra rollout",
+    );
+    turn(&lore, "decisions", s, 1, "Unrelated words in between");
+    let far = turn(&lore, "research", s, 2, "A zebra, again");
+    for (i, kind) in ["crossing", "stripes", "herd", "mussel", "finch", "fish"]
+        .iter()
+        .enumerate()
+    {
+        turn(
+            &lore,
+            "research",
+            None,
+            10 + i as i64,
+            &format!("Zebra {kind}"),
+        );
+    }
+    (repo, lore, seed, far)
+}
+
+#[test]
+fn two_turns_away_the_share_is_halved_and_a_filtered_turn_still_counts() {
+    let (_repo, mut lore, seed, far) = two_turns_apart();
+    let research_only = ListFilter {
+        namespace: Some("research".into()),
+        ..ListFilter::default()
+    };
+    for filter in [ListFilter::default(), research_only] {
+        let hits = search(&mut lore, "alpha zebra", &filter, 0.5);
+        assert_eq!(ids(&hits).first(), Some(&seed), "{hits:#?}");
+        let (_, lifted) = hit(&hits, &far).unwrap();
+        let why = lifted.explain.as_ref().unwrap();
+        // The decision between them is a turn even where the filter leaves it out.
+        assert_eq!(why.beside.as_deref(), Some(seed.as_str()), "{hits:#?}");
+        let weights = why.recency * why.namespace * why.status;
+        assert_eq!(
+            lifted.score,
+            expected_lift(&hits[0], 0.25, weights),
+            "{hits:#?}"
+        );
+    }
+}
+
+/// The neighbour of a superseded hit stays below it and below its replacement, at any share.
+#[test]
+fn a_neighbour_of_a_superseded_hit_stays_below_it_and_its_replacement() {
+    let repo = TestRepo::new();
+    let mut lore = Lore::new(Store::discover(&repo.path()).unwrap());
+    lore.set_embedder(None);
+    let s = Some("chat-3");
+    let old = turn(
+        &lore,
+        "research",
+        s,
+        0,
+        "Which port does the staging database use?",
+    );
+    let answer = turn(
+        &lore,
+        "research",
+        s,
+        1,
+        "Moved during the database migration",
+    );
+    turn(&lore, "research", None, 5, "Backups run nightly");
+    let done = lore
+        .supersede(
+            &old,
+            &NewMemory {
+                namespace: "research".into(),
+                summary: "The staging database port is 6000".into(),
+                ..NewMemory::default()
+            },
+            &WriteContext::default(),
+        )
+        .unwrap();
+    let new = done.new.memory.id.to_string();
+    for share in [0.5, 0.9] {
+        let hits = search(
+            &mut lore,
+            "staging database port",
+            &ListFilter::default(),
+            share,
+        );
+        let score = |id: &str| hit(&hits, id).map(|(_, h)| h.score);
+        let (Some(o), Some(n), Some(a)) = (score(&old), score(&new), score(&answer)) else {
+            panic!("all three are found: {hits:#?}");
+        };
+        assert!(a < o && o < n, "answer {a}, old {o}, new {n}: {hits:#?}");
+    }
 }

@@ -417,8 +417,9 @@ pub struct RankArgs {
     /// Do not read time expressions in the query ("last week", "in March") as a window.
     #[arg(long)]
     pub no_time: bool,
-    /// The share of a strong hit's relevance that the matching memories written just before
-    /// and after it in the same agent session take at the least, 0 to 0.9 (0 turns it off).
+    /// The share of a strong hit's relevance that the candidates written just before and after
+    /// it in the same agent session take at the least (half that two turns away), 0 to 0.9 (0
+    /// turns it off).
     #[arg(long, value_name = "W", default_value_t = lore::index::rank::DEFAULT_BESIDE)]
     pub beside: f64,
 }

@@ -21,13 +21,15 @@ struct Seed {
     created: jiff::Timestamp,
     rowid: i64,
     fused: f64,
+    score: f64,
 }
 
 impl Index {
     /// Lifts the candidates written beside the best [`SEEDS`] hits (same session, up to
     /// [`PER_SIDE`] turns away in the session as written, whatever the query's filters) to at
     /// least `share × the hit's fused relevance` (halved per further turn) times their own
-    /// recency, namespace, status and time weights, then orders the ranking again.
+    /// recency, namespace, status and time weights, but never above that share of the hit's
+    /// own score, then orders the ranking again.
     ///
     /// Only candidates are lifted: a memory that matched the query neither by its words nor
     /// among the vector candidates stays out, so an unrelated memory written in the same
@@ -39,13 +41,14 @@ impl Index {
         let seeds: Vec<Seed> = ranked
             .iter()
             .take(SEEDS)
-            .filter_map(|(c, _, why)| {
+            .filter_map(|(c, score, why)| {
                 Some(Seed {
                     id: c.memory.id.to_string(),
                     session: c.memory.session.clone()?,
                     created: c.memory.created,
                     rowid: c.rowid,
                     fused: why.fused,
+                    score: *score,
                 })
             })
             .collect();
@@ -71,12 +74,14 @@ impl Index {
                     continue;
                 };
                 let (_, score, why) = &mut ranked[slot];
-                let fused = share * seed.fused * 0.5f64.powi(distance as i32 - 1);
-                let lifted =
-                    fused * why.recency * why.namespace * why.status * why.time.unwrap_or(1.0);
-                if lifted > *score {
+                let part = share * 0.5f64.powi(distance as i32 - 1);
+                let weights = why.recency * why.namespace * why.status * why.time.unwrap_or(1.0);
+                // Never above the same share of the seed's own score: a neighbour of a
+                // superseded or down-weighted hit stays below it (the share is under 1).
+                let lifted = (part * seed.fused * weights).min(part * seed.score);
+                if lifted > *score && weights > 0.0 {
                     *score = lifted;
-                    why.fused = fused;
+                    why.fused = lifted / weights;
                     why.beside = Some(seed.id.clone());
                     changed = true;
                 }

@@ -8,7 +8,8 @@ use crate::model::Memory;
 use crate::retry::Backoff;
 use std::time::Duration;
 
-/// Bumped whenever the tables change; an index of another version is rebuilt.
+/// Bumped whenever the tables change; an index of another version is rebuilt, except one of
+/// version 8, which gains the `session` column in place (`migrate_from_8`).
 pub const SCHEMA_VERSION: i64 = 9;
 
 const CREATE: &str = r#"

@@ -83,7 +83,7 @@ impl Ranking {
             ));
         }
         let beside = self.beside.unwrap_or(defaults.beside);
-        // Below 1, so a neighbour never ties the hit it was lifted by.
+        // Below 1: a neighbour is held under that share of its hit's score, so never ties it.
         if !(0.0..=0.9).contains(&beside) {
             return Err(invalid("beside", beside, "expected a number from 0 to 0.9"));
         }
