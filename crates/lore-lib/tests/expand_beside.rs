@@ -22,6 +22,14 @@ fn turn(lore: &Lore, namespace: &str, session: Option<&str>, minute: i64, text: 
     lore.remember(&new, &ctx).unwrap().memory.id.to_string()
 }
 
+/// A handle on `repo` ranking by BM25 alone: the candidates are exactly the memories that
+/// share a word with the query.
+fn bm25_only(repo: &TestRepo) -> Lore {
+    let mut lore = Lore::new(Store::discover(&repo.path()).unwrap());
+    lore.set_embedder(None);
+    lore
+}
+
 fn search(lore: &mut Lore, query: &str, filter: &ListFilter, beside: f64) -> Vec<Hit> {
     let options = RankOptions {
         beside,
@@ -49,9 +57,7 @@ struct Conversation {
 
 fn conversation() -> Conversation {
     let repo = TestRepo::new();
-    let mut lore = Lore::new(Store::discover(&repo.path()).unwrap());
-    // BM25 alone: the candidates are exactly the memories that share a word with the query.
-    lore.set_embedder(None);
+    let lore = bm25_only(&repo);
     let chat = Some("chat-1");
     turn(
         &lore,
@@ -200,8 +206,7 @@ fn an_index_of_schema_8_gains_the_sessions_in_place() {
     )
     .unwrap();
     drop(conn);
-    let mut lore = Lore::new(Store::discover(&_repo.path()).unwrap());
-    lore.set_embedder(None);
+    let mut lore = bm25_only(&_repo);
     let on = search(
         &mut lore,
         "staging database port",
@@ -244,8 +249,7 @@ fn an_index_of_schema_8_gains_the_sessions_in_place() {
 /// common-word memories outside any session that keep that candidate's own score low.
 fn two_turns_apart() -> (TestRepo, Lore, String, String) {
     let repo = TestRepo::new();
-    let mut lore = Lore::new(Store::discover(&repo.path()).unwrap());
-    lore.set_embedder(None);
+    let lore = bm25_only(&repo);
     let s = Some("chat-9");
     let seed = turn(
         &lore,
@@ -298,8 +302,7 @@ fn two_turns_away_the_share_is_halved_and_a_filtered_turn_still_counts() {
 #[test]
 fn a_neighbour_of_a_superseded_hit_stays_below_it_and_its_replacement() {
     let repo = TestRepo::new();
-    let mut lore = Lore::new(Store::discover(&repo.path()).unwrap());
-    lore.set_embedder(None);
+    let mut lore = bm25_only(&repo);
     let s = Some("chat-3");
     let old = turn(
         &lore,
@@ -341,4 +344,22 @@ fn a_neighbour_of_a_superseded_hit_stays_below_it_and_its_replacement() {
         };
         assert!(a < o && o < n, "answer {a}, old {o}, new {n}: {hits:#?}");
     }
+}
+
+/// A share outside 0..=0.9 (1 would let a neighbour tie its hit) is refused, saying so.
+#[test]
+fn a_share_outside_0_to_0_9_is_refused_saying_so() {
+    let with = |beside: f64| lore::ops::memory::Ranking {
+        beside: Some(beside),
+        ..Default::default()
+    };
+    for bad in [-0.1, 0.95, 1.0, f64::NAN] {
+        let err = with(bad).options().unwrap_err();
+        assert!(
+            err.to_string().contains("expected a number from 0 to 0.9"),
+            "{bad}: {err}"
+        );
+    }
+    assert_eq!(with(0.9).options().unwrap().beside, 0.9);
+    assert_eq!(with(0.0).options().unwrap().beside, 0.0);
 }

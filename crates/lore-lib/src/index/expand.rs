@@ -79,7 +79,8 @@ impl Index {
                 // Never above the same share of the seed's own score: a neighbour of a
                 // superseded or down-weighted hit stays below it (the share is under 1).
                 let lifted = (part * seed.fused * weights).min(part * seed.score);
-                if lifted > *score && weights > 0.0 {
+                // Above a score (never negative) only with weights above 0: the division holds.
+                if lifted > *score {
                     *score = lifted;
                     why.fused = lifted / weights;
                     why.beside = Some(seed.id.clone());

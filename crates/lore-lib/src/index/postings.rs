@@ -162,15 +162,24 @@ impl Iterator for Entries<'_> {
     }
 }
 
-/// Every entry of a block's data; an error (read as damage, so the index is rebuilt) when the
-/// data does not decode whole.
-fn decode_block(data: &[u8]) -> Result<Vec<Entry>> {
+/// Calls `f` with every entry of a block's data; an error (read as damage, so the index is
+/// rebuilt) when the data does not decode whole.
+fn each_entry(data: &[u8], mut f: impl FnMut(Entry)) -> Result<()> {
     let mut entries = Entries::new(data);
-    let list: Vec<Entry> = entries.by_ref().collect();
+    for e in entries.by_ref() {
+        f(e);
+    }
     match entries.damaged() {
         true => Err(damaged_block()),
-        false => Ok(list),
+        false => Ok(()),
     }
+}
+
+/// Every entry of a block's data; damage is an error (see [`each_entry`]).
+fn decode_block(data: &[u8]) -> Result<Vec<Entry>> {
+    let mut list = Vec::new();
+    each_entry(data, |e| list.push(e))?;
+    Ok(list)
 }
 
 /// The error a postings block that does not decode gives: SQLite's "a value of the wrong form",
@@ -540,18 +549,11 @@ fn each_posting(
     data: &[u8],
     mut f: impl FnMut(i64, &Entry),
 ) -> Result<()> {
-    let mut entries = Entries::new(data);
-    for e in entries.by_ref() {
-        match (block, tail) {
-            (Some(block), _) => f(rowid_of(block, &e), &e),
-            (None, Some(rowid)) => f(rowid, &e),
-            (None, None) => {}
-        }
-    }
-    match entries.damaged() {
-        true => Err(damaged_block()),
-        false => Ok(()),
-    }
+    each_entry(data, |e| match (block, tail) {
+        (Some(block), _) => f(rowid_of(block, &e), &e),
+        (None, Some(rowid)) => f(rowid, &e),
+        (None, None) => {}
+    })
 }
 
 /// One posting as [`dump`] gives it: the term, the memory's path, its counts and length.

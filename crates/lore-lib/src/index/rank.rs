@@ -211,7 +211,7 @@ pub fn fuse(candidates: Vec<Candidate>, options: &RankOptions) -> Vec<Scored> {
 
 /// Orders scored candidates best first (then the newer, then by id), after lifting every
 /// replacement above what it replaced.
-pub fn reorder(out: &mut [Scored]) {
+pub(crate) fn reorder(out: &mut [Scored]) {
     successors_take_relevance(out);
     out.sort_by(|a, b| {
         b.1.total_cmp(&a.1)
