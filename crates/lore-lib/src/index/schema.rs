@@ -130,6 +130,7 @@ pub fn prepare(conn: &Connection) -> Result<SchemaState> {
         }
     }
     conn.pragma_update(None, "synchronous", "NORMAL")?;
+    conn.pragma_update(None, "temp_store", "MEMORY")?;
     let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
     if version == SCHEMA_VERSION {
         // Cheap sanity check that the tables are readable.

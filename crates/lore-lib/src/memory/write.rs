@@ -13,6 +13,11 @@ use super::screening::screen_memory;
 use crate::error::{Error, Result};
 use crate::model::{Citation, Key, Memory, MemoryId, Namespace, Status, normalize_tags};
 use crate::record;
+
+/// Memories from which a batch write lands its objects as one pack rather than a loose file
+/// each (see [`crate::store::Store::transact_packed`]); smaller writes stay loose, for git's
+/// automatic packing, rather than leave many small packs.
+const PACKED_FROM: usize = 1_000;
 use crate::secrets::SecretReport;
 use crate::store::layout::{id_path, memory_path, path_of};
 use crate::store::{Edit, Message, Snapshot, WriteContext};
@@ -240,7 +245,7 @@ impl Lore {
         } else {
             IdPaths::empty(&ids)
         };
-        let (report, commit) = self.store.transact(|snap| {
+        let write = |snap: &crate::store::Snapshot<'_>| {
             let existing = indexed.on(&self.store, snap)?;
             let mut report = BatchReport::default();
             let mut edits = Vec::new();
@@ -269,7 +274,11 @@ impl Lore {
                 trailers: ctx.trailers(how.action, &[]),
             };
             Ok((edits, message, report))
-        })?;
+        };
+        let (report, commit) = match memories.len() >= PACKED_FROM {
+            true => self.store.transact_packed(write)?,
+            false => self.store.transact(write)?,
+        };
         Ok(BatchReport {
             commit: commit.map(|c| c.to_string()),
             secrets: secret_reports,

@@ -395,9 +395,19 @@ impl Store {
     /// writer moved the ref first, `build` runs again on the new tip. No edits: nothing is written.
     pub fn transact<T>(
         &self,
-        mut build: impl FnMut(&Snapshot<'_>) -> Result<(Vec<Edit>, Message, T)>,
+        build: impl FnMut(&Snapshot<'_>) -> Result<(Vec<Edit>, Message, T)>,
     ) -> Result<(T, Option<Oid>)> {
-        self.transact_ref(MEMORY_REF, |snap| {
+        self.transact_memory(build, &mut || Ok(()))
+    }
+
+    /// [`Store::transact`] with `before_swap` run after each attempt's commit is made and
+    /// before the ref moves to it (a packed write lands its objects there).
+    fn transact_memory<T>(
+        &self,
+        mut build: impl FnMut(&Snapshot<'_>) -> Result<(Vec<Edit>, Message, T)>,
+        before_swap: &mut dyn FnMut() -> Result<()>,
+    ) -> Result<(T, Option<Oid>)> {
+        self.transact_ref_then(MEMORY_REF, before_swap, |snap| {
             let (mut edits, message, value) = build(snap)?;
             let writes_store_file = edits
                 .iter()
@@ -419,6 +429,17 @@ impl Store {
     pub fn transact_ref<T>(
         &self,
         refname: &str,
+        build: impl FnMut(&Snapshot<'_>) -> Result<(RefWrite, T)>,
+    ) -> Result<(T, Option<Oid>)> {
+        self.transact_ref_then(refname, &mut || Ok(()), build)
+    }
+
+    /// [`Store::transact_ref`] with `before_swap` run between making each attempt's commit and
+    /// moving the ref to it.
+    fn transact_ref_then<T>(
+        &self,
+        refname: &str,
+        before_swap: &mut dyn FnMut() -> Result<()>,
         mut build: impl FnMut(&Snapshot<'_>) -> Result<(RefWrite, T)>,
     ) -> Result<(T, Option<Oid>)> {
         let mut backoff = Backoff::new(
@@ -451,6 +472,7 @@ impl Store {
             let mut parents: Vec<Oid> = first_parent.into_iter().collect();
             parents.extend(write.merge_parent);
             let commit = self.make_commit(&write.message, tree, &parents, &mut prior)?;
+            before_swap()?;
             if let Some(hook) = &self.before_ref_update {
                 hook();
             }

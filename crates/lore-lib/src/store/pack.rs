@@ -1,11 +1,22 @@
 //! Packing the repository's objects: the reachable loose objects into a pack as lore writes
-//! (one packer at a time), and refs and objects together for `gc`.
+//! (one packer at a time), refs and objects together for `gc`, and large writes that land
+//! their objects as one pack instead of a loose file each.
 
+use std::io::Write;
 use std::path::Path;
 use std::time::Duration;
 
-use super::{Store, git_cli};
+use git2::{Mempack, Odb, Oid, Repository};
+
+use super::{Edit, Message, Snapshot, Store, git_cli};
 use crate::error::{Error, Result};
+
+/// The priority of the in-memory backend a packed write reads and writes first (libgit2 gives
+/// the repository's loose and packed backends 1 and 2; alternates are never written to).
+const IN_MEMORY_FIRST: i32 = 1_000;
+
+/// Bytes of a pack holding no object: its 12-byte header and 20-byte checksum.
+const EMPTY_PACK: usize = 32;
 
 /// Packs beyond which a repack folds all of them into one (git's `gc.autoPackLimit`).
 const MOST_PACKS: usize = 50;
@@ -14,6 +25,30 @@ const MOST_PACKS: usize = 50;
 const STALE_LOCK: Duration = Duration::from_secs(3600);
 
 impl Store {
+    /// [`Store::transact`] for a large write (an import's batch): the objects it makes are held
+    /// in memory and land as one pack, with its index, before the ref moves to the commit,
+    /// instead of one loose file each (20,000 memories written loose cost as many files
+    /// created, then packed and deleted). A lost race lands that attempt's pack unreferenced,
+    /// as a loose write leaves its objects, and tries again.
+    pub fn transact_packed<T>(
+        &self,
+        build: impl FnMut(&Snapshot<'_>) -> Result<(Vec<Edit>, Message, T)>,
+    ) -> Result<(T, Option<Oid>)> {
+        let on_disk = self.repo.odb()?;
+        // Every object the repository has stays readable (its objects directory as an
+        // alternate, which libgit2 never writes to); every new one goes to memory.
+        let staged = Odb::new()?;
+        let objects = self.common_dir().join("objects");
+        staged.add_disk_alternate(&objects.to_string_lossy())?;
+        let in_memory = staged.add_new_mempack_backend(IN_MEMORY_FIRST)?;
+        self.repo.set_odb(&staged)?;
+        let _restore = RestoreOdb {
+            repo: &self.repo,
+            odb: &on_disk,
+        };
+        self.transact_memory(build, &mut || land_pack(&self.repo, &in_memory, &on_disk))
+    }
+
     /// Packs lore's refs (and every loose ref with them) and the repository's loose objects, as
     /// `git pack-refs --all` and [`Store::pack_objects`] do. Returns true when done.
     pub fn pack(&self) -> Result<bool> {
@@ -79,4 +114,34 @@ pub fn pack_sizes(git_dir: &Path) -> Vec<u64> {
         .filter_map(|e| e.metadata().ok())
         .map(|m| m.len())
         .collect()
+}
+
+/// Puts the repository's own object database back when a packed write ends, however it ends
+/// (the in-memory one must never outlive the write: objects written to it would be lost).
+struct RestoreOdb<'a> {
+    repo: &'a Repository,
+    odb: &'a Odb<'a>,
+}
+
+impl Drop for RestoreOdb<'_> {
+    fn drop(&mut self) {
+        // libgit2 only swaps a reference-counted pointer here: it cannot fail.
+        let _ = self.repo.set_odb(self.odb);
+    }
+}
+
+/// Writes the objects held in memory as one pack (and its index) into the repository's
+/// objects, then empties the memory for the next attempt.
+fn land_pack(repo: &Repository, in_memory: &Mempack<'_>, on_disk: &Odb<'_>) -> Result<()> {
+    let mut pack = git2::Buf::new();
+    in_memory.dump(repo, &mut pack)?;
+    if pack.len() > EMPTY_PACK {
+        let mut writer = on_disk.packwriter()?;
+        writer
+            .write_all(&pack)
+            .map_err(|e| Error::io("writing a pack of new objects".to_string(), e))?;
+        writer.commit()?;
+    }
+    in_memory.reset()?;
+    Ok(())
 }
