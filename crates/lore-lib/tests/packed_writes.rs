@@ -38,6 +38,25 @@ fn loose_and_packs(repo: &TestRepo) -> (usize, usize) {
     (field("count: "), field("packs: "))
 }
 
+/// The repository's pack index files.
+fn packs_of(repo: &TestRepo) -> std::collections::BTreeSet<std::path::PathBuf> {
+    let dir = repo.path().join(".git/objects/pack");
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "idx"))
+        .collect()
+}
+
+/// How many objects a pack holds (git's own reading of it).
+fn objects_in(repo: &TestRepo, idx: &std::path::Path) -> usize {
+    let listed = repo.git(&["verify-pack", "-v", &idx.to_string_lossy()]);
+    listed
+        .lines()
+        .filter(|l| l.len() > 40 && l[..40].bytes().all(|b| b.is_ascii_hexdigit()))
+        .count()
+}
+
 fn blob_of(repo: &TestRepo, path: &str) -> String {
     repo.git(&["cat-file", "-p", &format!("refs/lore/memory:{path}")])
 }
@@ -62,11 +81,19 @@ fn a_packed_write_lands_one_pack_and_nothing_loose() {
     );
     repo.git(&["fsck", "--strict", "--no-dangling"]);
 
-    // The same contents again: only a commit is new, and it is packed too.
-    let ((), again) = store
-        .transact_packed(|_| Ok((upserts("fact", 50), message("the same again"), ())))
+    // Five more files: their pack holds them, the trees above them and the commit, not the
+    // files written before.
+    let before = packs_of(&repo);
+    store
+        .transact_packed(|_| Ok((upserts("more", 5), message("import 5"), ())))
         .unwrap();
-    assert_ne!(again, commit);
+    let new: Vec<_> = packs_of(&repo).difference(&before).cloned().collect();
+    assert_eq!(new.len(), 1, "{new:?}");
+    assert_eq!(
+        objects_in(&repo, &new[0]),
+        5 + 2 + 1,
+        "blobs, trees and commit"
+    );
     assert_eq!(loose_and_packs(&repo), (loose, packs + 1));
 }
 

@@ -137,6 +137,10 @@ fn one_line(text: &str, max: usize) -> String {
     }
 }
 
+/// A step between making a transaction's commit (given, with the edits it made) and moving the
+/// ref to it.
+type BeforeSwap<'a> = dyn FnMut(Oid, &[Edit]) -> Result<()> + 'a;
+
 /// What one transaction on a ref writes.
 #[derive(Clone, Debug, Default)]
 pub struct RefWrite {
@@ -397,7 +401,7 @@ impl Store {
         &self,
         build: impl FnMut(&Snapshot<'_>) -> Result<(Vec<Edit>, Message, T)>,
     ) -> Result<(T, Option<Oid>)> {
-        self.transact_memory(build, &mut || Ok(()))
+        self.transact_memory(build, &mut |_, _| Ok(()))
     }
 
     /// [`Store::transact`] with `before_swap` run after each attempt's commit is made and
@@ -405,7 +409,7 @@ impl Store {
     fn transact_memory<T>(
         &self,
         mut build: impl FnMut(&Snapshot<'_>) -> Result<(Vec<Edit>, Message, T)>,
-        before_swap: &mut dyn FnMut() -> Result<()>,
+        before_swap: &mut BeforeSwap<'_>,
     ) -> Result<(T, Option<Oid>)> {
         self.transact_ref_then(MEMORY_REF, before_swap, |snap| {
             let (mut edits, message, value) = build(snap)?;
@@ -431,7 +435,7 @@ impl Store {
         refname: &str,
         build: impl FnMut(&Snapshot<'_>) -> Result<(RefWrite, T)>,
     ) -> Result<(T, Option<Oid>)> {
-        self.transact_ref_then(refname, &mut || Ok(()), build)
+        self.transact_ref_then(refname, &mut |_, _| Ok(()), build)
     }
 
     /// [`Store::transact_ref`] with `before_swap` run between making each attempt's commit and
@@ -439,7 +443,7 @@ impl Store {
     fn transact_ref_then<T>(
         &self,
         refname: &str,
-        before_swap: &mut dyn FnMut() -> Result<()>,
+        before_swap: &mut BeforeSwap<'_>,
         mut build: impl FnMut(&Snapshot<'_>) -> Result<(RefWrite, T)>,
     ) -> Result<(T, Option<Oid>)> {
         let mut backoff = Backoff::new(
@@ -472,7 +476,7 @@ impl Store {
             let mut parents: Vec<Oid> = first_parent.into_iter().collect();
             parents.extend(write.merge_parent);
             let commit = self.make_commit(&write.message, tree, &parents, &mut prior)?;
-            before_swap()?;
+            before_swap(commit, &write.edits)?;
             if let Some(hook) = &self.before_ref_update {
                 hook();
             }

@@ -6,7 +6,9 @@ use std::io::Write;
 use std::path::Path;
 use std::time::Duration;
 
-use git2::{Mempack, Odb, Oid, Repository};
+use std::collections::HashSet;
+
+use git2::{ObjectType, Odb, Oid, Repository};
 
 use super::{Edit, Message, Snapshot, Store, git_cli};
 use crate::error::{Error, Result};
@@ -46,7 +48,11 @@ impl Store {
             repo: &self.repo,
             odb: &on_disk,
         };
-        self.transact_memory(build, &mut || land_pack(&self.repo, &in_memory, &on_disk))
+        self.transact_memory(build, &mut |commit, edits| {
+            land_pack(&self.repo, &on_disk, commit, edits)?;
+            in_memory.reset()?;
+            Ok(())
+        })
     }
 
     /// Packs lore's refs (and every loose ref with them) and the repository's loose objects, as
@@ -130,11 +136,43 @@ impl Drop for RestoreOdb<'_> {
     }
 }
 
-/// Writes the objects held in memory as one pack (and its index) into the repository's
-/// objects, then empties the memory for the next attempt.
-fn land_pack(repo: &Repository, in_memory: &Mempack<'_>, on_disk: &Odb<'_>) -> Result<()> {
+/// Writes the objects a commit added as one pack (and its index) into the repository's
+/// objects: the commit, the trees on the path to each file it edits, and the files it wrote.
+/// (libgit2's own dump of the objects in memory would pack each commit's whole tree.) An
+/// object the repository had already (an edit that changed nothing) is packed again, which
+/// git allows.
+fn land_pack(repo: &Repository, on_disk: &Odb<'_>, commit: Oid, edits: &[Edit]) -> Result<()> {
+    let root = repo.find_commit(commit)?.tree()?;
+    let mut objects = vec![commit, root.id()];
+    let mut trees = HashSet::new();
+    for edit in edits {
+        let (Edit::Upsert { path, .. } | Edit::Remove { path }) = edit;
+        let mut dir = String::new();
+        for part in path.split('/') {
+            if !dir.is_empty() {
+                dir.push('/');
+            }
+            dir.push_str(part);
+            match root.get_path(Path::new(&dir)) {
+                Ok(entry) => match entry.kind() {
+                    Some(ObjectType::Tree) if trees.insert(entry.id()) => objects.push(entry.id()),
+                    Some(ObjectType::Blob) if matches!(edit, Edit::Upsert { .. }) => {
+                        objects.push(entry.id())
+                    }
+                    _ => {}
+                },
+                // A removed file (or a directory it emptied) is not in the new tree.
+                Err(e) if e.code() == git2::ErrorCode::NotFound => break,
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+    let mut builder = repo.packbuilder()?;
+    for oid in objects {
+        builder.insert_object(oid, None)?;
+    }
     let mut pack = git2::Buf::new();
-    in_memory.dump(repo, &mut pack)?;
+    builder.write_buf(&mut pack)?;
     if pack.len() > EMPTY_PACK {
         let mut writer = on_disk.packwriter()?;
         writer
@@ -142,6 +180,5 @@ fn land_pack(repo: &Repository, in_memory: &Mempack<'_>, on_disk: &Odb<'_>) -> R
             .map_err(|e| Error::io("writing a pack of new objects".to_string(), e))?;
         writer.commit()?;
     }
-    in_memory.reset()?;
     Ok(())
 }
