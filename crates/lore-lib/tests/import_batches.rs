@@ -1,6 +1,6 @@
 //! A JSONL import landing in several commits: every record written once, the index current
 //! when the import ends (the next command catches nothing up), a re-import adding nothing,
-//! and the loose objects packed.
+//! the loose objects packed, and the records grouped by the directory they land in.
 
 use lore::ops::Env;
 use lore::ops::transfer::{Import, Imported};
@@ -99,4 +99,84 @@ fn a_record_the_write_refuses_in_a_later_batch_refuses_the_whole_import() {
         .output()
         .unwrap();
     assert!(!tip.status.success(), "an earlier batch was written");
+}
+
+/// The directories each commit on the memory ref changed, oldest commit first.
+fn dirs_per_commit(repo: &TestRepo) -> Vec<std::collections::BTreeSet<String>> {
+    let log = repo.git(&[
+        "log",
+        "--reverse",
+        "--format=tformat:commit",
+        "--name-only",
+        "refs/lore/memory",
+    ]);
+    let mut out: Vec<std::collections::BTreeSet<String>> = Vec::new();
+    for line in log.lines().filter(|l| !l.is_empty()) {
+        match line {
+            "commit" => out.push(Default::default()),
+            path => {
+                let dir = path.rsplit_once('/').map_or("", |(d, _)| d);
+                out.last_mut().unwrap().insert(dir.to_string());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn a_batched_import_writes_records_grouped_by_the_directory_they_land_in() {
+    let repo = TestRepo::new();
+    let mut lore = Lore::new(Store::discover(&repo.path()).unwrap());
+    // Keyed records of two namespaces, alternating: in input order every batch of four would
+    // write to both namespaces' directories. A bad line and a dropped field in between.
+    let mut data = String::new();
+    for i in 0..8 {
+        let ns = if i % 2 == 0 { "decisions" } else { "learnings" };
+        let mut record = serde_json::json!({
+            "namespace": ns,
+            "key": format!("fact-{i}"),
+            "summary": format!("fact {i} of {ns}"),
+        });
+        if i == 5 {
+            record["citations"] = serde_json::json!("not a list");
+        }
+        data += &(record.to_string() + "\n");
+        if i == 2 {
+            data += "not json\n";
+        }
+    }
+    let out = import(&mut lore, &data);
+    assert_eq!((out.read, out.report.written), (8, 8));
+    // Each warning once, naming the line it is about in the input.
+    let bad: Vec<_> = out
+        .warnings
+        .iter()
+        .filter(|w| w.contains("not JSON"))
+        .collect();
+    assert_eq!(bad.len(), 1, "{:?}", out.warnings);
+    assert!(bad[0].contains(":4"), "{bad:?}");
+    let dropped: Vec<_> = (out.warnings.iter())
+        .filter(|w| w.contains("citations dropped"))
+        .collect();
+    assert_eq!(dropped.len(), 1, "{:?}", out.warnings);
+    assert!(dropped[0].contains(":7"), "{dropped:?}");
+
+    let commits = dirs_per_commit(&repo);
+    let imports: Vec<_> = commits
+        .iter()
+        .filter(|dirs| dirs.iter().any(|d| d == "decisions" || d == "learnings"))
+        .collect();
+    assert_eq!(imports.len(), 2, "{commits:?}");
+    for dirs in imports {
+        let namespaces: Vec<_> = dirs
+            .iter()
+            .filter(|d| *d == "decisions" || *d == "learnings")
+            .collect();
+        assert_eq!(namespaces.len(), 1, "a batch wrote to both: {dirs:?}");
+    }
+    // Within a batch, records keep their input order: the last of each namespace is there.
+    assert_eq!(
+        lore.get("learnings/fact-7").unwrap().summary,
+        "fact 7 of learnings"
+    );
 }

@@ -26,6 +26,17 @@ pub fn import(input: &mut dyn BufRead, source: &str, now: Timestamp) -> Result<C
     Ok(reader.next_batch(now, usize::MAX)?.unwrap_or_default())
 }
 
+/// Where one line of the input is: its first byte, its length and its number (from 1).
+#[derive(Clone, Copy, Debug)]
+pub struct LineSpan {
+    /// The offset of its first byte.
+    pub offset: u64,
+    /// Its length in bytes, the newline included.
+    pub len: u64,
+    /// Its line number.
+    pub line: usize,
+}
+
 /// JSON lines read a batch at a time, so a large file is never held whole.
 pub struct Reader<'a> {
     input: &'a mut dyn BufRead,
@@ -33,6 +44,8 @@ pub struct Reader<'a> {
     line_no: usize,
     bytes: u64,
     buf: Vec<u8>,
+    /// The lines of the last batch's records, in the order of its records.
+    spans: Vec<LineSpan>,
 }
 
 impl<'a> Reader<'a> {
@@ -44,7 +57,13 @@ impl<'a> Reader<'a> {
             line_no: 0,
             bytes: 0,
             buf: Vec::new(),
+            spans: Vec::new(),
         }
+    }
+
+    /// The line each memory of the last batch was read from (by [`Converted::kept`]).
+    pub fn lines_of(&self, converted: &Converted) -> Vec<LineSpan> {
+        converted.kept.iter().map(|&at| self.spans[at]).collect()
     }
 
     /// Bytes read so far.
@@ -57,6 +76,7 @@ impl<'a> Reader<'a> {
         let mut records = Vec::new();
         let mut bad = Vec::new();
         let mut ended = true;
+        self.spans.clear();
         while records.len() < max {
             self.buf.clear();
             let n = self
@@ -68,10 +88,18 @@ impl<'a> Reader<'a> {
             }
             ended = false;
             self.line_no += 1;
+            let span = LineSpan {
+                offset: self.bytes,
+                len: n as u64,
+                line: self.line_no,
+            };
             self.bytes += n as u64;
             let origin = format!("{}:{}", self.source, self.line_no);
             match record(&self.buf, origin) {
-                Ok(Some(rec)) => records.push(rec),
+                Ok(Some(rec)) => {
+                    records.push(rec);
+                    self.spans.push(span);
+                }
                 Ok(None) => {}
                 Err(why) => bad.push(why),
             }
@@ -79,11 +107,32 @@ impl<'a> Reader<'a> {
         if ended && records.is_empty() && bad.is_empty() {
             return Ok(None);
         }
-        let mut converted = convert_all(&records, now);
-        bad.append(&mut converted.warnings);
-        converted.warnings = bad;
-        Ok(Some(converted))
+        Ok(Some(finish(&records, bad, now)))
     }
+}
+
+/// Converts lines read again by their place (`(line number, bytes)`, as [`Reader`] read them
+/// from `source`): the same records, named by the same line numbers, as when read in order.
+pub fn convert_lines(lines: &[(usize, Vec<u8>)], source: &str, now: Timestamp) -> Converted {
+    let mut records = Vec::new();
+    let mut bad = Vec::new();
+    for (line, bytes) in lines {
+        match record(bytes, format!("{source}:{line}")) {
+            Ok(Some(rec)) => records.push(rec),
+            Ok(None) => {}
+            Err(why) => bad.push(why),
+        }
+    }
+    finish(&records, bad, now)
+}
+
+/// Converts the records read; the lines skipped (`bad`) are warned of before what conversion
+/// says.
+fn finish(records: &[ImportRecord], mut bad: Vec<String>, now: Timestamp) -> Converted {
+    let mut converted = convert_all(records, now);
+    bad.append(&mut converted.warnings);
+    converted.warnings = bad;
+    converted
 }
 
 /// One line as a record (`None` for a blank line), or why it was skipped.

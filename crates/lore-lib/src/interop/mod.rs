@@ -42,6 +42,9 @@ pub struct Converted {
     /// The ids made from the record's content or origin (it named none): a memory with such an
     /// id that exists already is this record imported before.
     pub derived_ids: std::collections::HashSet<MemoryId>,
+    /// For each memory, the position of the record it came from among the records converted
+    /// (records that could not be converted have none).
+    pub kept: Vec<usize>,
 }
 
 fn field<'a>(fields: &'a serde_norway::Mapping, name: &str) -> Option<&'a Value> {
@@ -294,13 +297,14 @@ pub fn convert_all(records: &[ImportRecord], now: Timestamp) -> Converted {
     let mut out = Converted::default();
     // Why records were skipped, each reason once with where it happened.
     let mut skipped: Vec<(String, Vec<String>)> = Vec::new();
-    for rec in records {
+    for (at, rec) in records.iter().enumerate() {
         match convert(rec, now, &mut out.warnings) {
             Ok(m) => {
                 if rec.fallback_id.as_ref() == Some(&m.id) {
                     out.derived_ids.insert(m.id.clone());
                 }
                 out.memories.push(m);
+                out.kept.push(at);
             }
             Err(Error::Parse { context, message }) if context == rec.origin => {
                 match skipped.iter_mut().find(|(why, _)| *why == message) {

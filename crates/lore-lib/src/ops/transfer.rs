@@ -124,17 +124,13 @@ impl Operation for Import {
             }
             Format::Jsonl => match (&self.data, &self.path) {
                 (Some(data), None) => {
-                    let open =
-                        || -> Result<Box<dyn BufRead + '_>> { Ok(Box::new(data.as_bytes())) };
-                    self.land_jsonl(env, &open, "the data given", None, &mut out)?
+                    self.land_jsonl(env, &JsonlInput::Data(data), None, &mut out)?
                 }
                 (None, Some(p)) => {
-                    let open = || -> Result<Box<dyn BufRead>> {
-                        let file = std::fs::File::open(p).map_err(|e| Error::io(p.clone(), e))?;
-                        Ok(Box::new(BufReader::new(file)))
-                    };
-                    let len = std::fs::metadata(p).ok().map(|m| m.len());
-                    self.land_jsonl(env, &open, p, len, &mut out)?
+                    let file = std::fs::File::open(p).map_err(|e| Error::io(p.clone(), e))?;
+                    let len = file.metadata().ok().map(|m| m.len());
+                    let input = JsonlInput::File { path: p, file };
+                    self.land_jsonl(env, &input, len, &mut out)?
                 }
                 _ => {
                     return Err(Error::Invalid {
@@ -161,47 +157,99 @@ impl Operation for Import {
 
 impl Import {
     /// Reads JSON lines a batch at a time and lands each batch. Input of more than one batch
-    /// is read twice (`open` gives it from the start): first every record is checked as the
-    /// write would check it, so bad data refuses the whole import before anything is written.
-    fn land_jsonl<'d>(
+    /// is read twice: first every record is checked as the write would check it, so bad data
+    /// refuses the whole import before anything is written, and each record's line and place
+    /// in the memory tree are noted; then the records are written grouped by place
+    /// ([`Import::land_by_place`]).
+    fn land_jsonl(
         &self,
         env: &mut Env<'_>,
-        open: &dyn Fn() -> Result<Box<dyn BufRead + 'd>>,
-        source: &str,
+        input: &JsonlInput<'_>,
         len: Option<u64>,
         out: &mut Imported,
     ) -> Result<()> {
         let now = crate::model::to_millis(env.write.now.unwrap_or_else(jiff::Timestamp::now));
         let batch = self.batch.unwrap_or(IMPORT_BATCH).max(1);
-        let mut input = open()?;
-        let mut reader = interop::jsonl::Reader::new(&mut *input, source);
+        let source = input.name();
+        let mut stream = input.open()?;
+        let mut reader = interop::jsonl::Reader::new(&mut *stream, source);
         let first = reader.next_batch(now, batch)?;
         let more = first.is_some() && reader.next_batch(now, batch)?.is_some();
         if more && !self.dry_run {
             env.progress.phase("checking (bytes read)", len);
-            let mut input = open()?;
-            let mut reader = interop::jsonl::Reader::new(&mut *input, source);
+            let mut stream = input.open()?;
+            let mut reader = interop::jsonl::Reader::new(&mut *stream, source);
+            let mut places = Vec::new();
             while let Some(converted) = reader.next_batch(now, batch)? {
                 env.lore.check_batch(&converted.memories)?;
+                let lines = reader.lines_of(&converted);
+                for (m, line) in converted.memories.iter().zip(lines) {
+                    places.push(Place {
+                        dir: dir_key(&crate::store::layout::path_of(m)),
+                        line,
+                    });
+                }
+                // Said once, here: the write converts the same lines again.
+                out.warnings.extend(converted.warnings);
                 env.progress.advance(reader.bytes_read());
             }
+            return self.land_by_place(env, input, places, batch, now, out);
         }
         env.progress.phase("importing (bytes read)", len);
-        let mut input = open()?;
-        let mut reader = interop::jsonl::Reader::new(&mut *input, source);
+        let mut stream = input.open()?;
+        let mut reader = interop::jsonl::Reader::new(&mut *stream, source);
         while let Some(converted) = reader.next_batch(now, batch)? {
             self.land(env, converted, out)?;
-            // Each batch leaves its objects loose (about 4 kB each on disk): packed once there
-            // are more than IMPORT_LOOSE_MOST, an import of a million never holds them all.
-            if !self.dry_run
-                && let Err(e) = env.lore.pack_if_over(IMPORT_LOOSE_MOST)
-            {
-                out.warnings
-                    .push(format!("packing loose objects failed: {e}"));
-            }
+            self.pack_between_batches(env, out);
             env.progress.advance(reader.bytes_read());
         }
         Ok(())
+    }
+
+    /// Writes the records at `places` a batch at a time, grouped by the directory of the
+    /// memory tree they land in (in input order within a batch). Each commit rewrites the tree
+    /// of every directory it adds to: in input order, every batch of a large import adds to
+    /// nearly every fan-out directory, so a million memories in 50 batches wrote each
+    /// directory's tree 50 times (1.3 GB of trees in the packs, against 0.36 GB of memories);
+    /// grouped, most directories are written once.
+    fn land_by_place(
+        &self,
+        env: &mut Env<'_>,
+        input: &JsonlInput<'_>,
+        mut places: Vec<Place>,
+        batch: usize,
+        now: jiff::Timestamp,
+        out: &mut Imported,
+    ) -> Result<()> {
+        places.sort_by_key(|p| (p.dir, p.line.offset));
+        env.progress
+            .phase("importing (records)", Some(places.len() as u64));
+        let mut done = 0;
+        for group in places.chunks_mut(batch) {
+            group.sort_by_key(|p| p.line.offset);
+            let lines = (group.iter())
+                .map(|p| Ok((p.line.line, input.line(&p.line)?)))
+                .collect::<Result<Vec<_>>>()?;
+            let mut converted = interop::jsonl::convert_lines(&lines, input.name(), now);
+            converted.warnings.clear();
+            self.land(env, converted, out)?;
+            self.pack_between_batches(env, out);
+            done += group.len() as u64;
+            env.progress.advance(done);
+        }
+        Ok(())
+    }
+
+    /// Packs loose objects between batches once there are more than [`IMPORT_LOOSE_MOST`]
+    /// (batches of fewer than 1,000 memories leave theirs loose), so an import never holds them
+    /// all loose; a failure is a warning.
+    fn pack_between_batches(&self, env: &mut Env<'_>, out: &mut Imported) {
+        if !self.dry_run
+            && let Err(e) = env.lore.pack_if_over(IMPORT_LOOSE_MOST)
+        {
+            out.warnings
+                .push(format!("packing loose objects failed: {e}"));
+        }
     }
 
     /// Writes one batch of converted records as one commit (those imported before, purged
@@ -277,6 +325,77 @@ impl Import {
         out.warnings.append(&mut converted.warnings);
         Ok(())
     }
+}
+
+/// The JSON lines an import reads, read from the start or a line at a time by its place.
+enum JsonlInput<'a> {
+    /// Given inline.
+    Data(&'a str),
+    /// A file.
+    File { path: &'a str, file: std::fs::File },
+}
+
+impl JsonlInput<'_> {
+    /// What messages call it.
+    fn name(&self) -> &str {
+        match self {
+            JsonlInput::Data(_) => "the data given",
+            JsonlInput::File { path, .. } => path,
+        }
+    }
+
+    /// The whole input from its start.
+    fn open(&self) -> Result<Box<dyn BufRead + '_>> {
+        match self {
+            JsonlInput::Data(data) => Ok(Box::new(data.as_bytes())),
+            JsonlInput::File { path, .. } => {
+                let file = std::fs::File::open(path).map_err(|e| Error::io(path.to_string(), e))?;
+                Ok(Box::new(BufReader::new(file)))
+            }
+        }
+    }
+
+    /// One line, by where an earlier read found it.
+    fn line(&self, at: &interop::jsonl::LineSpan) -> Result<Vec<u8>> {
+        let changed = || Error::Invalid {
+            what: "import input",
+            value: self.name().to_string(),
+            reason: format!(
+                "line {} is no longer where it was read: the input changed during the import",
+                at.line
+            ),
+        };
+        let len = usize::try_from(at.len).map_err(|_| changed())?;
+        match self {
+            JsonlInput::Data(data) => usize::try_from(at.offset)
+                .ok()
+                .and_then(|start| data.as_bytes().get(start..start.checked_add(len)?))
+                .map(<[u8]>::to_vec)
+                .ok_or_else(changed),
+            JsonlInput::File { file, .. } => {
+                let mut bytes = vec![0u8; len];
+                std::os::unix::fs::FileExt::read_exact_at(file, &mut bytes, at.offset)
+                    .map_err(|_| changed())?;
+                Ok(bytes)
+            }
+        }
+    }
+}
+
+/// Where a record of an import is: the directory of the memory tree it lands in (hashed) and
+/// its line in the input.
+struct Place {
+    dir: u64,
+    line: interop::jsonl::LineSpan,
+}
+
+/// A key for the directory of a path in the memory tree (its parent).
+fn dir_key(path: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let dir = path.rsplit_once('/').map_or("", |(dir, _)| dir);
+    let mut hasher = std::hash::DefaultHasher::new();
+    dir.hash(&mut hasher);
+    hasher.finish()
 }
 
 /// A note carries less than a memory file (its body framed as git-notes-memory frames it): a
