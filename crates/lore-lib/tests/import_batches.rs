@@ -180,3 +180,35 @@ fn a_batched_import_writes_records_grouped_by_the_directory_they_land_in() {
         "fact 7 of learnings"
     );
 }
+
+#[test]
+fn an_input_naming_a_memory_twice_is_written_in_input_order() {
+    let repo = TestRepo::new();
+    let mut lore = Lore::new(Store::discover(&repo.path()).unwrap());
+    let record = |key: &str, summary: &str| {
+        serde_json::json!({"namespace": "decisions", "key": key, "summary": summary}).to_string()
+            + "\n"
+    };
+    // The same key twice, far apart: grouped by directory they would share a batch, and the
+    // first would win.
+    let mut data = record("kk", "the first version");
+    data += &jsonl(5);
+    data += &record("kk", "the second version");
+    let mut env = Env::new(&mut lore, WriteContext::default());
+    let out = env
+        .run(Import {
+            format: "jsonl".into(),
+            data: Some(data),
+            batch: Some(2),
+            replace: true,
+            ..Import::default()
+        })
+        .unwrap();
+    assert_eq!(out.read, 7);
+    assert_eq!(
+        lore.get("decisions/kk").unwrap().summary,
+        "the second version",
+        "{out:?}"
+    );
+    assert_eq!(out.report.replaced, 1, "{out:?}");
+}

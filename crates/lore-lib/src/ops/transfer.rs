@@ -180,20 +180,35 @@ impl Import {
             let mut stream = input.open()?;
             let mut reader = interop::jsonl::Reader::new(&mut *stream, source);
             let mut places = Vec::new();
+            let mut check_warnings = Vec::new();
+            // Grouping keeps input order only within a batch: an input that names an id or a
+            // path twice is written in input order, so which record wins stays as it was.
+            let (mut ids, mut paths) = (HashSet::new(), HashSet::new());
+            let mut distinct = true;
             while let Some(converted) = reader.next_batch(now, batch)? {
                 env.lore.check_batch(&converted.memories)?;
                 let lines = reader.lines_of(&converted);
                 for (m, line) in converted.memories.iter().zip(lines) {
-                    places.push(Place {
-                        dir: dir_key(&crate::store::layout::path_of(m)),
-                        line,
-                    });
+                    let path = crate::store::layout::path_of(m);
+                    distinct = distinct
+                        && ids.insert(hash_of(m.id.as_str()))
+                        && paths.insert(hash_of(&path));
+                    if distinct {
+                        let dir = path.rsplit_once('/').map_or("", |(dir, _)| dir);
+                        places.push(Place {
+                            dir: hash_of(dir),
+                            line,
+                        });
+                    }
                 }
-                // Said once, here: the write converts the same lines again.
-                out.warnings.extend(converted.warnings);
+                check_warnings.extend(converted.warnings);
                 env.progress.advance(reader.bytes_read());
             }
-            return self.land_by_place(env, input, places, batch, now, out);
+            if distinct {
+                // Said once, here: the write converts the same lines again.
+                out.warnings.append(&mut check_warnings);
+                return self.land_by_place(env, input, places, batch, now, out);
+            }
         }
         env.progress.phase("importing (bytes read)", len);
         let mut stream = input.open()?;
@@ -231,6 +246,14 @@ impl Import {
                 .map(|p| Ok((p.line.line, input.line(&p.line)?)))
                 .collect::<Result<Vec<_>>>()?;
             let mut converted = interop::jsonl::convert_lines(&lines, input.name(), now);
+            if converted.memories.len() != group.len() {
+                // Lines that converted when checked no longer do: the file was rewritten.
+                return Err(Error::Invalid {
+                    what: "import input",
+                    value: input.name().to_string(),
+                    reason: "records checked before no longer read the same: the input changed during the import".into(),
+                });
+            }
             converted.warnings.clear();
             self.land(env, converted, out)?;
             self.pack_between_batches(env, out);
@@ -348,8 +371,12 @@ impl JsonlInput<'_> {
     fn open(&self) -> Result<Box<dyn BufRead + '_>> {
         match self {
             JsonlInput::Data(data) => Ok(Box::new(data.as_bytes())),
-            JsonlInput::File { path, .. } => {
-                let file = std::fs::File::open(path).map_err(|e| Error::io(path.to_string(), e))?;
+            // The file opened once: every pass reads the same file, even if another is
+            // renamed into its place meanwhile.
+            JsonlInput::File { path, file } => {
+                let mut file = file;
+                std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(0))
+                    .map_err(|e| Error::io(path.to_string(), e))?;
                 Ok(Box::new(BufReader::new(file)))
             }
         }
@@ -389,12 +416,12 @@ struct Place {
     line: interop::jsonl::LineSpan,
 }
 
-/// A key for the directory of a path in the memory tree (its parent).
-fn dir_key(path: &str) -> u64 {
+/// A 64-bit key for a text (an id, a path, a directory): equal texts, equal keys (a rare
+/// collision only groups two directories together, or writes an import in input order).
+fn hash_of(text: &str) -> u64 {
     use std::hash::{Hash, Hasher};
-    let dir = path.rsplit_once('/').map_or("", |(dir, _)| dir);
     let mut hasher = std::hash::DefaultHasher::new();
-    dir.hash(&mut hasher);
+    text.hash(&mut hasher);
     hasher.finish()
 }
 

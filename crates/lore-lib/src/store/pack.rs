@@ -36,12 +36,17 @@ impl Store {
         &self,
         build: impl FnMut(&Snapshot<'_>) -> Result<(Vec<Edit>, Message, T)>,
     ) -> Result<(T, Option<Oid>)> {
+        let objects = self.common_dir().join("objects");
+        // libgit2 takes the path as text: a repository at a path that is not UTF-8 writes
+        // loose.
+        let Some(objects) = objects.to_str() else {
+            return self.transact(build);
+        };
         let on_disk = self.repo.odb()?;
         // Every object the repository has stays readable (its objects directory as an
         // alternate, which libgit2 never writes to); every new one goes to memory.
         let staged = Odb::new()?;
-        let objects = self.common_dir().join("objects");
-        staged.add_disk_alternate(&objects.to_string_lossy())?;
+        staged.add_disk_alternate(objects)?;
         let in_memory = staged.add_new_mempack_backend(IN_MEMORY_FIRST)?;
         self.repo.set_odb(&staged)?;
         let _restore = RestoreOdb {
