@@ -14,13 +14,14 @@ use crate::error::{Error, Result};
 use crate::model::{Citation, Key, Memory, MemoryId, Namespace, Status, normalize_tags};
 use crate::record;
 
+use crate::secrets::SecretReport;
+use crate::store::layout::{id_path, memory_path, path_of};
+use crate::store::{Edit, Message, Snapshot, WriteContext};
+
 /// Memories from which a batch write lands its objects as one pack rather than a loose file
 /// each (see [`crate::store::Store::transact_packed`]); smaller writes stay loose, for git's
 /// automatic packing, rather than leave many small packs.
 const PACKED_FROM: usize = 1_000;
-use crate::secrets::SecretReport;
-use crate::store::layout::{id_path, memory_path, path_of};
-use crate::store::{Edit, Message, Snapshot, WriteContext};
 
 /// A memory to write, as given by a user or an agent.
 #[derive(Clone, Debug, Default)]

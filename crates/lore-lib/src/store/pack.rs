@@ -17,9 +17,6 @@ use crate::error::{Error, Result};
 /// the repository's loose and packed backends 1 and 2; alternates are never written to).
 const IN_MEMORY_FIRST: i32 = 1_000;
 
-/// Bytes of a pack holding no object: its 12-byte header and 20-byte checksum.
-const EMPTY_PACK: usize = 32;
-
 /// Packs beyond which a repack folds all of them into one (git's `gc.autoPackLimit`).
 const MOST_PACKS: usize = 50;
 
@@ -178,12 +175,11 @@ fn land_pack(repo: &Repository, on_disk: &Odb<'_>, commit: Oid, edits: &[Edit]) 
     }
     let mut pack = git2::Buf::new();
     builder.write_buf(&mut pack)?;
-    if pack.len() > EMPTY_PACK {
-        let mut writer = on_disk.packwriter()?;
-        writer
-            .write_all(&pack)
-            .map_err(|e| Error::io("writing a pack of new objects".to_string(), e))?;
-        writer.commit()?;
-    }
+    // Never empty: the commit is always new.
+    let mut writer = on_disk.packwriter()?;
+    writer
+        .write_all(&pack)
+        .map_err(|e| Error::io("writing a pack of new objects".to_string(), e))?;
+    writer.commit()?;
     Ok(())
 }
