@@ -23,6 +23,7 @@ pub mod time_window;
 mod upkeep;
 pub mod vector_cache;
 mod vector_changes;
+mod vector_lists;
 #[cfg(test)]
 mod vector_tests;
 pub mod vectors;

@@ -90,7 +90,18 @@ impl Index {
         let threshold = self.embedder.as_ref().map(|e| e.near_duplicate());
         // Head vectors are computed only for the pairs collapse compares.
         let matrix = if options.collapse { matrix } else { None };
-        let groups = match collapse_groups(&ranked, limit, threshold, matrix) {
+        let head = |rowid: i64| -> Checked<Option<Vec<f32>>> {
+            let Some(m) = matrix else {
+                return Ok(None);
+            };
+            match m.head(rowid)? {
+                None if m.is_listed() => {
+                    Ok(vectors::head_in_table(&self.conn, rowid, m.dims()).unwrap_or(None))
+                }
+                head => Ok(head),
+            }
+        };
+        let groups = match collapse_groups(&ranked, limit, threshold, head) {
             Ok(groups) => groups,
             Err(damaged) => return Ok(Err(damaged)),
         };
@@ -173,10 +184,14 @@ impl Index {
             }
         }
         for c in found.list.iter_mut().filter(|c| c.cosine.is_none()) {
-            match matrix.best(c.rowid, &probe) {
-                Ok(best) => c.cosine = best.map(|s| (s, None)),
+            let best = match matrix.best(c.rowid, &probe) {
+                Ok(None) if matrix.is_listed() => {
+                    vectors::best_in_table(&self.conn, c.rowid, matrix.dims(), &probe)?
+                }
+                Ok(best) => best,
                 Err(damaged) => return Ok(Err(damaged)),
-            }
+            };
+            c.cosine = best.map(|s| (s, None));
         }
         Ok(Ok(Some(q)))
     }
@@ -199,7 +214,8 @@ impl Index {
             Ok(wide) => wide,
             Err(damaged) => return Ok(Err(damaged)),
         };
-        let scanned_all = wide.len() < wide_limit;
+        // A listed matrix's search reads only the lists nearest the query.
+        let scanned_all = wide.len() < wide_limit && !matrix.is_listed();
         let mut kept = Vec::with_capacity(pool);
         for (row, cosine) in wide {
             if query::passes(&self.conn, row, filter)? {
@@ -213,28 +229,27 @@ impl Index {
             return Ok(Ok(kept));
         }
         let allowed = query::allowed_rows(&self.conn, filter)?;
-        Ok(matrix.search(probe, pool, |row| {
+        Ok(matrix.search_everywhere(probe, pool, |row| {
             allowed.as_ref().is_none_or(|a| a.contains(&row))
         }))
     }
 }
 
 /// The ranking collapsed into groups of near-duplicates (see [`rank::collapse`]): two memories
-/// are one when their head vectors (from `matrix`, computed only for the pairs compared) are
+/// are one when their head vectors (`head_of` a row id, asked only for the pairs compared) are
 /// within `threshold` and their texts name the same specifics.
 fn collapse_groups(
     ranked: &Ranked,
     limit: usize,
     threshold: Option<f32>,
-    matrix: Option<&VectorMatrix>,
+    head_of: impl Fn(i64) -> Checked<Option<Vec<f32>>>,
 ) -> Checked<Vec<(usize, Vec<usize>)>> {
     let heads: Vec<OnceCell<Option<Vec<f32>>>> = vec![OnceCell::new(); ranked.len()];
     let damaged = std::cell::Cell::new(false);
     let head = |i: usize| {
         heads[i]
             .get_or_init(|| {
-                let m = matrix?;
-                m.head(ranked[i].0.rowid).unwrap_or_else(|_| {
+                head_of(ranked[i].0.rowid).unwrap_or_else(|_| {
                     damaged.set(true);
                     None
                 })

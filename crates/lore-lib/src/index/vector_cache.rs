@@ -44,11 +44,13 @@ use rusqlite::{Connection, OptionalExtension};
 use super::Index;
 use super::sketch;
 use super::vector_changes::Removals;
+use super::vector_lists::{self, ListAt, ListRows, Lists, Partition};
 use super::vectors::{self, StoredValues, Values, VectorMatrix};
+use crate::embed::Quantized;
 use crate::error::{Error, Result};
 use crate::localstate::{self, FileLock};
 
-const MAGIC: &[u8; 8] = b"LOREVEC4";
+const MAGIC: &[u8; 8] = b"LOREVEC5";
 const END_MARK: &[u8; 8] = b"LOREVSEG";
 /// Stamp (8) + body length (8) + checksum (8) + end mark (8).
 const TRAILER: usize = 32;
@@ -146,37 +148,87 @@ struct Rows<'a> {
     sketches: Option<&'a [u8]>,
 }
 
-/// One segment's bytes: body and trailer.
-fn segment(parent: u64, stamp: u64, removed: &[i64], rows: &Rows, center: &[f32]) -> Vec<u8> {
+/// One segment's bytes: body and trailer. With a partition, its chunks are written list by
+/// list with the lists' centroids; without, as one list.
+fn segment(
+    (parent, stamp): (u64, u64),
+    removed: &[i64],
+    rows: &Rows,
+    center: &[f32],
+    partition: Option<&Partition>,
+) -> Vec<u8> {
     let dims = center.len();
     let added = rows.memory.len();
+    let sketch_len = sketch::sketch_len(dims);
+    let computed;
+    let sketches = match rows.sketches {
+        Some(sketches) if sketches.len() == added * sketch_len => sketches,
+        _ => {
+            computed = sketch::sketches(rows.values, rows.scales, dims, center);
+            &computed[..]
+        }
+    };
+    let (lists, mut order) = match partition {
+        Some(p) => (p.lists(dims).max(1), (0..added).collect::<Vec<usize>>()),
+        None => (1, (0..added).collect()),
+    };
+    let list_of = |i: usize| partition.map_or(0, |p| p.list_of[i] as usize);
+    order.sort_by_key(|&i| list_of(i));
+    let row = |i: usize| &rows.values[i * dims..(i + 1) * dims];
+    let mut heads = Vec::with_capacity(added * (16 + sketch_len));
+    let mut directory = Vec::with_capacity(lists * 16);
+    let mut next = 0;
+    for l in 0..lists {
+        let first = next;
+        while next < order.len() && list_of(order[next]) == l {
+            next += 1;
+        }
+        let members = &order[first..next];
+        let head_start = heads.len();
+        members
+            .iter()
+            .for_each(|&i| heads.extend_from_slice(&rows.memory[i].to_le_bytes()));
+        members
+            .iter()
+            .for_each(|&i| heads.extend_from_slice(&rows.scales[i].to_le_bytes()));
+        members
+            .iter()
+            .for_each(|&i| heads.extend_from_slice(&vectors::row_check(row(i)).to_le_bytes()));
+        members.iter().for_each(|&i| {
+            heads.extend_from_slice(&sketches[i * sketch_len..(i + 1) * sketch_len])
+        });
+        directory.extend_from_slice(&(members.len() as u64).to_le_bytes());
+        directory
+            .extend_from_slice(&u64::from(crc32fast::hash(&heads[head_start..])).to_le_bytes());
+    }
+    let centroid_dims = if partition.is_some() { dims } else { 0 };
     let mut body = Vec::with_capacity(
-        24 + removed.len() * 8 + added * (16 + sketch::sketch_len(dims) + dims) + TRAILER,
+        COUNTS + removed.len() * 8 + directory.len() + heads.len() + added * dims + TRAILER,
     );
-    body.extend_from_slice(&parent.to_le_bytes());
-    body.extend_from_slice(&(removed.len() as u64).to_le_bytes());
-    body.extend_from_slice(&(added as u64).to_le_bytes());
+    for count in [
+        parent,
+        removed.len() as u64,
+        added as u64,
+        lists as u64,
+        centroid_dims as u64,
+    ] {
+        body.extend_from_slice(&count.to_le_bytes());
+    }
     for r in removed {
         body.extend_from_slice(&r.to_le_bytes());
     }
-    for m in rows.memory {
-        body.extend_from_slice(&m.to_le_bytes());
-    }
-    for s in rows.scales {
-        body.extend_from_slice(&s.to_le_bytes());
-    }
-    for row in rows.values.chunks_exact(dims.max(1)).take(added) {
-        body.extend_from_slice(&vectors::row_check(row).to_le_bytes());
-    }
-    match rows.sketches {
-        Some(sketches) if sketches.len() == added * sketch::sketch_len(dims) => {
-            body.extend_from_slice(sketches);
+    body.extend_from_slice(&directory);
+    if let Some(p) = partition {
+        for centroid in p.centroids.chunks_exact(dims.max(1)) {
+            body.extend_from_slice(&Quantized::new(centroid).to_bytes());
         }
-        _ => body.extend_from_slice(&sketch::sketches(rows.values, rows.scales, dims, center)),
     }
     let stamp_bytes = stamp.to_le_bytes();
     let sum = checksum(&[&body, &stamp_bytes]);
-    body.extend_from_slice(rows.values);
+    body.extend_from_slice(&heads);
+    for &i in &order {
+        body.extend_from_slice(row(i));
+    }
     let len = body.len() as u64;
     body.extend_from_slice(&stamp_bytes);
     body.extend_from_slice(&len.to_le_bytes());
@@ -207,7 +259,9 @@ fn le_u64(bytes: &[u8]) -> u64 {
 /// Reads the matrix as of `stamp` from the cache at `path`, if the file holds that state for
 /// this embedder and every segment up to it is whole; `None` otherwise (absent, stale, torn or
 /// damaged: the caller rebuilds). The components are read (and checked) now when the matrix is
-/// small or `whole` asks for them, and otherwise left in the file for exact scoring.
+/// small or `whole` asks for them, and otherwise left in the file for exact scoring; a base
+/// segment written as lists is then left in the file too, but for its directory (each search
+/// reads the lists it probes).
 pub fn read(path: &Path, stamp: u64, dims: usize, embedder: &str, whole: bool) -> Option<Loaded> {
     if stamp == 0 {
         return None;
@@ -216,188 +270,194 @@ pub fn read(path: &Path, stamp: u64, dims: usize, embedder: &str, whole: bool) -
     let size = file.metadata().ok()?.len();
     let (center, mut at) = read_header(&file, dims, embedder)?;
     let mut chunks = ChunksRead::default();
-    let mut offsets = Vec::new();
     let mut previous = 0u64;
     let mut segments = 0;
     let mut removals = Removals::default();
+    let mut lists = None;
+    let mut centroids = None;
     loop {
-        let segment = read_segment(&file, size, at, previous, dims, &mut chunks)?;
+        let lazy = !whole && segments == 0;
+        let segment = read_segment(&file, (size, at), previous, dims, &mut chunks, lazy)?;
         segments += 1;
         for r in &segment.removed {
             removals.note(*r, segments);
         }
-        let added = segment.added;
-        offsets.extend((0..added as u64).map(|i| segment.values_at + i * dims as u64));
-        removals.rows_added(added, segments);
+        removals.rows_added(segment.added, segments);
+        lists = lists.or(segment.lists);
+        centroids = centroids.or(segment.centroids);
         at = segment.next;
         previous = segment.stamp;
         if segment.stamp == stamp {
             break;
         }
     }
-    let ChunksRead {
-        memory,
-        scales,
-        checks,
-        sketches,
-    } = chunks;
+    let ChunksRead { rows, list_of } = chunks;
+    if let Some(lists) = &mut lists {
+        lists.removed = removals.memories();
+    }
     let mut matrix = VectorMatrix {
         dims,
-        memory,
-        scales,
+        memory: rows.memory,
+        scales: rows.scales,
         center,
-        sketches,
+        sketches: rows.sketches,
         values: Values::Stored(StoredValues {
             file,
-            offsets,
-            checks,
+            offsets: rows.offsets,
+            checks: rows.checks,
         }),
+        lists,
+        partition: centroids.map(|centroids| Partition { centroids, list_of }),
     };
     matrix.remove(&removals);
     matrix.restore_order();
-    if whole || matrix.len() < vectors::SHORTLIST_FROM {
+    if whole || (!matrix.is_listed() && matrix.len() < vectors::SHORTLIST_FROM) {
         matrix.read_values(size)?;
     }
     Some(Loaded { matrix, segments })
 }
 
 /// One segment as read, its components left in the file (what it adds is appended to a
-/// [`ChunksRead`]).
+/// [`ChunksRead`], unless its lists are left in the file).
 struct SegmentRead {
     stamp: u64,
     /// The memories (row ids) it removes.
     removed: Vec<i64>,
-    /// How many chunks it adds.
+    /// How many chunks it added to the [`ChunksRead`].
     added: usize,
-    /// Where its first chunk's components start.
-    values_at: u64,
     /// Where the next segment starts.
     next: u64,
+    /// Its lists, left in the file.
+    lists: Option<Lists>,
+    /// Its lists' centroids, when it has them and its chunks were read (each chunk's list is
+    /// in [`ChunksRead::list_of`]).
+    centroids: Option<Vec<f32>>,
 }
 
-/// The chunks the segments read so far add: their memories, scales, component checksums and
-/// sketches, decoded straight from the file into these (no copy of a segment's whole head).
+/// The chunks the segments read so far add, and the list each came from (`u32::MAX`: a
+/// segment without lists).
 #[derive(Default)]
 struct ChunksRead {
-    memory: Vec<i64>,
-    scales: Vec<f32>,
-    checks: Vec<u32>,
-    sketches: Vec<u8>,
+    rows: ListRows,
+    list_of: Vec<u32>,
 }
 
-/// Bytes read at a time from a segment's head.
-const PIECE: usize = 1 << 16;
+/// A segment's counts: parent stamp, removed memories, chunks added, lists, the centroids'
+/// dimensions (0: none).
+const COUNTS: usize = 40;
 
-/// Reads `len` bytes at `at` a piece at a time (each a whole number of `item`-byte items, as
-/// `item` divides [`PIECE`]), feeding each piece to `hasher` and each item to `each`.
-fn read_items(
-    file: &File,
-    (at, len): (u64, usize),
-    item: usize,
-    hasher: &mut crc32fast::Hasher,
-    mut each: impl FnMut(&[u8]),
-) -> Option<()> {
-    let mut piece = vec![0u8; PIECE.min(len)];
-    let mut done = 0;
-    while done < len {
-        let n = (len - done).min(PIECE);
-        file.read_exact_at(&mut piece[..n], at + done as u64).ok()?;
-        hasher.update(&piece[..n]);
-        piece[..n].chunks_exact(item).for_each(&mut each);
-        done += n;
-    }
-    Some(())
+/// Bytes of one list's centroid of `dims` components (quantised like a chunk: `i8`
+/// components and a scale), 0 for none.
+fn centroid_len(dims: usize) -> usize {
+    if dims == 0 { 0 } else { dims + 4 }
 }
 
 /// Reads the segment at `at` of a file of `size` bytes, which must name `parent` as its parent,
-/// appending what it adds to `chunks`; `None` if it is torn, damaged or of another chain (what
-/// was appended is then of no use: the caller drops the whole read). Its three counts are
-/// checked against the file's size before anything else is read.
+/// appending what it adds to `chunks` (or, when `lazy` and it has lists with centroids,
+/// returning its lists to read later); `None` if it is torn, damaged or of another chain (what
+/// was appended is then of no use: the caller drops the whole read). Its counts are checked
+/// against the file's size before anything else is read; its counts, removals, directory and
+/// centroids against the trailer's checksum, and each list against the directory's.
 fn read_segment(
     file: &File,
-    size: u64,
-    at: u64,
+    (size, at): (u64, u64),
     parent: u64,
     dims: usize,
     chunks: &mut ChunksRead,
+    lazy: bool,
 ) -> Option<SegmentRead> {
-    use std::io::Read as _;
-    if at + 24 + TRAILER as u64 > size {
+    if at.checked_add((COUNTS + TRAILER) as u64)? > size {
         return None;
     }
-    let counts = read_at(file, at, 24)?;
-    let removed = le_u64(&counts[8..16]) as usize;
-    let added = le_u64(&counts[16..24]) as usize;
+    let counts = read_at(file, at, COUNTS)?;
+    let field = |i: usize| le_u64(&counts[i * 8..i * 8 + 8]);
+    let (removed, added) = (field(1) as usize, field(2) as usize);
+    let (lists, centroid_dims) = (field(3) as usize, field(4) as usize);
+    if field(0) != parent || lists == 0 || (centroid_dims != 0 && centroid_dims != dims) {
+        return None;
+    }
     let sketch_len = sketch::sketch_len(dims);
-    let ids_len = removed
-        .checked_mul(8)?
-        .checked_add(added.checked_mul(16)?)?;
-    let head_len = ids_len.checked_add(added.checked_mul(sketch_len)?)?;
-    let body_len = head_len
-        .checked_add(added.checked_mul(dims)?)?
-        .checked_add(24)?;
     // Checked sums: damaged counts must not wrap past the size check.
+    let fixed_len = removed
+        .checked_mul(8)?
+        .checked_add(lists.checked_mul(16)?)?
+        .checked_add(lists.checked_mul(centroid_len(centroid_dims))?)?;
+    let head_len = added.checked_mul(16 + sketch_len)?;
+    let body_len = COUNTS
+        .checked_add(fixed_len)?
+        .checked_add(head_len)?
+        .checked_add(added.checked_mul(dims)?)?;
     let end = at
         .checked_add(body_len as u64)?
         .checked_add(TRAILER as u64)?;
-    if le_u64(&counts[0..8]) != parent || end > size {
+    if end > size {
         return None;
     }
-    let mut hasher = crc32fast::Hasher::new();
-    hasher.update(&counts);
-    let four = |b: &[u8]| -> [u8; 4] { b.try_into().expect("4 bytes") };
-    // The head's sections in file order: removed ids, then the added chunks' memories, scales
-    // and checksums, then their sketches.
-    let mut next = at + 24;
-    let mut section = |bytes: usize| {
-        let start = next;
-        next += bytes as u64;
-        (start, bytes)
-    };
-    let mut removed_ids = Vec::with_capacity(removed);
-    read_items(file, section(removed * 8), 8, &mut hasher, |b| {
-        removed_ids.push(le_u64(b) as i64)
-    })?;
-    chunks.memory.reserve(added);
-    read_items(file, section(added * 8), 8, &mut hasher, |b| {
-        chunks.memory.push(le_u64(b) as i64)
-    })?;
-    chunks.scales.reserve(added);
-    read_items(file, section(added * 4), 4, &mut hasher, |b| {
-        chunks.scales.push(f32::from_le_bytes(four(b)))
-    })?;
-    chunks.checks.reserve(added);
-    read_items(file, section(added * 4), 4, &mut hasher, |b| {
-        chunks.checks.push(u32::from_le_bytes(four(b)))
-    })?;
-    let (sketches_at, sketches_len) = section(added * sketch_len);
-    let before = chunks.sketches.len();
-    chunks.sketches.reserve(sketches_len);
-    let mut reader = file;
-    reader.seek(SeekFrom::Start(sketches_at)).ok()?;
-    reader
-        .take(sketches_len as u64)
-        .read_to_end(&mut chunks.sketches)
-        .ok()?;
-    if chunks.sketches.len() - before != sketches_len {
-        return None;
-    }
-    hasher.update(&chunks.sketches[before..]);
+    let fixed = read_at(file, at + COUNTS as u64, fixed_len)?;
     let trailer = read_at(file, at + body_len as u64, TRAILER)?;
-    hasher.update(&trailer[0..8]);
     if &trailer[24..] != END_MARK
         || le_u64(&trailer[8..16]) != body_len as u64
-        || le_u64(&trailer[16..24]) != u64::from(hasher.finalize())
+        || le_u64(&trailer[16..24]) != checksum(&[&counts, &fixed, &trailer[0..8]])
     {
         return None;
     }
-    Some(SegmentRead {
+    let (removed_bytes, rest) = fixed.split_at(removed * 8);
+    let (directory, centroid_bytes) = rest.split_at(lists * 16);
+    let mut at_list = Vec::with_capacity(lists);
+    let heads_at = at + (COUNTS + fixed_len) as u64;
+    let (mut head_at, mut values_at) = (heads_at, heads_at + head_len as u64);
+    let mut total = 0usize;
+    for entry in directory.chunks_exact(16) {
+        let count = le_u64(&entry[..8]) as usize;
+        total = total.checked_add(count).filter(|&t| t <= added)?;
+        at_list.push(ListAt {
+            count,
+            head_at,
+            check: le_u64(&entry[8..]) as u32,
+            values_at,
+        });
+        head_at += (count * (16 + sketch_len)) as u64;
+        values_at += (count * dims) as u64;
+    }
+    if total != added {
+        return None;
+    }
+    let found = Lists {
+        dims,
+        centroids: centroid_bytes
+            .chunks_exact(centroid_len(centroid_dims).max(1))
+            .filter_map(|b| Quantized::from_bytes(b, dims))
+            .flat_map(|q| q.values.into_iter().map(move |x| f32::from(x) * q.scale))
+            .collect(),
+        at: at_list,
+        removed: Default::default(),
+    };
+    let mut read = SegmentRead {
         stamp: le_u64(&trailer[0..8]),
-        removed: removed_ids,
-        added,
-        values_at: at + 24 + head_len as u64,
-        next: at + body_len as u64 + TRAILER as u64,
-    })
+        removed: removed_bytes
+            .chunks_exact(8)
+            .map(|b| le_u64(b) as i64)
+            .collect(),
+        added: 0,
+        next: end,
+        lists: None,
+        centroids: None,
+    };
+    let listed = centroid_dims == dims && found.at.len() > 1;
+    if lazy && listed {
+        read.lists = Some(found);
+        return Some(read);
+    }
+    for l in 0..found.at.len() {
+        let before = chunks.rows.memory.len();
+        found.read(file, l, &mut chunks.rows)?;
+        let list = if listed { l as u32 } else { u32::MAX };
+        let n = chunks.rows.memory.len() - before;
+        chunks.list_of.extend(std::iter::repeat_n(list, n));
+    }
+    read.added = added;
+    read.centroids = listed.then_some(found.centroids);
+    Some(read)
 }
 
 /// The stamp of the file's last segment, read from its trailer, and the file's center (`None`
@@ -428,7 +488,11 @@ pub fn write_whole(
     if stamp == 0 {
         return Ok(());
     }
-    // Vectors read in place from the file are not resident: nothing to write from.
+    // Vectors read in place from the file (in part, when its lists stay there) are not
+    // resident: nothing to write from.
+    if matrix.is_listed() {
+        return Ok(());
+    }
     let Ok(values) = matrix.resident_values() else {
         return Ok(());
     };
@@ -440,10 +504,10 @@ pub fn write_whole(
         )
     };
     let _lock = FileLock::exclusive(path).map_err(|e| unsaved("locked", &e))?;
+    let partition = partition_of(matrix, &values);
     let mut bytes = header(matrix.dims(), embedder, &matrix.center);
     bytes.extend_from_slice(&segment(
-        0,
-        stamp,
+        (0, stamp),
         &[],
         &Rows {
             memory: matrix.memory(),
@@ -452,8 +516,33 @@ pub fn write_whole(
             sketches: Some(&matrix.sketches),
         },
         &matrix.center,
+        partition.as_ref(),
     ));
     localstate::replace_contents(path, &bytes).map_err(|e| unsaved("written", &e))
+}
+
+/// How the chunks of a whole matrix are written as lists: the partition it was read with,
+/// extended to the chunks added since, while the number of lists still suits its size and
+/// placing the new chunks costs less than a partition afresh; trained afresh otherwise.
+/// `None` for a matrix too small for lists.
+fn partition_of(matrix: &VectorMatrix, values: &[u8]) -> Option<Partition> {
+    let wanted = vector_lists::lists_for(matrix.len());
+    if wanted <= 1 {
+        return None;
+    }
+    let dims = matrix.dims();
+    Some(match &matrix.partition {
+        Some(p)
+            if p.list_of.len() == matrix.len()
+                && (wanted / 2..=wanted * 2).contains(&p.lists(dims))
+                && vector_lists::placing_is_cheaper(p, dims) =>
+        {
+            let mut p = p.clone();
+            vector_lists::place_new(&mut p, values, matrix.scales(), dims);
+            p
+        }
+        _ => vector_lists::partition(values, matrix.scales(), dims, wanted),
+    })
 }
 
 /// The chunks a catch-up added, read from `conn` (row ids ascending, each memory's chunks in
@@ -528,7 +617,13 @@ pub fn append(
         values: &added.values,
         sketches: None,
     };
-    let bytes = segment(change.parent, change.stamp, &change.removed, &rows, &center);
+    let bytes = segment(
+        (change.parent, change.stamp),
+        &change.removed,
+        &rows,
+        &center,
+        None,
+    );
     let appended = file
         .seek(SeekFrom::End(0))
         .and_then(|_| file.write_all(&bytes));
@@ -644,6 +739,23 @@ impl Index {
     pub fn vectors_agree_with_table(&self) -> Result<bool> {
         let Some(held) = self.matrix()? else {
             return Ok(true);
+        };
+        // Lists left in the file: every list read.
+        let whole;
+        let held = match held.is_listed() {
+            true => {
+                let name = super::schema::read_meta(&self.conn, "embedder")?.unwrap_or_default();
+                let cache = super::vectors_cache_path(&self.path);
+                let stamp = self.vectors_stamp.get();
+                match read(&cache, stamp, held.dims(), &name, true) {
+                    Some(loaded) => {
+                        whole = loaded.matrix;
+                        &whole
+                    }
+                    None => return Ok(false),
+                }
+            }
+            false => held,
         };
         let fresh = VectorMatrix::load(&self.conn, held.dims())?;
         let (Ok(held_values), Ok(fresh_values)) = (held.resident_values(), fresh.resident_values())

@@ -30,6 +30,11 @@ impl Removals {
         self.rows += n;
     }
 
+    /// Every memory a change removed.
+    pub(super) fn memories(&self) -> std::collections::HashSet<i64> {
+        self.last.keys().copied().collect()
+    }
+
     /// The change that added `row` (0 for the base).
     fn added_in(&self, row: usize) -> usize {
         let at = self.starts.partition_point(|&(first, _)| first <= row);
@@ -104,6 +109,8 @@ impl VectorMatrix {
         let Values::Resident(values) = &mut self.values else {
             unreachable!("only matrices in memory are held across catch-ups");
         };
+        // Written again whole, the matrix is partitioned afresh.
+        self.partition = None;
         let mut removals = Removals {
             rows: self.memory.len(),
             ..Removals::default()
@@ -152,8 +159,11 @@ impl VectorMatrix {
         if self.memory.is_sorted() {
             return;
         }
-        let mut order: Vec<usize> = (0..self.memory.len()).collect();
-        order.sort_by_key(|&i| self.memory[i]);
+        // Sorted by value (no lookup per comparison): runs already in order (lists read from
+        // the file, segments) are merged, not sorted again.
+        let mut keyed: Vec<(i64, usize)> = self.memory.iter().copied().zip(0..).collect();
+        keyed.sort_by_key(|&(memory, _)| memory);
+        let order: Vec<usize> = keyed.into_iter().map(|(_, i)| i).collect();
         self.gather(&order);
     }
 
@@ -171,6 +181,9 @@ impl VectorMatrix {
         }
         self.memory = pick(&self.memory, rows);
         self.scales = pick(&self.scales, rows);
+        if let Some(p) = &mut self.partition {
+            p.list_of = pick(&p.list_of, rows);
+        }
         self.sketches = pick_rows(&self.sketches, sketch::sketch_len(self.dims), rows);
         match &mut self.values {
             Values::Resident(values) => *values = pick_rows(values, self.dims, rows),

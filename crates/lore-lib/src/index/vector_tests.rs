@@ -143,33 +143,183 @@ fn components_left_in_the_file_give_the_same_results_and_damage_is_caught() {
         .expect("the file holds stamp 7")
         .matrix;
     assert!(
-        !stored.is_resident(),
-        "a large matrix leaves its components in the file"
+        !stored.is_resident() && stored.is_listed(),
+        "a large matrix leaves its lists and components in the file"
     );
+    assert_eq!(stored.len(), m.len());
     let probe = Probe::new(&words.embed(&words.text(&mut rng, 3)));
     let in_memory = m.search(&probe, 40, |_| true).unwrap();
-    assert_eq!(stored.search(&probe, 40, |_| true).unwrap(), in_memory);
+    // Every list read: the same chunks as in memory, so the same answer.
+    assert_eq!(
+        stored.search_everywhere(&probe, 40, |_| true).unwrap(),
+        in_memory
+    );
+    let everything = stored.probed(probe.unit_vector(), true).unwrap();
+    assert_eq!(everything.memory, m.memory);
     let top = in_memory[0].0;
     assert_eq!(
-        stored.head(top).unwrap(),
+        everything.head(top).unwrap(),
         m.head(top).unwrap(),
         "the head chunk read from the file"
     );
 
     // A flipped byte in the best memory's components: the search reports damage.
-    let mut bytes = std::fs::read(&path).unwrap();
-    let whole = vector_cache::read(&path, 7, DIMS, "fake", true).unwrap();
-    assert_eq!(whole.matrix.len(), m.len());
-    let at = bytes.len() - 32 - (m.len() - m.memory.partition_point(|&r| r < top)) * DIMS;
+    let super::vectors::Values::Stored(components) = &everything.values else {
+        panic!("components stay in the file");
+    };
+    let at = components.offsets[everything.memory.partition_point(|&r| r < top)] as usize;
+    let original = std::fs::read(&path).unwrap();
+    let mut bytes = original.clone();
     bytes[at + 3] ^= 0x10;
     std::fs::write(&path, &bytes).unwrap();
     let stored = vector_cache::read(&path, 7, DIMS, "fake", false)
         .unwrap()
         .matrix;
-    assert!(stored.search(&probe, 40, |_| true).is_err());
-    assert!(stored.best(top, &probe).is_err());
+    assert!(stored.search_everywhere(&probe, 40, |_| true).is_err());
     // Reading every component finds it too.
     assert!(vector_cache::read(&path, 7, DIMS, "fake", true).is_none());
+
+    // A flipped byte in a list's head (a memory id): every search reading that list reports
+    // damage, and so does a whole read.
+    let lists = vector_cache::read(&path, 7, DIMS, "fake", false)
+        .unwrap()
+        .matrix
+        .lists
+        .unwrap();
+    let mut bytes = original;
+    bytes[lists.at[0].head_at as usize + 2] ^= 0x01;
+    std::fs::write(&path, &bytes).unwrap();
+    let stored = vector_cache::read(&path, 7, DIMS, "fake", false)
+        .expect("the directory is intact")
+        .matrix;
+    assert!(stored.search_everywhere(&probe, 40, |_| true).is_err());
+    assert!(vector_cache::read(&path, 7, DIMS, "fake", true).is_none());
+}
+
+/// Memories in one of `topics` topics, each topic drawing most of its words from its own part
+/// of the vocabulary (texts on a subject share words, so their vectors gather).
+fn topical_store(
+    rng: &mut Rng,
+    words: &Words,
+    n: i64,
+    topics: usize,
+) -> (VectorMatrix, Vec<Vec<usize>>) {
+    let share = VOCABULARY / topics;
+    let draw = |rng: &mut Rng, topic: usize, len: usize| -> Vec<usize> {
+        (0..len)
+            .map(|_| match rng.next() % 4 {
+                0 => rng.skewed(VOCABULARY),
+                _ => topic * share + rng.skewed(share),
+            })
+            .collect()
+    };
+    let (mut memory, mut values, mut scales) = (Vec::new(), Vec::new(), Vec::new());
+    for row in 1..=n {
+        let topic = (rng.next() % topics as u64) as usize;
+        for _ in 0..1 + rng.next() % 3 {
+            let len = 8 + (rng.next() % 24) as usize;
+            let q = Quantized::new(&words.embed(&draw(rng, topic, len)));
+            memory.push(row);
+            values.extend(q.values.iter().map(|&x| x as u8));
+            scales.push(q.scale);
+        }
+    }
+    let queries = (0..60).map(|i| draw(rng, i % topics, 2 + i % 4)).collect();
+    (matrix(DIMS, memory, values, scales), queries)
+}
+
+#[test]
+fn a_search_of_the_nearest_lists_finds_the_exact_neighbours_of_topical_texts() {
+    let mut rng = Rng::new(0x0115_750f_1157);
+    let words = Words::new(&mut rng);
+    let (m, queries) = topical_store(&mut rng, &words, 40_000, 200);
+    assert!(m.len() >= super::vector_lists::LISTED_FROM);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v");
+    vector_cache::write_whole(&path, &m, 3, "fake").unwrap();
+    let stored = vector_cache::read(&path, 3, DIMS, "fake", false)
+        .unwrap()
+        .matrix;
+    let lists = stored.lists.as_ref().expect("written as lists");
+    assert!(lists.at.len() > 20, "{} lists", lists.at.len());
+    let (mut total, mut read) = (0.0, 0);
+    for words_of_query in &queries {
+        let probe = Probe::new(&words.embed(words_of_query));
+        let listed = stored.search(&probe, 10, |_| true).unwrap();
+        total += overlap(&listed, &exact(&m, &probe, 10, |_| true));
+        read += lists.probed(probe.unit_vector(), false).len();
+    }
+    let mean = total / queries.len() as f64;
+    assert!(mean >= 0.9, "top-10 overlap with the exact scan {mean:.3}");
+    assert!(
+        read * 2 < lists.at.len() * queries.len(),
+        "a search reads a part of the lists ({read} list reads)"
+    );
+}
+
+#[test]
+fn lists_in_the_file_honour_later_removals_and_additions_and_are_written_again_as_they_were() {
+    let mut rng = Rng::new(0xadd5_0ff5);
+    let words = Words::new(&mut rng);
+    let m = store_of(&mut rng, &words, 40_000);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v");
+    vector_cache::write_whole(&path, &m, 5, "fake").unwrap();
+    // The best memories of a query removed, and a new memory (the query's own text) added.
+    let text = words.text(&mut rng, 3);
+    let probe = Probe::new(&words.embed(&text));
+    let before = m.search(&probe, 5, |_| true).unwrap();
+    let removed: Vec<i64> = before.iter().map(|x| x.0).collect();
+    let q = Quantized::new(&words.embed(&text));
+    let added = vector_cache::Added {
+        memory: vec![50_000],
+        scales: vec![q.scale],
+        values: q.values.iter().map(|&x| x as u8).collect(),
+    };
+    let change = vector_cache::Change {
+        parent: 5,
+        stamp: 6,
+        removed: removed.clone(),
+        added: vec![50_000],
+    };
+    assert!(vector_cache::append(&path, &change, &added, DIMS, "fake").unwrap());
+    let stored = vector_cache::read(&path, 6, DIMS, "fake", false)
+        .unwrap()
+        .matrix;
+    assert!(stored.is_listed());
+    for found in [
+        stored.search(&probe, 10, |_| true).unwrap(),
+        stored.search_everywhere(&probe, 10, |_| true).unwrap(),
+    ] {
+        assert_eq!(found[0].0, 50_000, "the added memory is found first");
+        assert!(found.iter().all(|x| !removed.contains(&x.0)), "{found:?}");
+    }
+    // Chunks of memories later segments added are known without reading any list.
+    assert!(stored.best(50_000, &probe).unwrap().is_some());
+    assert_eq!(stored.best(removed[0], &probe).unwrap(), None);
+
+    // Read whole and written again: each chunk stays in its list, and the new one joins the
+    // list nearest it.
+    let whole = vector_cache::read(&path, 6, DIMS, "fake", true)
+        .unwrap()
+        .matrix;
+    let partition = whole.partition.clone().expect("read from lists");
+    assert_eq!(
+        partition.list_of.iter().filter(|&&l| l == u32::MAX).count(),
+        1
+    );
+    let again = dir.path().join("again");
+    vector_cache::write_whole(&again, &whole, 6, "fake").unwrap();
+    let rewritten = vector_cache::read(&again, 6, DIMS, "fake", true)
+        .unwrap()
+        .matrix;
+    let kept = rewritten.partition.expect("written as lists");
+    assert_eq!(kept.centroids.len(), partition.centroids.len());
+    let moved = (0..whole.len())
+        .filter(|&c| partition.list_of[c] != u32::MAX && partition.list_of[c] != kept.list_of[c])
+        .count();
+    assert_eq!(moved, 0, "chunks keep their lists");
+    assert_eq!(rewritten.memory, whole.memory);
 }
 
 #[test]

@@ -12,6 +12,7 @@ use std::borrow::Cow;
 use rusqlite::{Connection, params};
 
 use super::sketch::{self, SketchQuery};
+use super::vector_lists::{ListRows, Lists, Partition};
 
 use crate::embed::{self, Embedder, Quantized};
 use crate::error::Result;
@@ -103,6 +104,12 @@ pub struct VectorMatrix {
     pub(super) sketches: Vec<u8>,
     /// Each chunk's `i8` components.
     pub(super) values: Values,
+    /// The cache's base segment, kept in the file as lists: its chunks are not in the fields
+    /// above (which hold the later segments'), and a search reads the lists it probes.
+    pub(super) lists: Option<Lists>,
+    /// The lists the chunks were read from (`u32::MAX` for a chunk of no list), when the whole
+    /// matrix was read from a base segment of lists: writing it again keeps them.
+    pub(super) partition: Option<Partition>,
 }
 
 /// Where a matrix's components are.
@@ -133,6 +140,11 @@ pub struct Probe {
 }
 
 impl Probe {
+    /// The query's unit vector.
+    pub(super) fn unit_vector(&self) -> &[f32] {
+        &self.unit
+    }
+
     /// Quantises a unit query vector.
     pub fn new(q: &[f32]) -> Probe {
         let quantized = Quantized::new(q);
@@ -193,6 +205,50 @@ pub fn stored_cosine(bytes: &[u8], dims: usize, q: &Probe) -> Option<f32> {
     Some(dot_i8(&bytes[..dims], &q.values) as f32 * scale * q.scale)
 }
 
+/// One memory's best chunk cosine with `q`, read from the `chunks` table (for a memory whose
+/// chunks a listed matrix left in the file).
+pub fn best_in_table(
+    conn: &Connection,
+    memory: i64,
+    dims: usize,
+    q: &Probe,
+) -> Result<Option<f32>> {
+    let mut stmt = conn.prepare_cached("SELECT vector FROM chunks WHERE memory = ?1")?;
+    let mut rows = stmt.query([memory])?;
+    let mut best: Option<f32> = None;
+    while let Some(row) = rows.next()? {
+        if let Some(cosine) = row
+            .get_ref(0)?
+            .as_blob()
+            .ok()
+            .and_then(|b| stored_cosine(b, dims, q))
+        {
+            best = Some(best.map_or(cosine, |b| b.max(cosine)));
+        }
+    }
+    Ok(best)
+}
+
+/// One memory's first chunk as a unit vector, read from the `chunks` table (see
+/// [`VectorMatrix::head`]).
+pub fn head_in_table(conn: &Connection, memory: i64, dims: usize) -> Result<Option<Vec<f32>>> {
+    let mut stmt =
+        conn.prepare_cached("SELECT vector FROM chunks WHERE memory = ?1 AND ordinal = 0")?;
+    let mut rows = stmt.query([memory])?;
+    let Some(row) = rows.next()? else {
+        return Ok(None);
+    };
+    let bytes = row.get_ref(0)?.as_blob().map_err(|e| {
+        rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Blob, Box::new(e))
+    })?;
+    if bytes.len() != dims + 4 {
+        return Ok(None);
+    }
+    let mut v: Vec<f32> = bytes[..dims].iter().map(|&x| x as i8 as f32).collect();
+    embed::normalize(&mut v);
+    Ok(Some(v))
+}
+
 impl VectorMatrix {
     /// Loads all vectors of `dims` components.
     pub fn load(conn: &Connection, dims: usize) -> Result<VectorMatrix> {
@@ -242,17 +298,63 @@ impl VectorMatrix {
             center,
             sketches,
             values: Values::Resident(values),
+            lists: None,
+            partition: None,
         }
     }
 
-    /// Number of chunk vectors.
+    /// Number of chunk vectors (with those of lists left in the file, removed ones included).
     pub fn len(&self) -> usize {
-        self.memory.len()
+        self.memory.len() + self.lists.as_ref().map_or(0, Lists::chunks)
     }
 
     /// Whether there are no vectors.
     pub fn is_empty(&self) -> bool {
-        self.memory.is_empty()
+        self.len() == 0
+    }
+
+    /// Whether part of the matrix stays in the file as lists: a memory's chunks may then be
+    /// in none of the fields ([`VectorMatrix::best`] and [`VectorMatrix::head`] answer `None`
+    /// for them), and a search reads only the lists nearest its query.
+    pub fn is_listed(&self) -> bool {
+        self.lists.is_some()
+    }
+
+    /// The chunks a search for `q` looks at: the lists nearest it (every list when `all`) read
+    /// from the file, with the chunks of the later segments, in row-id order.
+    pub(super) fn probed(
+        &self,
+        q: &[f32],
+        all: bool,
+    ) -> std::result::Result<VectorMatrix, Damaged> {
+        let (Some(lists), Values::Stored(stored)) = (&self.lists, &self.values) else {
+            unreachable!("lists are left in the file only by a matrix read from it");
+        };
+        let mut rows = ListRows::default();
+        for l in lists.probed(q, all) {
+            lists.read(&stored.file, l, &mut rows).ok_or(Damaged)?;
+        }
+        rows.memory.extend_from_slice(&self.memory);
+        rows.scales.extend_from_slice(&self.scales);
+        rows.checks.extend_from_slice(&stored.checks);
+        rows.sketches.extend_from_slice(&self.sketches);
+        rows.offsets.extend_from_slice(&stored.offsets);
+        let mut m = VectorMatrix {
+            dims: self.dims,
+            memory: rows.memory,
+            scales: rows.scales,
+            center: self.center.clone(),
+            sketches: rows.sketches,
+            values: Values::Stored(StoredValues {
+                file: stored.file.try_clone().map_err(|_| Damaged)?,
+                offsets: rows.offsets,
+                checks: rows.checks,
+            }),
+            lists: None,
+            partition: None,
+        };
+        m.restore_order();
+        Ok(m)
     }
 
     /// The components of chunks `range` (of one memory, so adjacent in the file when stored),
@@ -324,6 +426,9 @@ impl VectorMatrix {
         limit: usize,
         keep: impl Fn(i64) -> bool + Sync,
     ) -> std::result::Result<Vec<(i64, f32)>, Damaged> {
+        if self.is_listed() {
+            return self.probed(q.unit_vector(), false)?.search(q, limit, keep);
+        }
         let keep = &keep;
         if self.memory.len() < SHORTLIST_FROM {
             let Values::Resident(values) = &self.values else {
@@ -343,6 +448,20 @@ impl VectorMatrix {
             return Ok(best);
         }
         self.search_shortlisted(q, limit, keep)
+    }
+
+    /// [`VectorMatrix::search`] over every chunk, lists left in the file included: for a
+    /// filter that lets few memories through (the nearest lists may hold none of them).
+    pub fn search_everywhere(
+        &self,
+        q: &Probe,
+        limit: usize,
+        keep: impl Fn(i64) -> bool + Sync,
+    ) -> std::result::Result<Vec<(i64, f32)>, Damaged> {
+        match self.is_listed() {
+            true => self.probed(q.unit_vector(), true)?.search(q, limit, keep),
+            false => self.search(q, limit, keep),
+        }
     }
 
     /// Ranks memories by their best sketch estimate, then scores the best of them exactly. The
@@ -506,6 +625,42 @@ pub(super) mod tests {
         let mut best = m.best_per_memory(0..m.len(), score, &keep);
         top_k(&mut best, limit);
         best
+    }
+
+    #[test]
+    fn a_memory_read_from_the_table_scores_as_in_the_matrix() {
+        let conn = Connection::open_in_memory().unwrap();
+        super::super::schema::create(&conn).unwrap();
+        let dims = 8;
+        let mut insert = conn
+            .prepare("INSERT INTO chunks (memory, ordinal, vector) VALUES (?1, ?2, ?3)")
+            .unwrap();
+        for memory in 1..=3i64 {
+            for ordinal in 0..memory {
+                let v: Vec<f32> = (0..dims)
+                    .map(|i| ((i as i64 * 7 + memory * 3 + ordinal * 5) % 11) as f32 - 5.0)
+                    .collect();
+                let mut v = v;
+                embed::normalize(&mut v);
+                let bytes = Quantized::new(&v).to_bytes();
+                insert.execute(params![memory, ordinal, bytes]).unwrap();
+            }
+        }
+        let m = VectorMatrix::load(&conn, dims).unwrap();
+        let mut q: Vec<f32> = (0..dims).map(|i| i as f32 - 3.0).collect();
+        embed::normalize(&mut q);
+        let probe = Probe::new(&q);
+        for memory in 1..=4 {
+            assert_eq!(
+                best_in_table(&conn, memory, dims, &probe).unwrap(),
+                m.best(memory, &probe).unwrap(),
+                "memory {memory}"
+            );
+            assert_eq!(
+                head_in_table(&conn, memory, dims).unwrap(),
+                m.head(memory).unwrap()
+            );
+        }
     }
 
     #[test]

@@ -1,0 +1,313 @@
+//! Lists of similar chunks in a large vector cache: the base segment's chunks are partitioned
+//! by nearest centroid (spherical k-means, two levels so that a million chunks are partitioned
+//! in seconds), and a search reads only the lists whose centroids are nearest the query
+//! instead of every chunk's sketch (see [`super::vector_cache`] for where the lists are kept).
+
+use std::collections::HashSet;
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+
+use super::sketch;
+use super::vectors::SHORTLIST_FROM;
+
+/// Chunk count from which the cache's base segment is written as lists.
+pub const LISTED_FROM: usize = SHORTLIST_FROM;
+/// Chunks per list the partition aims at.
+const CHUNKS_PER_LIST: usize = 512;
+/// A search reads the nearest lists until it holds at least this many chunks, or
+/// [`PROBED_SHARE`] of them, whichever is more.
+const PROBED_MIN: usize = 32_768;
+/// The share of all chunks a search reads at least (1 / this).
+const PROBED_SHARE: usize = 8;
+/// Passes of k-means over its sample.
+const ITERATIONS: usize = 8;
+/// Sample rows per centroid trained.
+const SAMPLE_PER_CENTROID: usize = 64;
+
+/// How many lists a base segment of `chunks` chunks is written as (1: not partitioned).
+pub fn lists_for(chunks: usize) -> usize {
+    if chunks < LISTED_FROM {
+        1
+    } else {
+        chunks / CHUNKS_PER_LIST
+    }
+}
+
+/// The chunks partitioned: unit centroids (`dims` each) and each chunk's list.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Partition {
+    pub centroids: Vec<f32>,
+    pub list_of: Vec<u32>,
+}
+
+impl Partition {
+    /// Number of lists.
+    pub fn lists(&self, dims: usize) -> usize {
+        self.centroids.len() / dims.max(1)
+    }
+}
+
+/// One chunk's direction as `f32` (its `i8` components times its scale).
+fn row_of(values: &[u8], scales: &[f32], dims: usize, i: usize, out: &mut [f32]) {
+    for (o, &x) in out.iter_mut().zip(&values[i * dims..(i + 1) * dims]) {
+        *o = (x as i8) as f32 * scales[i];
+    }
+}
+
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// The centroid (of `centroids`, `dims` each) nearest `row` by dot product.
+fn nearest(row: &[f32], centroids: &[f32], dims: usize) -> usize {
+    let mut best = (0, f32::NEG_INFINITY);
+    for (c, centroid) in centroids.chunks_exact(dims).enumerate() {
+        let score = dot(row, centroid);
+        if score > best.1 {
+            best = (c, score);
+        }
+    }
+    best.0
+}
+
+/// Rows `0..n` spread evenly (a deterministic sample of `want` rows, all when fewer).
+fn sample(rows: &[usize], want: usize) -> Vec<usize> {
+    if rows.len() <= want {
+        return rows.to_vec();
+    }
+    (0..want).map(|i| rows[i * rows.len() / want]).collect()
+}
+
+/// Spherical k-means of `k` centroids trained on `rows` (a sample), seeded with rows spread
+/// through it; a centroid that loses every row keeps its place.
+fn train(values: &[u8], scales: &[f32], dims: usize, rows: &[usize], k: usize) -> Vec<f32> {
+    let k = k.clamp(1, rows.len().max(1));
+    let mut centroids = vec![0f32; k * dims];
+    let mut row = vec![0f32; dims];
+    for (c, &r) in sample(rows, k).iter().enumerate() {
+        row_of(
+            values,
+            scales,
+            dims,
+            r,
+            &mut centroids[c * dims..(c + 1) * dims],
+        );
+    }
+    for _ in 0..ITERATIONS {
+        let mut sums = vec![0f32; k * dims];
+        for &r in rows {
+            row_of(values, scales, dims, r, &mut row);
+            let c = nearest(&row, &centroids, dims);
+            for (s, x) in sums[c * dims..(c + 1) * dims].iter_mut().zip(&row) {
+                *s += x;
+            }
+        }
+        for (centroid, sum) in centroids
+            .chunks_exact_mut(dims)
+            .zip(sums.chunks_exact(dims))
+        {
+            let norm = dot(sum, sum).sqrt();
+            if norm > 0.0 {
+                for (c, s) in centroid.iter_mut().zip(sum) {
+                    *c = s / norm;
+                }
+            }
+        }
+    }
+    centroids
+}
+
+/// The nearest of `centroids` for each of `rows`, on every core.
+fn assign(
+    values: &[u8],
+    scales: &[f32],
+    dims: usize,
+    rows: &[usize],
+    centroids: &[f32],
+) -> Vec<u32> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+    let part = rows.len().div_ceil(threads).max(1);
+    std::thread::scope(|scope| {
+        let parts: Vec<_> = rows
+            .chunks(part)
+            .map(|rows| {
+                scope.spawn(move || {
+                    let mut row = vec![0f32; dims];
+                    rows.iter()
+                        .map(|&r| {
+                            row_of(values, scales, dims, r, &mut row);
+                            nearest(&row, centroids, dims) as u32
+                        })
+                        .collect::<Vec<u32>>()
+                })
+            })
+            .collect();
+        parts
+            .into_iter()
+            .flat_map(|p| p.join().expect("partition thread"))
+            .collect()
+    })
+}
+
+/// Partitions the chunks (`i8` rows with their scales) into about `k` lists: k-means into
+/// √k coarse cells, then each cell into lists in proportion to its size, so each chunk is
+/// compared with about 2√k centroids rather than k.
+pub fn partition(values: &[u8], scales: &[f32], dims: usize, k: usize) -> Partition {
+    let n = scales.len();
+    let all: Vec<usize> = (0..n).collect();
+    let coarse_k = ((k as f64).sqrt().ceil() as usize).max(1);
+    let coarse = train(
+        values,
+        scales,
+        dims,
+        &sample(&all, coarse_k * SAMPLE_PER_CENTROID * 4),
+        coarse_k,
+    );
+    let cell_of = assign(values, scales, dims, &all, &coarse);
+    let mut cells: Vec<Vec<usize>> = vec![Vec::new(); coarse.len() / dims.max(1)];
+    for (r, &c) in cell_of.iter().enumerate() {
+        cells[c as usize].push(r);
+    }
+    let mut centroids = Vec::with_capacity(k * dims);
+    let mut list_of = vec![0u32; n];
+    for members in cells.iter().filter(|m| !m.is_empty()) {
+        let first = (centroids.len() / dims.max(1)) as u32;
+        let lists = ((k * members.len()) as f64 / n as f64).round().max(1.0) as usize;
+        let fine = train(
+            values,
+            scales,
+            dims,
+            &sample(members, lists * SAMPLE_PER_CENTROID),
+            lists,
+        );
+        for (&r, l) in members
+            .iter()
+            .zip(assign(values, scales, dims, members, &fine))
+        {
+            list_of[r] = first + l;
+        }
+        centroids.extend_from_slice(&fine);
+    }
+    Partition { centroids, list_of }
+}
+
+/// Extends a partition to chunks that have no list yet (`u32::MAX`), each to its nearest
+/// centroid.
+pub fn place_new(partition: &mut Partition, values: &[u8], scales: &[f32], dims: usize) {
+    let new: Vec<usize> = (0..partition.list_of.len())
+        .filter(|&r| partition.list_of[r] == u32::MAX)
+        .collect();
+    if new.is_empty() {
+        return;
+    }
+    let lists = assign(values, scales, dims, &new, &partition.centroids);
+    for (r, l) in new.into_iter().zip(lists) {
+        partition.list_of[r] = l;
+    }
+}
+
+/// Whether placing the chunks without a list (each compared with every centroid) costs less
+/// than partitioning all chunks afresh (each compared with about 2√k centroids).
+pub fn placing_is_cheaper(partition: &Partition, dims: usize) -> bool {
+    let lists = partition.lists(dims);
+    let new = partition.list_of.iter().filter(|&&l| l == u32::MAX).count();
+    let afresh = partition.list_of.len() * 2 * ((lists as f64).sqrt().ceil() as usize);
+    new.saturating_mul(lists) <= afresh
+}
+
+/// Where one list of a base segment is in the cache file.
+#[derive(Clone, Debug)]
+pub(super) struct ListAt {
+    pub(super) count: usize,
+    /// Its head: memories, scales, checksums, sketches.
+    pub(super) head_at: u64,
+    /// The checksum of its head.
+    pub(super) check: u32,
+    /// Its first chunk's components.
+    pub(super) values_at: u64,
+}
+
+/// The chunks of one list, read from the file.
+#[derive(Default)]
+pub(super) struct ListRows {
+    pub(super) memory: Vec<i64>,
+    pub(super) scales: Vec<f32>,
+    pub(super) checks: Vec<u32>,
+    pub(super) sketches: Vec<u8>,
+    pub(super) offsets: Vec<u64>,
+}
+
+/// A base segment kept as lists in the file: its centroids and where each list is, read on
+/// demand by the searches that probe it.
+pub(super) struct Lists {
+    pub(super) dims: usize,
+    pub(super) centroids: Vec<f32>,
+    pub(super) at: Vec<ListAt>,
+    /// Memories later segments removed (every base chunk of theirs is gone).
+    pub(super) removed: HashSet<i64>,
+}
+
+impl Lists {
+    /// Chunks in all lists (before removals).
+    pub(super) fn chunks(&self) -> usize {
+        self.at.iter().map(|l| l.count).sum()
+    }
+
+    /// The lists to read for a query (unit vector `q`): nearest centroid first, until they hold
+    /// at least the probed share of the chunks; every list when `all`.
+    pub(super) fn probed(&self, q: &[f32], all: bool) -> Vec<usize> {
+        if all {
+            return (0..self.at.len()).collect();
+        }
+        let mut order: Vec<(usize, f32)> = self
+            .centroids
+            .chunks_exact(self.dims.max(1))
+            .map(|c| dot(c, q))
+            .enumerate()
+            .collect();
+        order.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        let budget = PROBED_MIN.max(self.chunks() / PROBED_SHARE);
+        let mut held = 0;
+        let mut out = Vec::new();
+        for (l, _) in order {
+            if held >= budget {
+                break;
+            }
+            held += self.at[l].count;
+            out.push(l);
+        }
+        out
+    }
+
+    /// Reads list `l` (checked against its checksum) into `out`, leaving out removed
+    /// memories; `None` if the bytes are torn or damaged.
+    pub(super) fn read(&self, file: &File, l: usize, out: &mut ListRows) -> Option<()> {
+        let list = &self.at[l];
+        let sketch_len = sketch::sketch_len(self.dims);
+        let mut head = vec![0u8; list.count * (16 + sketch_len)];
+        file.read_exact_at(&mut head, list.head_at).ok()?;
+        if crc32fast::hash(&head) != list.check {
+            return None;
+        }
+        let n = list.count;
+        let (memory, rest) = head.split_at(n * 8);
+        let (scales, rest) = rest.split_at(n * 4);
+        let (checks, sketches) = rest.split_at(n * 4);
+        let four = |b: &[u8]| -> [u8; 4] { b.try_into().expect("4 bytes") };
+        for i in 0..n {
+            let m = i64::from_le_bytes(memory[i * 8..i * 8 + 8].try_into().expect("8 bytes"));
+            if self.removed.contains(&m) {
+                continue;
+            }
+            out.memory.push(m);
+            out.scales
+                .push(f32::from_le_bytes(four(&scales[i * 4..i * 4 + 4])));
+            out.checks
+                .push(u32::from_le_bytes(four(&checks[i * 4..i * 4 + 4])));
+            out.sketches
+                .extend_from_slice(&sketches[i * sketch_len..(i + 1) * sketch_len]);
+            out.offsets.push(list.values_at + (i * self.dims) as u64);
+        }
+        Some(())
+    }
+}
