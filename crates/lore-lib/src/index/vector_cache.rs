@@ -2,19 +2,25 @@
 //! chunk vectors that the next process reads instead of scanning the `chunks` table, caught up
 //! by appending one segment per index catch-up instead of being rewritten after every write.
 //!
-//! **Format.** A header (`LOREVEC4`, dimensions, the embedder's id, the center sketches are
-//! taken around, a checksum of all that), then segments. A segment is a body — its parent's
-//! stamp, the memories (row ids) it removes, the chunks it adds (row ids, scales, a checksum of
-//! each chunk's components, sign sketches, then the `i8` components) — and a trailer: its stamp,
-//! the body's length, a checksum of the body up to the components and the stamp, and an end
-//! mark. The first segment (the base, parent stamp 0) holds every vector of one index state;
-//! each later one is what a catch-up removed and added.
+//! **Format.** A header (`LOREVEC5`, dimensions, the embedder's id, the center sketches are
+//! taken around, a checksum of all that), then segments. A segment is a body — its counts
+//! (parent stamp, memories removed, chunks added, lists, centroid dimensions), the memories
+//! (row ids) it removes, a directory of its lists (each list's chunk count and the checksum of
+//! its head), the lists' centroids (quantised; none for a segment of one list), then each
+//! list's head (its chunks' row ids, scales, checksums of their components, sign sketches) and
+//! after all heads the `i8` components, list by list — and a trailer: its stamp, the body's
+//! length, a checksum of the counts, removals, directory, centroids and stamp, and an end mark.
+//! The first segment (the base, parent stamp 0) holds every vector of one index state, as
+//! lists of similar chunks when it has [`vector_lists::LISTED_FROM`] chunks or more (see
+//! [`super::vector_lists`]); each later one is what a catch-up removed and added, as one list.
 //!
-//! **Reading.** A reader reads every segment's body up to the components (≈ 50 bytes a chunk:
-//! ids, scales, checksums, sketches), decoding it into the matrix a piece at a time, and the
-//! components themselves (positioned reads) only when the matrix is small (below
-//! [`vectors::SHORTLIST_FROM`] chunks) or when a search scores a chunk exactly; each chunk's
-//! components are checked against their checksum when read.
+//! **Reading.** A reader reads every segment's counts, removals, directory and centroids, and
+//! the heads of its lists (≈ 50 bytes a chunk), decoding them into the matrix — except a base
+//! written as lists, whose heads a search reads only for the lists nearest its query. The
+//! components themselves are read (positioned reads) only when the matrix is small (below
+//! [`vectors::SHORTLIST_FROM`] chunks) or when a search scores a chunk exactly; each list's
+//! head is checked against the directory's checksum and each chunk's components against their
+//! checksum when read.
 //!
 //! **Stamps.** Every catch-up that changes the index draws a random stamp and records it in the
 //! index's `meta` (`vectors_stamp`) in its transaction. A reader wants the segment whose stamp is

@@ -16,7 +16,7 @@ pub const LISTED_FROM: usize = SHORTLIST_FROM;
 const CHUNKS_PER_LIST: usize = 512;
 /// A search reads the nearest lists until it holds at least this many chunks, or
 /// [`PROBED_SHARE`] of them, whichever is more.
-const PROBED_MIN: usize = 32_768;
+const PROBED_MIN: usize = 49_152;
 /// The share of all chunks a search reads at least (1 / this).
 const PROBED_SHARE: usize = 8;
 /// Passes of k-means over its sample.

@@ -232,7 +232,7 @@ fn topical_store(
 fn a_search_of_the_nearest_lists_finds_the_exact_neighbours_of_topical_texts() {
     let mut rng = Rng::new(0x0115_750f_1157);
     let words = Words::new(&mut rng);
-    let (m, queries) = topical_store(&mut rng, &words, 40_000, 200);
+    let (m, queries) = topical_store(&mut rng, &words, 60_000, 200);
     assert!(m.len() >= super::vector_lists::LISTED_FROM);
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("v");
