@@ -231,9 +231,11 @@ pub fn read_doc_count(conn: &Connection) -> Result<i64> {
     }
 }
 
-/// Whether the memory rows are all there: their number matches the count kept in `meta`
-/// beside them (one count over the table's smallest b-tree). Rows deleted inside the file, by
-/// hand or by damage, make it false.
+/// Whether the memory rows are all there: their number, as the `counts` table keeps it (its
+/// triggers follow every insert and delete, whoever makes it), matches the count lore's
+/// catch-ups keep in `meta`. Rows deleted inside the file by hand make it false. Reading the
+/// few rows of `counts` costs the same at any size, where counting the rows cost 9 ms a process
+/// at a million memories.
 pub fn rows_intact(conn: &Connection) -> Result<bool> {
     let kept: Option<String> = conn
         .query_row("SELECT value FROM meta WHERE name = 'docs'", [], |r| {
@@ -243,7 +245,7 @@ pub fn rows_intact(conn: &Connection) -> Result<bool> {
     let Some(kept) = kept.and_then(|v| v.parse::<i64>().ok()) else {
         return Ok(true);
     };
-    let rows: i64 = conn.query_row("SELECT count(*) FROM memories", [], |r| r.get(0))?;
+    let rows: i64 = conn.query_row("SELECT coalesce(sum(n), 0) FROM counts", [], |r| r.get(0))?;
     Ok(rows == kept)
 }
 
