@@ -90,14 +90,19 @@ impl Index {
         let threshold = self.embedder.as_ref().map(|e| e.near_duplicate());
         // Head vectors are computed only for the pairs collapse compares.
         let matrix = if options.collapse { matrix } else { None };
+        // A head a listed matrix does not hold is read from the table; the first error
+        // reading it ends the search after collapsing.
+        let table_error = std::cell::RefCell::new(None);
         let head = |rowid: i64| -> Checked<Option<Vec<f32>>> {
             let Some(m) = matrix else {
                 return Ok(None);
             };
             match m.head(rowid)? {
-                None if m.is_listed() => {
-                    Ok(vectors::head_in_table(&self.conn, rowid, m.dims()).unwrap_or(None))
-                }
+                None if m.is_listed() => Ok(vectors::head_in_table(&self.conn, rowid, m.dims())
+                    .unwrap_or_else(|e| {
+                        table_error.borrow_mut().get_or_insert(e);
+                        None
+                    })),
                 head => Ok(head),
             }
         };
@@ -105,6 +110,9 @@ impl Index {
             Ok(groups) => groups,
             Err(damaged) => return Ok(Err(damaged)),
         };
+        if let Some(e) = table_error.into_inner() {
+            return Err(e);
+        }
         let near = threshold.filter(|_| query_vector.is_some());
         let mut hits = hits_of_groups(ranked, groups, near, explain);
         self.mark_stale(&mut hits)?;

@@ -7,7 +7,8 @@
 //! (parent stamp, memories removed, chunks added, lists, centroid dimensions), the memories
 //! (row ids) it removes, a directory of its lists (each list's chunk count and the checksum of
 //! its head), the lists' centroids (quantised; none for a segment of one list), then each
-//! list's head (its chunks' row ids, scales, checksums of their components, sign sketches) and
+//! list's head (its chunks' row ids, scales, checksums of their components, places among
+//! their memory's chunks, sign sketches) and
 //! after all heads the `i8` components, list by list — and a trailer: its stamp, the body's
 //! length, a checksum of the counts, removals, directory, centroids and stamp, and an end mark.
 //! The first segment (the base, parent stamp 0) holds every vector of one index state, as
@@ -181,7 +182,15 @@ fn segment(
     let list_of = |i: usize| partition.map_or(0, |p| p.list_of[i] as usize);
     order.sort_by_key(|&i| list_of(i));
     let row = |i: usize| &rows.values[i * dims..(i + 1) * dims];
-    let mut heads = Vec::with_capacity(added * (16 + sketch_len));
+    // Each chunk's place among its memory's chunks (the rows come in memory order, each
+    // memory's chunks in theirs): lists part a memory's chunks, a reader puts them back.
+    let mut ordinal = vec![0u32; added];
+    for i in 1..added {
+        if rows.memory[i] == rows.memory[i - 1] {
+            ordinal[i] = ordinal[i - 1].saturating_add(1);
+        }
+    }
+    let mut heads = Vec::with_capacity(added * vector_lists::head_len(dims));
     let mut directory = Vec::with_capacity(lists * 16);
     let mut next = 0;
     for l in 0..lists {
@@ -200,6 +209,9 @@ fn segment(
         members
             .iter()
             .for_each(|&i| heads.extend_from_slice(&vectors::row_check(row(i)).to_le_bytes()));
+        members
+            .iter()
+            .for_each(|&i| heads.extend_from_slice(&ordinal[i].to_le_bytes()));
         members.iter().for_each(|&i| {
             heads.extend_from_slice(&sketches[i * sketch_len..(i + 1) * sketch_len])
         });
@@ -301,6 +313,9 @@ pub fn read(path: &Path, stamp: u64, dims: usize, embedder: &str, whole: bool) -
     if let Some(lists) = &mut lists {
         lists.removed = removals.memories();
     }
+    // Later segments' removals applied, and the chunks in row-id order, each memory's in theirs
+    // (a base of lists parts them).
+    let order = rows.order(|i| removals.keeps(rows.memory[i], i));
     let mut matrix = VectorMatrix {
         dims,
         memory: rows.memory,
@@ -315,8 +330,7 @@ pub fn read(path: &Path, stamp: u64, dims: usize, embedder: &str, whole: bool) -
         lists,
         partition: centroids.map(|centroids| Partition { centroids, list_of }),
     };
-    matrix.remove(&removals);
-    matrix.restore_order();
+    matrix.gather(&order);
     if whole || (!matrix.is_listed() && matrix.len() < vectors::SHORTLIST_FROM) {
         matrix.read_values(size)?;
     }
@@ -382,13 +396,12 @@ fn read_segment(
     if field(0) != parent || lists == 0 || (centroid_dims != 0 && centroid_dims != dims) {
         return None;
     }
-    let sketch_len = sketch::sketch_len(dims);
     // Checked sums: damaged counts must not wrap past the size check.
     let fixed_len = removed
         .checked_mul(8)?
         .checked_add(lists.checked_mul(16)?)?
         .checked_add(lists.checked_mul(centroid_len(centroid_dims))?)?;
-    let head_len = added.checked_mul(16 + sketch_len)?;
+    let head_len = added.checked_mul(vector_lists::head_len(dims))?;
     let body_len = COUNTS
         .checked_add(fixed_len)?
         .checked_add(head_len)?
@@ -422,7 +435,7 @@ fn read_segment(
             check: le_u64(&entry[8..]) as u32,
             values_at,
         });
-        head_at += (count * (16 + sketch_len)) as u64;
+        head_at += (count * vector_lists::head_len(dims)) as u64;
         values_at += (count * dims) as u64;
     }
     if total != added {
@@ -509,8 +522,10 @@ pub fn write_whole(
             path.display()
         )
     };
-    let _lock = FileLock::exclusive(path).map_err(|e| unsaved("locked", &e))?;
+    // The k-means runs before the lock: a catch-up's append waits on it inside SQLite's write
+    // transaction, so every writer would wait for it.
     let partition = partition_of(matrix, &values);
+    let _lock = FileLock::exclusive(path).map_err(|e| unsaved("locked", &e))?;
     let mut bytes = header(matrix.dims(), embedder, &matrix.center);
     bytes.extend_from_slice(&segment(
         (0, stamp),
@@ -694,11 +709,14 @@ impl Index {
             let cache = super::vectors_cache_path(&self.path);
             let m = match read(&cache, stamp, dims, &name, false) {
                 Some(loaded) => {
-                    if !self.read_only
-                        && wants_compaction(&loaded)
-                        && let Some(whole) = read(&cache, stamp, dims, &name, true)
-                    {
-                        self.note(write_whole(&cache, &whole.matrix, stamp, &name));
+                    if !self.read_only && wants_compaction(&loaded) {
+                        // A part only a whole read reaches (a list no search probed yet) may be
+                        // damaged: the table's vectors are written instead.
+                        let whole = match read(&cache, stamp, dims, &name, true) {
+                            Some(whole) => whole.matrix,
+                            None => VectorMatrix::load(&tx, dims)?,
+                        };
+                        self.note(write_whole(&cache, &whole, stamp, &name));
                     }
                     loaded.matrix
                 }

@@ -35,6 +35,14 @@ impl Removals {
         self.last.keys().copied().collect()
     }
 
+    /// Whether chunk `row` (of `memory`) stays: no change after the one that added it removed
+    /// its memory.
+    pub(super) fn keeps(&self, memory: i64, row: usize) -> bool {
+        self.last
+            .get(&memory)
+            .is_none_or(|&r| r <= self.added_in(row))
+    }
+
     /// The change that added `row` (0 for the base).
     fn added_in(&self, row: usize) -> usize {
         let at = self.starts.partition_point(|&(first, _)| first <= row);
@@ -142,12 +150,7 @@ impl VectorMatrix {
             return;
         }
         let kept: Vec<usize> = (0..self.memory.len())
-            .filter(|&row| {
-                removals
-                    .last
-                    .get(&self.memory[row])
-                    .is_none_or(|&r| r <= removals.added_in(row))
-            })
+            .filter(|&row| removals.keeps(self.memory[row], row))
             .collect();
         self.gather(&kept);
     }
@@ -168,7 +171,7 @@ impl VectorMatrix {
     }
 
     /// Keeps chunks `rows`, in that order.
-    fn gather(&mut self, rows: &[usize]) {
+    pub(super) fn gather(&mut self, rows: &[usize]) {
         fn pick<T: Copy>(items: &[T], rows: &[usize]) -> Vec<T> {
             rows.iter().map(|&i| items[i]).collect()
         }

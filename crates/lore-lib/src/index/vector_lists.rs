@@ -215,6 +215,12 @@ pub fn placing_is_cheaper(partition: &Partition, dims: usize) -> bool {
     new.saturating_mul(lists) <= afresh
 }
 
+/// Bytes of one chunk's head in a list: row id, scale, checksum of its components, its place
+/// among its memory's chunks, sign sketch.
+pub fn head_len(dims: usize) -> usize {
+    20 + sketch::sketch_len(dims)
+}
+
 /// Where one list of a base segment is in the cache file.
 #[derive(Clone, Debug)]
 pub(super) struct ListAt {
@@ -233,8 +239,45 @@ pub(super) struct ListRows {
     pub(super) memory: Vec<i64>,
     pub(super) scales: Vec<f32>,
     pub(super) checks: Vec<u32>,
+    /// Each chunk's place among its memory's chunks.
+    pub(super) ordinals: Vec<u32>,
     pub(super) sketches: Vec<u8>,
     pub(super) offsets: Vec<u64>,
+}
+
+impl ListRows {
+    /// The order that puts the rows in row-id order, each memory's chunks in theirs, leaving
+    /// out the rows `keep` refuses.
+    pub(super) fn order(&self, keep: impl Fn(usize) -> bool) -> Vec<usize> {
+        let mut keyed: Vec<(i64, u32, usize)> = (0..self.memory.len())
+            .filter(|&i| keep(i))
+            .map(|i| (self.memory[i], self.ordinals[i], i))
+            .collect();
+        keyed.sort_unstable();
+        keyed.into_iter().map(|(.., i)| i).collect()
+    }
+
+    /// Appends rows already in row-id order (each memory's chunks in theirs).
+    pub(super) fn push_ordered(
+        &mut self,
+        (memory, scales, checks): (&[i64], &[f32], &[u32]),
+        sketches: &[u8],
+        offsets: &[u64],
+    ) {
+        for (i, &m) in memory.iter().enumerate() {
+            let ordinal = match i {
+                0 => 0,
+                _ if memory[i - 1] == m => self.ordinals.last().map_or(0, |o| o + 1),
+                _ => 0,
+            };
+            self.ordinals.push(ordinal);
+        }
+        self.memory.extend_from_slice(memory);
+        self.scales.extend_from_slice(scales);
+        self.checks.extend_from_slice(checks);
+        self.sketches.extend_from_slice(sketches);
+        self.offsets.extend_from_slice(offsets);
+    }
 }
 
 /// A base segment kept as lists in the file: its centroids and where each list is, read on
@@ -284,7 +327,7 @@ impl Lists {
     pub(super) fn read(&self, file: &File, l: usize, out: &mut ListRows) -> Option<()> {
         let list = &self.at[l];
         let sketch_len = sketch::sketch_len(self.dims);
-        let mut head = vec![0u8; list.count * (16 + sketch_len)];
+        let mut head = vec![0u8; list.count * head_len(self.dims)];
         file.read_exact_at(&mut head, list.head_at).ok()?;
         if crc32fast::hash(&head) != list.check {
             return None;
@@ -292,7 +335,8 @@ impl Lists {
         let n = list.count;
         let (memory, rest) = head.split_at(n * 8);
         let (scales, rest) = rest.split_at(n * 4);
-        let (checks, sketches) = rest.split_at(n * 4);
+        let (checks, rest) = rest.split_at(n * 4);
+        let (ordinals, sketches) = rest.split_at(n * 4);
         let four = |b: &[u8]| -> [u8; 4] { b.try_into().expect("4 bytes") };
         for i in 0..n {
             let m = i64::from_le_bytes(memory[i * 8..i * 8 + 8].try_into().expect("8 bytes"));
@@ -304,6 +348,8 @@ impl Lists {
                 .push(f32::from_le_bytes(four(&scales[i * 4..i * 4 + 4])));
             out.checks
                 .push(u32::from_le_bytes(four(&checks[i * 4..i * 4 + 4])));
+            out.ordinals
+                .push(u32::from_le_bytes(four(&ordinals[i * 4..i * 4 + 4])));
             out.sketches
                 .extend_from_slice(&sketches[i * sketch_len..(i + 1) * sketch_len]);
             out.offsets.push(list.values_at + (i * self.dims) as u64);

@@ -334,11 +334,12 @@ impl VectorMatrix {
         for l in lists.probed(q, all) {
             lists.read(&stored.file, l, &mut rows).ok_or(Damaged)?;
         }
-        rows.memory.extend_from_slice(&self.memory);
-        rows.scales.extend_from_slice(&self.scales);
-        rows.checks.extend_from_slice(&stored.checks);
-        rows.sketches.extend_from_slice(&self.sketches);
-        rows.offsets.extend_from_slice(&stored.offsets);
+        rows.push_ordered(
+            (&self.memory, &self.scales, &stored.checks),
+            &self.sketches,
+            &stored.offsets,
+        );
+        let order = rows.order(|_| true);
         let mut m = VectorMatrix {
             dims: self.dims,
             memory: rows.memory,
@@ -353,7 +354,7 @@ impl VectorMatrix {
             lists: None,
             partition: None,
         };
-        m.restore_order();
+        m.gather(&order);
         Ok(m)
     }
 
