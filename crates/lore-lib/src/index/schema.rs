@@ -233,9 +233,10 @@ pub fn read_doc_count(conn: &Connection) -> Result<i64> {
 
 /// Whether the memory rows are all there: their number, as the `counts` table keeps it (its
 /// triggers follow every insert and delete, whoever makes it), matches the count lore's
-/// catch-ups keep in `meta`. Rows deleted inside the file by hand make it false. Reading the
-/// few rows of `counts` costs the same at any size, where counting the rows cost 9 ms a process
-/// at a million memories.
+/// catch-ups keep in `meta`. Rows deleted inside the file by hand make it false; rows lost to
+/// damaged pages without a `DELETE` do not (SQLite reports those as corruption when read).
+/// Reading the few rows of `counts` costs the same at any size, where counting the rows cost
+/// 9 ms a process at a million memories.
 pub fn rows_intact(conn: &Connection) -> Result<bool> {
     let kept: Option<String> = conn
         .query_row("SELECT value FROM meta WHERE name = 'docs'", [], |r| {

@@ -8,9 +8,9 @@
 //! (row ids) it removes, a directory of its lists (each list's chunk count and the checksum of
 //! its head), the lists' centroids (quantised; none for a segment of one list), then each
 //! list's head (its chunks' row ids, scales, checksums of their components, places among
-//! their memory's chunks, sign sketches) and
-//! after all heads the `i8` components, list by list — and a trailer: its stamp, the body's
-//! length, a checksum of the counts, removals, directory, centroids and stamp, and an end mark.
+//! their memory's chunks, sign sketches) and after all heads the `i8` components, list by list
+//! — and a trailer: its stamp, the body's length, a checksum of the counts, removals,
+//! directory, centroids and stamp, and an end mark.
 //! The first segment (the base, parent stamp 0) holds every vector of one index state, as
 //! lists of similar chunks when it has [`vector_lists::LISTED_FROM`] chunks or more (see
 //! [`super::vector_lists`]); each later one is what a catch-up removed and added, as one list.
