@@ -24,6 +24,7 @@ mod upkeep;
 pub mod vector_cache;
 mod vector_changes;
 mod vector_lists;
+mod vector_load;
 #[cfg(test)]
 mod vector_tests;
 pub mod vectors;

@@ -1,0 +1,151 @@
+//! Loading the index's vector matrix for searches: from the cache file when it holds the
+//! index's state (compacting it when it has grown too many segments), from the `chunks` table
+//! otherwise or when the file turns out damaged; and checks of the cache for tests. The file's
+//! format is [`super::vector_cache`]'s.
+
+use super::Index;
+use super::vector_cache::{read, read_stamp, wants_compaction, write_whole};
+use super::vectors::VectorMatrix;
+use crate::error::Result;
+
+/// Loading the matrix for searches, and checks of the cache for tests.
+impl Index {
+    /// Keeps a cache write's failure for [`Index::take_warnings`].
+    fn note(&self, written: std::result::Result<(), String>) {
+        if let Err(warning) = written {
+            self.warnings.borrow_mut().push(warning);
+        }
+    }
+
+    /// What went wrong without stopping the operation (a cache that could not be saved),
+    /// since the last call.
+    pub fn take_warnings(&self) -> Vec<String> {
+        std::mem::take(&mut *self.warnings.borrow_mut())
+    }
+
+    /// Every chunk vector, loaded once per process (queued catch-up changes applied first;
+    /// read from the cache file, or the table when the file does not hold this state).
+    pub(super) fn matrix(&self) -> Result<Option<&VectorMatrix>> {
+        let Some(embedder) = &self.embedder else {
+            return Ok(None);
+        };
+        if let Some(m) = self.reloaded.get() {
+            return Ok(Some(m));
+        }
+        if self.vectors.get().is_none()
+            && let Some((mut m, changes)) = self.held.borrow_mut().take()
+        {
+            m.apply_changes(&changes);
+            let _ = self.vectors.set(m);
+        }
+        if self.vectors.get().is_none() {
+            let dims = embedder.id().dims;
+            // The stamp and the vectors are read in one transaction, so they agree.
+            let tx = self.conn.unchecked_transaction()?;
+            let stamp = read_stamp(&tx)?;
+            let name = super::schema::read_meta(&tx, "embedder")?.unwrap_or_default();
+            let cache = super::vectors_cache_path(&self.path);
+            let m = match read(&cache, stamp, dims, &name, false) {
+                Some(loaded) => {
+                    if !self.read_only && wants_compaction(&loaded) {
+                        // A part only a whole read reaches (a list no search probed yet) may be
+                        // damaged: the table's vectors are written instead.
+                        let whole = match read(&cache, stamp, dims, &name, true) {
+                            Some(whole) => whole.matrix,
+                            None => VectorMatrix::load(&tx, dims)?,
+                        };
+                        self.note(write_whole(&cache, &whole, stamp, &name));
+                    }
+                    loaded.matrix
+                }
+                None => {
+                    let m = VectorMatrix::load(&tx, dims)?;
+                    if !self.read_only {
+                        self.note(write_whole(&cache, &m, stamp, &name));
+                    }
+                    m
+                }
+            };
+            tx.finish()?;
+            let _ = self.vectors.set(m);
+            self.vectors_stamp.set(stamp);
+        }
+        Ok(self.vectors.get())
+    }
+
+    /// After a search found a damaged chunk in the cache file: the vectors loaded from the
+    /// table for the rest of this handle's life (until the next catch-up), and the file written
+    /// again from them.
+    pub(super) fn reload_matrix(&self) -> Result<Option<&VectorMatrix>> {
+        let Some(embedder) = &self.embedder else {
+            return Ok(None);
+        };
+        if self.reloaded.get().is_none() {
+            let tx = self.conn.unchecked_transaction()?;
+            let stamp = read_stamp(&tx)?;
+            let name = super::schema::read_meta(&tx, "embedder")?.unwrap_or_default();
+            let m = VectorMatrix::load(&tx, embedder.id().dims)?;
+            if !self.read_only {
+                let cache = super::vectors_cache_path(&self.path);
+                self.note(write_whole(&cache, &m, stamp, &name));
+            }
+            tx.finish()?;
+            let _ = self.reloaded.set(m);
+        }
+        Ok(self.reloaded.get())
+    }
+
+    /// Whether the vectors searches use (held in memory, or read from the cache file) are
+    /// exactly the `chunks` table's, in order: for tests of the cache.
+    #[doc(hidden)]
+    pub fn vectors_agree_with_table(&self) -> Result<bool> {
+        let Some(held) = self.matrix()? else {
+            return Ok(true);
+        };
+        // Lists left in the file: every list read.
+        let whole;
+        let held = match held.is_listed() {
+            true => {
+                let name = super::schema::read_meta(&self.conn, "embedder")?.unwrap_or_default();
+                let cache = super::vectors_cache_path(&self.path);
+                let stamp = self.vectors_stamp.get();
+                match read(&cache, stamp, held.dims(), &name, true) {
+                    Some(loaded) => {
+                        whole = loaded.matrix;
+                        &whole
+                    }
+                    None => return Ok(false),
+                }
+            }
+            false => held,
+        };
+        let fresh = VectorMatrix::load(&self.conn, held.dims())?;
+        let (Ok(held_values), Ok(fresh_values)) = (held.resident_values(), fresh.resident_values())
+        else {
+            return Ok(false);
+        };
+        Ok(held.memory() == fresh.memory()
+            && held.scales() == fresh.scales()
+            && held_values == fresh_values)
+    }
+
+    /// How many segments the cache file holds up to the index's current vectors, or `None`
+    /// when the file does not hold them whole (absent, stale, torn, a chunk damaged): for tests
+    /// of the cache.
+    #[doc(hidden)]
+    pub fn vector_cache_segments(&self) -> Result<Option<usize>> {
+        let Some(embedder) = &self.embedder else {
+            return Ok(None);
+        };
+        let stamp = read_stamp(&self.conn)?;
+        let name = super::schema::read_meta(&self.conn, "embedder")?.unwrap_or_default();
+        Ok(read(
+            &super::vectors_cache_path(&self.path),
+            stamp,
+            embedder.id().dims,
+            &name,
+            true,
+        )
+        .map(|loaded| loaded.segments))
+    }
+}
