@@ -183,12 +183,7 @@ fn segment(
     let row = |i: usize| &rows.values[i * dims..(i + 1) * dims];
     // Each chunk's place among its memory's chunks (the rows come in memory order, each
     // memory's chunks in theirs): lists part a memory's chunks, a reader puts them back.
-    let mut ordinal = vec![0u32; added];
-    for i in 1..added {
-        if rows.memory[i] == rows.memory[i - 1] {
-            ordinal[i] = ordinal[i - 1].saturating_add(1);
-        }
-    }
+    let ordinal = vector_lists::ordinals_of(rows.memory);
     let mut heads = Vec::with_capacity(added * vector_lists::head_len(dims));
     let mut directory = Vec::with_capacity(lists * 16);
     let mut next = 0;

@@ -215,6 +215,18 @@ pub fn placing_is_cheaper(partition: &Partition, dims: usize) -> bool {
     new.saturating_mul(lists) <= afresh
 }
 
+/// Each chunk's place among its memory's chunks, for chunks in row-id order (each memory's
+/// chunks adjacent, in their order).
+pub fn ordinals_of(memory: &[i64]) -> Vec<u32> {
+    let mut ordinals = vec![0u32; memory.len()];
+    for i in 1..memory.len() {
+        if memory[i] == memory[i - 1] {
+            ordinals[i] = ordinals[i - 1].saturating_add(1);
+        }
+    }
+    ordinals
+}
+
 /// Bytes of one chunk's head in a list: row id, scale, checksum of its components, its place
 /// among its memory's chunks, sign sketch.
 pub fn head_len(dims: usize) -> usize {
@@ -257,21 +269,15 @@ impl ListRows {
         keyed.into_iter().map(|(.., i)| i).collect()
     }
 
-    /// Appends rows already in row-id order (each memory's chunks in theirs).
+    /// Appends rows already in row-id order (each memory's chunks in theirs): their places
+    /// counted from the order.
     pub(super) fn push_ordered(
         &mut self,
         (memory, scales, checks): (&[i64], &[f32], &[u32]),
         sketches: &[u8],
         offsets: &[u64],
     ) {
-        for (i, &m) in memory.iter().enumerate() {
-            let ordinal = match i {
-                0 => 0,
-                _ if memory[i - 1] == m => self.ordinals.last().map_or(0, |o| o + 1),
-                _ => 0,
-            };
-            self.ordinals.push(ordinal);
-        }
+        self.ordinals.extend(ordinals_of(memory));
         self.memory.extend_from_slice(memory);
         self.scales.extend_from_slice(scales);
         self.checks.extend_from_slice(checks);

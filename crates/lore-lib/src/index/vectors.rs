@@ -217,12 +217,7 @@ pub fn best_in_table(
     let mut rows = stmt.query([memory])?;
     let mut best: Option<f32> = None;
     while let Some(row) = rows.next()? {
-        if let Some(cosine) = row
-            .get_ref(0)?
-            .as_blob()
-            .ok()
-            .and_then(|b| stored_cosine(b, dims, q))
-        {
+        if let Some(cosine) = blob_at(row, 0).ok().and_then(|b| stored_cosine(b, dims, q)) {
             best = Some(best.map_or(cosine, |b| b.max(cosine)));
         }
     }
@@ -238,15 +233,25 @@ pub fn head_in_table(conn: &Connection, memory: i64, dims: usize) -> Result<Opti
     let Some(row) = rows.next()? else {
         return Ok(None);
     };
-    let bytes = row.get_ref(0)?.as_blob().map_err(|e| {
-        rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Blob, Box::new(e))
-    })?;
+    let bytes = blob_at(row, 0)?;
     if bytes.len() != dims + 4 {
         return Ok(None);
     }
-    let mut v: Vec<f32> = bytes[..dims].iter().map(|&x| x as i8 as f32).collect();
+    Ok(Some(unit_of(&bytes[..dims])))
+}
+
+/// A stored `i8` row as a unit vector.
+fn unit_of(row: &[u8]) -> Vec<f32> {
+    let mut v: Vec<f32> = row.iter().map(|&x| x as i8 as f32).collect();
     embed::normalize(&mut v);
-    Ok(Some(v))
+    v
+}
+
+/// Column `i` of a result row as a blob (a conversion error naming the column otherwise).
+fn blob_at<'r>(row: &'r rusqlite::Row<'_>, i: usize) -> rusqlite::Result<&'r [u8]> {
+    row.get_ref(i)?.as_blob().map_err(|e| {
+        rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Blob, Box::new(e))
+    })
 }
 
 impl VectorMatrix {
@@ -262,13 +267,7 @@ impl VectorMatrix {
         let mut rows = stmt.query([])?;
         while let Some(row) = rows.next()? {
             let m: i64 = row.get(0)?;
-            let bytes = row.get_ref(1)?.as_blob().map_err(|e| {
-                rusqlite::Error::FromSqlConversionFailure(
-                    1,
-                    rusqlite::types::Type::Blob,
-                    Box::new(e),
-                )
-            })?;
+            let bytes = blob_at(row, 1)?;
             if bytes.len() != dims + 4 {
                 // Written by another embedder shape: ignore (a re-embed replaces it).
                 continue;
@@ -588,13 +587,7 @@ impl VectorMatrix {
         let Some(c) = self.span(memory).next() else {
             return Ok(None);
         };
-        let mut v: Vec<f32> = self
-            .rows(c..c + 1)?
-            .iter()
-            .map(|&x| x as i8 as f32)
-            .collect();
-        embed::normalize(&mut v);
-        Ok(Some(v))
+        Ok(Some(unit_of(&self.rows(c..c + 1)?)))
     }
 }
 
