@@ -25,6 +25,7 @@ pub mod vector_cache;
 mod vector_changes;
 mod vector_lists;
 mod vector_load;
+mod vector_search;
 #[cfg(test)]
 mod vector_tests;
 pub mod vectors;

@@ -461,9 +461,10 @@ fn read_segment(
         read.lists = Some(found);
         return Some(read);
     }
+    let mut head = Vec::new();
     for l in 0..found.at.len() {
         let before = chunks.rows.memory.len();
-        found.read(file, l, &mut chunks.rows)?;
+        found.read(file, l, &mut head, &mut chunks.rows)?;
         let list = if listed { l as u32 } else { u32::MAX };
         let n = chunks.rows.memory.len() - before;
         chunks.list_of.extend(std::iter::repeat_n(list, n));

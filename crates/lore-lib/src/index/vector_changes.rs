@@ -31,7 +31,9 @@ impl Removals {
     }
 
     /// Every memory a change removed.
-    pub(super) fn memories(&self) -> std::collections::HashSet<i64> {
+    pub(super) fn memories(
+        &self,
+    ) -> std::collections::HashSet<i64, super::vector_search::RowIdHash> {
         self.last.keys().copied().collect()
     }
 

@@ -8,6 +8,7 @@ use std::fs::File;
 use std::os::unix::fs::FileExt;
 
 use super::sketch;
+use super::vector_search::RowIdHash;
 use super::vectors::SHORTLIST_FROM;
 
 /// Chunk count from which the cache's base segment is written as lists.
@@ -258,6 +259,18 @@ pub(super) struct ListRows {
 }
 
 impl ListRows {
+    /// Room for `chunks` rows.
+    pub(super) fn with_capacity(chunks: usize, sketch_len: usize) -> ListRows {
+        ListRows {
+            memory: Vec::with_capacity(chunks),
+            scales: Vec::with_capacity(chunks),
+            checks: Vec::with_capacity(chunks),
+            ordinals: Vec::with_capacity(chunks),
+            sketches: Vec::with_capacity(chunks * sketch_len),
+            offsets: Vec::with_capacity(chunks),
+        }
+    }
+
     /// The order that puts the rows in row-id order, each memory's chunks in theirs, leaving
     /// out the rows `keep` refuses.
     pub(super) fn order(&self, keep: impl Fn(usize) -> bool) -> Vec<usize> {
@@ -293,7 +306,7 @@ pub(super) struct Lists {
     pub(super) centroids: Vec<f32>,
     pub(super) at: Vec<ListAt>,
     /// Memories later segments removed (every base chunk of theirs is gone).
-    pub(super) removed: HashSet<i64>,
+    pub(super) removed: HashSet<i64, RowIdHash>,
 }
 
 impl Lists {
@@ -329,13 +342,20 @@ impl Lists {
     }
 
     /// Reads list `l` (checked against its checksum) into `out`, leaving out removed
-    /// memories; `None` if the bytes are torn or damaged.
-    pub(super) fn read(&self, file: &File, l: usize, out: &mut ListRows) -> Option<()> {
+    /// memories; `None` if the bytes are torn or damaged. `head` is room to read into.
+    pub(super) fn read(
+        &self,
+        file: &File,
+        l: usize,
+        head: &mut Vec<u8>,
+        out: &mut ListRows,
+    ) -> Option<()> {
         let list = &self.at[l];
         let sketch_len = sketch::sketch_len(self.dims);
-        let mut head = vec![0u8; list.count * head_len(self.dims)];
-        file.read_exact_at(&mut head, list.head_at).ok()?;
-        if crc32fast::hash(&head) != list.check {
+        head.clear();
+        head.resize(list.count * head_len(self.dims), 0);
+        file.read_exact_at(head, list.head_at).ok()?;
+        if crc32fast::hash(head) != list.check {
             return None;
         }
         let n = list.count;
@@ -343,9 +363,26 @@ impl Lists {
         let (scales, rest) = rest.split_at(n * 4);
         let (checks, rest) = rest.split_at(n * 4);
         let (ordinals, sketches) = rest.split_at(n * 4);
+        let eight = |b: &[u8]| i64::from_le_bytes(b.try_into().expect("8 bytes"));
         let four = |b: &[u8]| -> [u8; 4] { b.try_into().expect("4 bytes") };
-        for i in 0..n {
-            let m = i64::from_le_bytes(memory[i * 8..i * 8 + 8].try_into().expect("8 bytes"));
+        let offsets = (0..n).map(|i| list.values_at + (i * self.dims) as u64);
+        if self.removed.is_empty() {
+            out.memory.extend(memory.chunks_exact(8).map(eight));
+            out.scales
+                .extend(scales.chunks_exact(4).map(|b| f32::from_le_bytes(four(b))));
+            out.checks
+                .extend(checks.chunks_exact(4).map(|b| u32::from_le_bytes(four(b))));
+            out.ordinals.extend(
+                ordinals
+                    .chunks_exact(4)
+                    .map(|b| u32::from_le_bytes(four(b))),
+            );
+            out.sketches.extend_from_slice(sketches);
+            out.offsets.extend(offsets);
+            return Some(());
+        }
+        for (i, at) in offsets.enumerate() {
+            let m = eight(&memory[i * 8..i * 8 + 8]);
             if self.removed.contains(&m) {
                 continue;
             }
@@ -358,7 +395,7 @@ impl Lists {
                 .push(u32::from_le_bytes(four(&ordinals[i * 4..i * 4 + 4])));
             out.sketches
                 .extend_from_slice(&sketches[i * sketch_len..(i + 1) * sketch_len]);
-            out.offsets.push(list.values_at + (i * self.dims) as u64);
+            out.offsets.push(at);
         }
         Some(())
     }

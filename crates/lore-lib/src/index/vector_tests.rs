@@ -270,6 +270,15 @@ fn a_search_of_the_nearest_lists_finds_the_exact_neighbours_of_topical_texts() {
         let listed = stored.search(&probe, 10, |_| true).unwrap();
         total += overlap(&listed, &exact(&m, &probe, 10, |_| true));
         read += lists.probed(probe.unit_vector(), false).len();
+        // Searching the lists as read (unordered) finds what searching them in row-id order
+        // finds, a filter included.
+        let ordered = stored.probed(probe.unit_vector(), false).unwrap();
+        assert_eq!(listed, ordered.search(&probe, 10, |_| true).unwrap());
+        let odd = |row: i64| row % 2 == 1;
+        assert_eq!(
+            stored.search(&probe, 10, odd).unwrap(),
+            ordered.search(&probe, 10, odd).unwrap()
+        );
     }
     let mean = total / queries.len() as f64;
     assert!(mean >= 0.9, "top-10 overlap with the exact scan {mean:.3}");

@@ -1,18 +1,16 @@
-//! Chunk vectors in the index: storing them, and an in-memory matrix for exhaustive search.
+//! Chunk vectors in the index: storing them, and the matrix a search runs over.
 //!
 //! Each memory's text is cut into chunks ([`crate::embed::chunks`]); each chunk's unit vector is
-//! stored quantised (`i8` components and one scale) in `chunks`. Search loads every vector once
-//! per index state into one contiguous matrix and scores them all (exact) below
-//! [`SHORTLIST_FROM`] chunks; above, it ranks sign sketches first (see [`super::sketch`]) and
-//! scores a shortlist exactly, reading only its components (from the cache file, when the
-//! matrix was read from there).
+//! stored quantised (`i8` components and one scale) in `chunks`. A process loads the vectors
+//! once per index state into one contiguous matrix (its components left in the cache file from
+//! [`SHORTLIST_FROM`] chunks); how it is searched is in [`super::vector_search`].
 
 use std::borrow::Cow;
 
 use rusqlite::{Connection, params};
 
-use super::sketch::{self, SketchQuery};
-use super::vector_lists::{ListRows, Lists, Partition};
+use super::sketch;
+use super::vector_lists::{Lists, Partition};
 
 use crate::embed::{self, Embedder, Quantized};
 use crate::error::Result;
@@ -134,9 +132,9 @@ pub struct Damaged;
 
 /// A query vector quantised like the stored ones, for integer dot products.
 pub struct Probe {
-    values: Vec<i8>,
-    scale: f32,
-    unit: Vec<f32>,
+    pub(super) values: Vec<i8>,
+    pub(super) scale: f32,
+    pub(super) unit: Vec<f32>,
 }
 
 impl Probe {
@@ -157,42 +155,21 @@ impl Probe {
 }
 
 /// Σ a·b over `i8` components (as stored bytes and as the probe), in `i32`.
-fn dot_i8(row: &[u8], q: &[i8]) -> i32 {
+pub(super) fn dot_i8(row: &[u8], q: &[i8]) -> i32 {
     row.iter()
         .zip(q)
         .map(|(&a, &b)| (a as i8 as i32) * (b as i32))
         .sum()
 }
 
-/// Chunk count from which a search uses every core.
-const PARALLEL_FROM: usize = 32_768;
-
 /// Chunk count from which a search ranks sketches first and scores only a shortlist exactly
 /// (and a process leaves the components in the cache file). Below it every chunk is scored:
 /// reading and scanning this many is a few milliseconds.
 pub const SHORTLIST_FROM: usize = 65_536;
 
-/// Memories a sketch ranking hands to exact scoring: at least this many, or
-/// [`SHORTLIST_PER_RESULT`] per result wanted.
-const SHORTLIST_MIN: usize = 1_500;
-const SHORTLIST_PER_RESULT: usize = 8;
-/// Chunks whose sketch estimate is computed, per memory shortlisted: those whose sketch agrees
-/// with the most of the query's signs.
-const PREFILTER_PER_SHORTLISTED: usize = 12;
-
 /// The checksum kept per chunk of components in the cache file.
 pub(super) fn row_check(row: &[u8]) -> u32 {
     crc32fast::hash(row)
-}
-
-/// Keeps the `limit` best (highest score; ties by row id), sorted best first.
-fn top_k(items: &mut Vec<(i64, f32)>, limit: usize) {
-    let order = |a: &(i64, f32), b: &(i64, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
-    if items.len() > limit && limit > 0 {
-        items.select_nth_unstable_by(limit - 1, order);
-        items.truncate(limit);
-    }
-    items.sort_by(order);
 }
 
 /// Cosine of a vector as stored in `chunks` (see [`Quantized::to_bytes`]) with a probe; `None`
@@ -319,47 +296,12 @@ impl VectorMatrix {
         self.lists.is_some()
     }
 
-    /// The chunks a search for `q` looks at: the lists nearest it (every list when `all`) read
-    /// from the file, with the chunks of the later segments, in row-id order.
-    pub(super) fn probed(
-        &self,
-        q: &[f32],
-        all: bool,
-    ) -> std::result::Result<VectorMatrix, Damaged> {
-        let (Some(lists), Values::Stored(stored)) = (&self.lists, &self.values) else {
-            unreachable!("lists are left in the file only by a matrix read from it");
-        };
-        let mut rows = ListRows::default();
-        for l in lists.probed(q, all) {
-            lists.read(&stored.file, l, &mut rows).ok_or(Damaged)?;
-        }
-        rows.push_ordered(
-            (&self.memory, &self.scales, &stored.checks),
-            &self.sketches,
-            &stored.offsets,
-        );
-        let order = rows.order(|_| true);
-        let mut m = VectorMatrix {
-            dims: self.dims,
-            memory: rows.memory,
-            scales: rows.scales,
-            center: self.center.clone(),
-            sketches: rows.sketches,
-            values: Values::Stored(StoredValues {
-                file: stored.file.try_clone().map_err(|_| Damaged)?,
-                offsets: rows.offsets,
-                checks: rows.checks,
-            }),
-            lists: None,
-            partition: None,
-        };
-        m.gather(&order);
-        Ok(m)
-    }
-
     /// The components of chunks `range` (of one memory, so adjacent in the file when stored),
     /// checked against their checksums when read from the file.
-    fn rows(&self, range: std::ops::Range<usize>) -> std::result::Result<Cow<'_, [u8]>, Damaged> {
+    pub(super) fn rows(
+        &self,
+        range: std::ops::Range<usize>,
+    ) -> std::result::Result<Cow<'_, [u8]>, Damaged> {
         let dims = self.dims;
         match &self.values {
             Values::Resident(values) => {
@@ -396,7 +338,7 @@ impl VectorMatrix {
     }
 
     /// The best exact score over chunks `range` (one memory's).
-    fn best_in(
+    pub(super) fn best_in(
         &self,
         range: std::ops::Range<usize>,
         q: &Probe,
@@ -411,166 +353,10 @@ impl VectorMatrix {
     }
 
     /// The chunks of one memory.
-    fn span(&self, memory: i64) -> std::ops::Range<usize> {
+    pub(super) fn span(&self, memory: i64) -> std::ops::Range<usize> {
         let start = self.memory.partition_point(|&m| m < memory);
         let end = self.memory.partition_point(|&m| m <= memory);
         start..end
-    }
-
-    /// The `limit` memories whose best chunk is most similar to `q`, best first (ties by row
-    /// id), among those `keep` accepts. Exact below [`SHORTLIST_FROM`] chunks; above, the
-    /// memories whose sketches rank best are scored exactly.
-    pub fn search(
-        &self,
-        q: &Probe,
-        limit: usize,
-        keep: impl Fn(i64) -> bool + Sync,
-    ) -> std::result::Result<Vec<(i64, f32)>, Damaged> {
-        if self.is_listed() {
-            return self.probed(q.unit_vector(), false)?.search(q, limit, keep);
-        }
-        let keep = &keep;
-        if self.memory.len() < SHORTLIST_FROM {
-            let Values::Resident(values) = &self.values else {
-                return self.search_shortlisted(q, limit, keep);
-            };
-            let mut best = self.in_parallel(|range| {
-                let score = |c: usize| {
-                    dot_i8(&values[c * self.dims..(c + 1) * self.dims], &q.values) as f32
-                        * self.scales[c]
-                        * q.scale
-                };
-                let mut found = self.best_per_memory(range, score, keep);
-                top_k(&mut found, limit);
-                found
-            });
-            top_k(&mut best, limit);
-            return Ok(best);
-        }
-        self.search_shortlisted(q, limit, keep)
-    }
-
-    /// [`VectorMatrix::search`] over every chunk, lists left in the file included: for a
-    /// filter that lets few memories through (the nearest lists may hold none of them).
-    pub fn search_everywhere(
-        &self,
-        q: &Probe,
-        limit: usize,
-        keep: impl Fn(i64) -> bool + Sync,
-    ) -> std::result::Result<Vec<(i64, f32)>, Damaged> {
-        match self.is_listed() {
-            true => self.probed(q.unit_vector(), true)?.search(q, limit, keep),
-            false => self.search(q, limit, keep),
-        }
-    }
-
-    /// Ranks memories by their best sketch estimate, then scores the best of them exactly. The
-    /// estimate is computed only for the chunks whose sketch agrees most with the query's signs
-    /// (a popcount per chunk); with a filter that leaves too few of them, for every chunk.
-    fn search_shortlisted(
-        &self,
-        q: &Probe,
-        limit: usize,
-        keep: &(impl Fn(i64) -> bool + Sync),
-    ) -> std::result::Result<Vec<(i64, f32)>, Damaged> {
-        let len = sketch::sketch_len(self.dims);
-        let shortlist = SHORTLIST_MIN.max(limit * SHORTLIST_PER_RESULT);
-        let query = SketchQuery::new(&q.unit, &self.center);
-        let sketch = |c: usize| &self.sketches[c * len..(c + 1) * len];
-        let distances: Vec<u16> = (0..self.memory.len())
-            .map(|c| sketch::distance(sketch(c), query.signs()))
-            .collect();
-        let within = sketch::nearest_distance(&distances, PREFILTER_PER_SHORTLISTED * shortlist);
-        // The nearest chunks' estimates, best per memory (chunks ascend by memory).
-        let mut estimates: Vec<(i64, f32)> = Vec::new();
-        for (c, _) in distances.iter().enumerate().filter(|(_, d)| **d <= within) {
-            let (memory, score) = (self.memory[c], query.score(sketch(c)));
-            match estimates.last_mut() {
-                Some((last, best)) if *last == memory => *best = best.max(score),
-                _ => estimates.push((memory, score)),
-            }
-        }
-        estimates.retain(|&(memory, _)| keep(memory));
-        if estimates.len() < shortlist && within < distances.iter().copied().max().unwrap_or(0) {
-            // A filter left too few: estimate every chunk.
-            estimates = self.in_parallel(|range| {
-                let mut found = self.best_per_memory(range, |c| query.score(sketch(c)), keep);
-                top_k(&mut found, shortlist);
-                found
-            });
-        }
-        top_k(&mut estimates, shortlist);
-        // Exact scores, reading the file in order.
-        estimates.sort_by_key(|&(memory, _)| memory);
-        let mut best = Vec::with_capacity(estimates.len());
-        for (memory, _) in estimates {
-            best.push((memory, self.best_in(self.span(memory), q)?));
-        }
-        top_k(&mut best, limit);
-        Ok(best)
-    }
-
-    /// Runs `part` over ranges of chunks that start and end at memory boundaries, one per core
-    /// above [`PARALLEL_FROM`] chunks, and joins what they found.
-    fn in_parallel<T: Send>(
-        &self,
-        part: impl Fn(std::ops::Range<usize>) -> Vec<T> + Sync,
-    ) -> Vec<T> {
-        let threads = if self.memory.len() >= PARALLEL_FROM {
-            std::thread::available_parallelism().map_or(1, |n| n.get().min(8))
-        } else {
-            1
-        };
-        if threads == 1 {
-            return part(0..self.memory.len());
-        }
-        let mut bounds = vec![0];
-        for t in 1..threads {
-            let mut at = self.memory.len() * t / threads;
-            while at < self.memory.len() && at > 0 && self.memory[at] == self.memory[at - 1] {
-                at += 1;
-            }
-            bounds.push(at.max(*bounds.last().expect("non-empty")));
-        }
-        bounds.push(self.memory.len());
-        let part = &part;
-        std::thread::scope(|scope| {
-            let parts: Vec<_> = bounds
-                .windows(2)
-                .map(|w| {
-                    let range = w[0]..w[1];
-                    scope.spawn(move || part(range))
-                })
-                .collect();
-            parts
-                .into_iter()
-                .flat_map(|p| p.join().expect("vector scan thread"))
-                .collect()
-        })
-    }
-
-    /// Best chunk score per memory over `range` (which starts and ends at memory boundaries),
-    /// for the memories `keep` accepts.
-    fn best_per_memory(
-        &self,
-        range: std::ops::Range<usize>,
-        score: impl Fn(usize) -> f32,
-        keep: &(impl Fn(i64) -> bool + Sync),
-    ) -> Vec<(i64, f32)> {
-        let mut best: Vec<(i64, f32)> = Vec::new();
-        let mut chunk = range.start;
-        while chunk < range.end {
-            let memory = self.memory[chunk];
-            let mut top = f32::NEG_INFINITY;
-            while chunk < range.end && self.memory[chunk] == memory {
-                top = top.max(score(chunk));
-                chunk += 1;
-            }
-            if keep(memory) {
-                best.push((memory, top));
-            }
-        }
-        best
     }
 
     /// One memory's best chunk cosine with `q`.
@@ -593,6 +379,7 @@ impl VectorMatrix {
 
 #[cfg(test)]
 pub(super) mod tests {
+    use super::super::vector_search::{PARALLEL_FROM, top_k};
     use super::*;
 
     /// A resident matrix of these rows.
