@@ -591,9 +591,52 @@ pub fn dump(conn: &Connection) -> Result<(Vec<Posting>, (i64, i64))> {
 const K1: f64 = 1.2;
 const B: f64 = 0.75;
 
+/// One query phrase's postings as read: its blocks' data in block order, the tail's entries in
+/// row-id order, and how many entries the blocks hold (each entry ends five varints, each
+/// varint with one byte under 0x80, so they are counted without decoding).
+#[derive(Default)]
+struct PhrasePostings {
+    blocks: Vec<(i64, Vec<u8>)>,
+    tail: Vec<(i64, Entry)>,
+    in_blocks: usize,
+}
+
+impl PhrasePostings {
+    /// Reads `stem`'s postings with `read` (see [`scores`]).
+    fn read(read: &mut rusqlite::CachedStatement<'_>, stem: &str) -> Result<PhrasePostings> {
+        let mut phrase = PhrasePostings::default();
+        let mut rows = read.query(params![stem])?;
+        while let Some(row) = rows.next()? {
+            let block: Option<i64> = row.get(0)?;
+            let tail_row: Option<i64> = row.get(1)?;
+            let data: Vec<u8> = row.get(2)?;
+            match (block, tail_row) {
+                (Some(block), _) => {
+                    phrase.in_blocks += data.iter().filter(|&&b| b < 0x80).count() / 5;
+                    phrase.blocks.push((block, data));
+                }
+                (None, Some(rowid)) => each_entry(&data, |e| phrase.tail.push((rowid, e)))?,
+                (None, None) => {}
+            }
+        }
+        if !phrase.tail.is_sorted_by_key(|(rowid, _)| *rowid) {
+            phrase.tail.sort_by_key(|(rowid, _)| *rowid);
+        }
+        Ok(phrase)
+    }
+
+    fn hits(&self) -> usize {
+        self.in_blocks + self.tail.len()
+    }
+}
+
 /// The BM25 score of every memory holding one of `stems` (each a query phrase, in query order),
-/// as FTS5's `bm25()` with [`BM25_WEIGHTS`] computes it; `None` when the postings do not cover
-/// the index (`docs` memories).
+/// as FTS5's `bm25()` with [`BM25_WEIGHTS`] computes it, in row-id order; `None` when the
+/// postings do not cover the index (`docs` memories).
+///
+/// Scores are summed a block of row ids at a time in a small array, each phrase's part added in
+/// phrase order (the order FTS5 sums them in, so the scores are the same to the last bit): the
+/// cost is one pass over the entries, however many phrases and however common.
 pub fn scores(conn: &Connection, stems: &[String], docs: i64) -> Result<Option<Vec<(i64, f64)>>> {
     let (n, tokens) = totals(conn)?;
     if n != docs || n <= 0 {
@@ -609,54 +652,72 @@ pub fn scores(conn: &Connection, stems: &[String], docs: i64) -> Result<Option<V
          UNION ALL SELECT NULL, rowid, data FROM postings_tail WHERE term = ?1
          ORDER BY 1 NULLS LAST, 2",
     )?;
-    let weighted = |e: &Entry| {
-        let [s, b, t] = e.counts.map(f64::from);
-        ws * s + wb * b + wt * t
-    };
-    // Each phrase's postings in row-id order (blocks, then the tail), and its idf.
-    let mut lists: Vec<Vec<(i64, f64, u32)>> = Vec::with_capacity(stems.len());
-    let mut idfs = Vec::with_capacity(stems.len());
-    for stem in stems {
-        let mut list = Vec::new();
-        let mut rows_read = read.query(params![stem])?;
-        while let Some(row) = rows_read.next()? {
-            let block: Option<i64> = row.get(0)?;
-            let tail_row: Option<i64> = row.get(1)?;
-            let data: Vec<u8> = row.get(2)?;
-            each_posting(block, tail_row, &data, |rowid, e| {
-                list.push((rowid, weighted(e), e.length));
-            })?;
-        }
-        if !list.is_sorted_by_key(|(rowid, ..)| *rowid) {
-            list.sort_by_key(|(rowid, ..)| *rowid);
-        }
-        let hits = list.len() as f64;
-        let idf = ((rows - hits + 0.5) / (hits + 0.5)).ln();
-        idfs.push(if idf <= 0.0 { 1e-6 } else { idf });
-        lists.push(list);
-    }
-    // Merge the lists in row-id order, adding each phrase's part in phrase order (the order
-    // FTS5 sums them in, so the scores are the same to the last bit).
-    let mut heads: std::collections::BinaryHeap<std::cmp::Reverse<(i64, usize)>> = lists
-        .iter()
-        .enumerate()
-        .filter(|(_, l)| !l.is_empty())
-        .map(|(i, l)| std::cmp::Reverse((l[0].0, i)))
+    let phrases = (stems.iter())
+        .map(|stem| PhrasePostings::read(&mut read, stem))
+        .collect::<Result<Vec<_>>>()?;
+    let idfs: Vec<f64> = (phrases.iter())
+        .map(|p| {
+            let hits = p.hits() as f64;
+            let idf = ((rows - hits + 0.5) / (hits + 0.5)).ln();
+            if idf <= 0.0 { 1e-6 } else { idf }
+        })
         .collect();
-    let mut next = vec![0usize; lists.len()];
-    let mut out: Vec<(i64, f64)> = Vec::new();
-    while let Some(std::cmp::Reverse((rowid, phrase))) = heads.pop() {
-        let (_, f, length) = lists[phrase][next[phrase]];
-        let d = length as f64;
-        let part = idfs[phrase] * ((f * (K1 + 1.0)) / (f + K1 * (1.0 - B + B * d / avgdl)));
-        match out.last_mut() {
-            Some((last, score)) if *last == rowid => *score += part,
-            _ => out.push((rowid, 0.0 + part)),
+    let part = |phrase: usize, e: &Entry| {
+        let [s, b, t] = e.counts.map(f64::from);
+        let f = ws * s + wb * b + wt * t;
+        let d = e.length as f64;
+        idfs[phrase] * ((f * (K1 + 1.0)) / (f + K1 * (1.0 - B + B * d / avgdl)))
+    };
+    let mut blocks: Vec<i64> = (phrases.iter())
+        .flat_map(|p| {
+            let tail = p.tail.iter().map(|(rowid, _)| rowid >> BLOCK_BITS);
+            p.blocks.iter().map(|(block, _)| *block).chain(tail)
+        })
+        .collect();
+    blocks.sort_unstable();
+    blocks.dedup();
+    const WIDTH: usize = 1 << BLOCK_BITS;
+    let mut sums = [0f64; WIDTH];
+    let mut touched = [0u64; WIDTH / 64];
+    let mut next = vec![(0usize, 0usize); phrases.len()];
+    let mut decoded = vec![0usize; phrases.len()];
+    let mut out: Vec<(i64, f64)> =
+        Vec::with_capacity(phrases.iter().map(|p| p.hits()).max().unwrap_or(0));
+    for &block in &blocks {
+        for (i, phrase) in phrases.iter().enumerate() {
+            let mut add = |offset: usize, e: &Entry| {
+                sums[offset] += part(i, e);
+                touched[offset / 64] |= 1 << (offset % 64);
+            };
+            let (in_blocks, in_tail) = &mut next[i];
+            if let Some((b, data)) = phrase.blocks.get(*in_blocks)
+                && *b == block
+            {
+                each_entry(data, |e| {
+                    decoded[i] += 1;
+                    add(usize::from(e.offset), &e);
+                })?;
+                *in_blocks += 1;
+            }
+            while let Some((rowid, e)) = phrase.tail.get(*in_tail)
+                && rowid >> BLOCK_BITS == block
+            {
+                add((rowid & (WIDTH as i64 - 1)) as usize, e);
+                *in_tail += 1;
+            }
         }
-        next[phrase] += 1;
-        if let Some(&(r, ..)) = lists[phrase].get(next[phrase]) {
-            heads.push(std::cmp::Reverse((r, phrase)));
+        for (w, word) in touched.iter_mut().enumerate() {
+            while *word != 0 {
+                let offset = w * 64 + word.trailing_zeros() as usize;
+                out.push(((block << BLOCK_BITS) | offset as i64, sums[offset]));
+                sums[offset] = 0.0;
+                *word &= *word - 1;
+            }
         }
+    }
+    // A block whose entries were miscounted is damaged (it decoded, but not as counted).
+    if (phrases.iter().zip(&decoded)).any(|(p, &d)| p.in_blocks != d) {
+        return Err(damaged_block());
     }
     Ok(Some(out))
 }

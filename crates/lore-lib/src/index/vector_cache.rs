@@ -437,11 +437,10 @@ fn read_segment(
     }
     let found = Lists {
         dims,
-        centroids: centroid_bytes
-            .chunks_exact(centroid_len(centroid_dims).max(1))
-            .filter_map(|b| Quantized::from_bytes(b, dims))
-            .flat_map(|q| q.values.into_iter().map(move |x| f32::from(x) * q.scale))
-            .collect(),
+        centroids: match centroid_dims == dims && dims > 0 {
+            true => centroid_bytes.to_vec(),
+            false => Vec::new(),
+        },
         at: at_list,
         removed: Default::default(),
     };
@@ -470,7 +469,7 @@ fn read_segment(
         chunks.list_of.extend(std::iter::repeat_n(list, n));
     }
     read.added = added;
-    read.centroids = listed.then_some(found.centroids);
+    read.centroids = listed.then(|| found.centroid_rows());
     Some(read)
 }
 

@@ -303,13 +303,40 @@ impl ListRows {
 /// demand by the searches that probe it.
 pub(super) struct Lists {
     pub(super) dims: usize,
-    pub(super) centroids: Vec<f32>,
+    /// Each list's centroid as the file keeps it: `dims` `i8` components, then a scale (`f32`,
+    /// little-endian).
+    pub(super) centroids: Vec<u8>,
     pub(super) at: Vec<ListAt>,
     /// Memories later segments removed (every base chunk of theirs is gone).
     pub(super) removed: HashSet<i64, RowIdHash>,
 }
 
+/// A centroid as the file keeps it (see [`Lists::centroids`]) into `row`.
+fn dequantise(centroid: &[u8], row: &mut [f32]) {
+    let (values, scale) = centroid.split_at(row.len());
+    let scale = f32::from_le_bytes(scale.try_into().expect("4 bytes of scale"));
+    for (out, &x) in row.iter_mut().zip(values) {
+        *out = f32::from(x as i8) * scale;
+    }
+}
+
 impl Lists {
+    /// The centroids, `dims` components each (what a compaction places new chunks by).
+    pub(super) fn centroid_rows(&self) -> Vec<f32> {
+        let mut rows = vec![0f32; self.at.len() * self.dims];
+        for (centroid, row) in self
+            .stored_centroids()
+            .zip(rows.chunks_exact_mut(self.dims.max(1)))
+        {
+            dequantise(centroid, row);
+        }
+        rows
+    }
+
+    fn stored_centroids(&self) -> std::slice::ChunksExact<'_, u8> {
+        self.centroids.chunks_exact(self.dims + 4)
+    }
+
     /// Chunks in all lists (before removals).
     pub(super) fn chunks(&self) -> usize {
         self.at.iter().map(|l| l.count).sum()
@@ -321,10 +348,12 @@ impl Lists {
         if all {
             return (0..self.at.len()).collect();
         }
-        let mut order: Vec<(usize, f32)> = self
-            .centroids
-            .chunks_exact(self.dims.max(1))
-            .map(|c| dot(c, q))
+        let mut row = vec![0f32; self.dims];
+        let mut order: Vec<(usize, f32)> = (self.stored_centroids())
+            .map(|c| {
+                dequantise(c, &mut row);
+                dot(&row, q)
+            })
             .enumerate()
             .collect();
         order.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
