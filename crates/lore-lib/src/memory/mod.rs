@@ -114,10 +114,8 @@ impl Lore {
         text: &str,
         now: Option<jiff::Timestamp>,
     ) -> Option<crate::index::time_window::TimeWindow> {
-        let now = now
-            .unwrap_or_else(jiff::Timestamp::now)
-            .to_zoned(self.time_zone.get());
-        crate::index::time_window::find(text, &now)
+        let now = now.unwrap_or_else(jiff::Timestamp::now);
+        crate::index::time_window::find_at(text, now, || self.time_zone.get())
     }
 
     /// Overrides the secret policy for this handle's writes (else `git config lore.secrets`,

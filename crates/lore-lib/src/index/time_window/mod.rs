@@ -121,6 +121,23 @@ pub fn find(text: &str, now: &Zoned) -> Option<TimeWindow> {
     })
 }
 
+/// [`find`] at `now` in the zone `zone` gives, asking for the zone only when an expression of
+/// `text` reads as time on some date `now` can be anywhere (offsets from −12 to +14 hours): a
+/// query without one, the usual case, costs no zone lookup (finding the system's zone reads the
+/// zone database). Whether an expression reads as time depends on the local date alone, and
+/// every zone's date at `now` is the date at one of those three offsets.
+pub fn find_at(text: &str, now: Timestamp, zone: impl FnOnce() -> TimeZone) -> Option<TimeWindow> {
+    let tokens = tokenize(text);
+    let reads_as_time = |hours: i8| {
+        let local = now.to_zoned(TimeZone::fixed(jiff::tz::Offset::constant(hours)));
+        (0..tokens.len()).any(|i| expression(&tokens, i, &local).is_some())
+    };
+    if ![-12, 0, 14].into_iter().any(reads_as_time) {
+        return None;
+    }
+    find(text, &now.to_zoned(zone()))
+}
+
 /// A word of the query, lowercased, with its byte range in the text.
 struct Token {
     word: String,

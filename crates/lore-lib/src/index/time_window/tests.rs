@@ -309,3 +309,75 @@ fn cost_is_bounded_for_long_text() {
     assert_eq!(w.usage, WindowUse::Boost);
     assert!(w.phrase.len() < 10 * MAX_TOKENS);
 }
+
+/// Phrases the grammar reads, in many shapes, and some it leaves alone.
+const PHRASES: &[&str] = &[
+    "what did we decide yesterday",
+    "what changed last week",
+    "the day before yesterday",
+    "on Saturday",
+    "this weekend",
+    "in March",
+    "on February 29",
+    "on the 31st of April",
+    "the 31st",
+    "since May 1",
+    "between March 3 and March 9",
+    "three days ago",
+    "in the past 2 weeks",
+    "recently",
+    "the other day",
+    "on 2026-05-01",
+    "during March 2024",
+    "today",
+    "tonight",
+    "how to configure the linker",
+    "April said the index was slow",
+    "",
+];
+
+/// Reading the zone only for text that reads as time changes no window: every phrase at
+/// instants by a day's, a month's and a leap year's end, in zones across the date line.
+#[test]
+fn the_zone_is_asked_only_when_it_can_matter() {
+    let instants = [
+        "2026-11-25T15:00:00Z",
+        "2027-12-31T23:30:00Z",
+        "2028-01-01T00:30:00Z",
+        "2028-02-28T23:00:00Z",
+        "2028-03-01T01:00:00Z",
+        "2026-04-30T11:30:00Z",
+        "2026-05-01T12:30:00Z",
+    ];
+    let zones = [
+        -12 * 3600,
+        -11 * 3600,
+        -5 * 3600,
+        0,
+        19_800,
+        13 * 3600,
+        14 * 3600,
+    ];
+    for instant in instants {
+        let now: Timestamp = instant.parse().unwrap();
+        for seconds in zones {
+            let zone = TimeZone::fixed(jiff::tz::Offset::from_seconds(seconds).unwrap());
+            for text in PHRASES {
+                let expected = find(text, &now.to_zoned(zone.clone()));
+                let found = find_at(text, now, || zone.clone());
+                assert_eq!(found, expected, "{text} at {instant}, offset {seconds}s");
+            }
+        }
+    }
+    for text in [
+        "how to configure the linker",
+        "April said the index was slow",
+        "",
+    ] {
+        let now: Timestamp = "2026-11-25T15:00:00Z".parse().unwrap();
+        assert_eq!(
+            find_at(text, now, || panic!("the zone was asked for {text:?}")),
+            None
+        );
+    }
+}
