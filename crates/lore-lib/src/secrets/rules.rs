@@ -6,7 +6,7 @@
 use std::borrow::Cow;
 use std::sync::{LazyLock, OnceLock};
 
-use aho_corasick::{AhoCorasick, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use regex::{Captures, Match, Regex};
 
 use super::formats::{FORMATS, KEYED};
@@ -123,9 +123,12 @@ static NEEDLES: LazyLock<NeedleIndex> = LazyLock::new(|| {
             rules.push(i);
         }
     }
+    // A contiguous NFA: built in a fraction of a DFA's time, which every process that writes
+    // pays once, and as quick over the short texts screened.
     let automaton = |needles: &[&str]| {
         AhoCorasick::builder()
             .match_kind(MatchKind::Standard)
+            .kind(Some(AhoCorasickKind::ContiguousNFA))
             .build(needles)
             .expect("secret rule needles build an automaton")
     };
