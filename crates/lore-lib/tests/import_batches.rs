@@ -61,6 +61,10 @@ fn a_batched_import_leaves_the_index_current_and_packs() {
         .and_then(|v| v.trim().parse().ok())
         .unwrap();
     assert!(packed >= 10, "memories not packed: {counted}");
+    // With a multi-pack index over the packs, which git finds sound.
+    let pack_dir = repo.path().join(".git/objects/pack");
+    assert!(pack_dir.join("multi-pack-index").exists());
+    repo.git(&["multi-pack-index", "verify"]);
 
     // Importing the same data again adds nothing.
     let again = import(&mut fresh, &data);

@@ -100,13 +100,16 @@ impl Store {
         packed.map(|()| true)
     }
 
-    /// `git repack -d`, or `-A -d` once more than [`MOST_PACKS`] packs have built up.
+    /// `git repack -d`, or `-A -d` once more than [`MOST_PACKS`] packs have built up; either
+    /// writes a multi-pack index (`--write-midx`), so that finding an object takes one lookup
+    /// however many packs an import left (at a million memories, 50 packs made a `remember`
+    /// search each pack's index in turn: 24 → 16 ms a process with the multi-pack index).
     fn repack(&self) -> Result<()> {
         let packs = pack_sizes(&self.common_dir()).len();
         let git = git_cli::GitCli::new(&self.common_dir(), Duration::from_secs(3600));
         match packs > MOST_PACKS {
-            true => git.maintain(&["repack", "-A", "-d", "-q"]),
-            false => git.maintain(&["repack", "-d", "-q"]),
+            true => git.maintain(&["repack", "-A", "-d", "-q", "--write-midx"]),
+            false => git.maintain(&["repack", "-d", "-q", "--write-midx"]),
         }
     }
 }
