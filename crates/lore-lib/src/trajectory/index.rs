@@ -87,7 +87,6 @@ fn stored_step(json: &str, branch: &str) -> Result<TrajectoryStep> {
 pub(super) struct Indexed {
     pub(super) entry: StepEntry,
     pub(super) tokens: usize,
-    pub(super) vector: Vec<f32>,
     pub(super) terms: Vec<u32>,
     pub(super) units: Vec<u32>,
 }
@@ -128,6 +127,10 @@ pub struct TrajectoryIndex {
     pub(super) embedder: SharedEmbedder,
     pub(super) params: Params,
     pub(super) steps: Vec<Indexed>,
+    /// Each step's vector, `dims` components each, in step order (one allocation for them all:
+    /// reading and dropping a kept index of 10,000 steps cost a third of a `ctx recall` when each
+    /// step held its own).
+    pub(super) vectors: Vec<f32>,
     pub(super) units: Vec<Unit>,
     pub(super) unit_keys: HashMap<(View, String), u32>,
     pub(super) similarity_of: Vec<Option<u32>>,
@@ -142,6 +145,12 @@ pub struct TrajectoryIndex {
 }
 
 impl TrajectoryIndex {
+    /// Step `i`'s vector.
+    pub(super) fn vector(&self, i: usize) -> &[f32] {
+        let dims = self.embedder.id().dims;
+        &self.vectors[i * dims..(i + 1) * dims]
+    }
+
     /// An empty index. Without an embedder, the static model compiled into lore makes the
     /// vectors ([`builtin_embedder`]).
     pub fn new(embedder: Option<SharedEmbedder>, params: Params) -> TrajectoryIndex {
@@ -150,6 +159,7 @@ impl TrajectoryIndex {
             embedder,
             params,
             steps: Vec::new(),
+            vectors: Vec::new(),
             units: Vec::new(),
             unit_keys: HashMap::new(),
             similarity_of: Vec::new(),
@@ -280,9 +290,17 @@ impl TrajectoryIndex {
             *t += v;
         }
         let line = format!("- {}", entry.step.compact());
+        // Exactly `dims` components, whatever the embedder gave (a zero vector scores nothing).
+        let dims = self.embedder.id().dims;
+        (self.vectors).extend(
+            vector
+                .iter()
+                .copied()
+                .chain(std::iter::repeat(0.0))
+                .take(dims),
+        );
         self.steps.push(Indexed {
             tokens: line_tokens(&line),
-            vector,
             terms,
             units,
             entry: StepEntry::Parsed {

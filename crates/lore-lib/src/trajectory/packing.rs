@@ -88,7 +88,7 @@ impl TrajectoryIndex {
                 }
                 let (mut red, seen) = redundancy[i];
                 for c in &chosen_ids[seen..] {
-                    red = red.max(dot(&self.steps[*c as usize].vector, &step.vector));
+                    red = red.max(dot(self.vector(*c as usize), self.vector(*s as usize)));
                 }
                 redundancy[i] = (red, chosen_ids.len());
                 let gain = terms

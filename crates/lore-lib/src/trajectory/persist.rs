@@ -162,10 +162,17 @@ impl<R: BufRead> Reader<R> {
         self.raw_f32s(n)
     }
     fn raw_f32s(&mut self, n: usize) -> Result<Vec<f32>> {
+        let mut out = Vec::with_capacity(n.min(self.left / 4));
+        self.f32s_into(n, &mut out)?;
+        Ok(out)
+    }
+    /// `n` floats appended to `out`.
+    fn f32s_into(&mut self, n: usize, out: &mut Vec<f32>) -> Result<()> {
         self.read(n.checked_mul(4).ok_or_else(|| damaged("a vector"))?, |b| {
-            b.chunks_exact(4)
-                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                .collect()
+            out.extend(
+                b.chunks_exact(4)
+                    .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+            )
         })
     }
     /// Whether every byte was read.
@@ -516,9 +523,9 @@ impl TrajectoryIndex {
         w.len(dims);
         w.len(self.units.len());
         w.len(self.df.len());
-        for s in &self.steps {
+        for (i, s) in self.steps.iter().enumerate() {
             w.len(s.tokens);
-            w.raw_f32s(&s.vector);
+            w.raw_f32s(self.vector(i));
             w.u32s(&s.terms);
             w.u32s(&s.units);
         }
@@ -565,11 +572,14 @@ impl TrajectoryIndex {
         }
         let branch: Arc<str> = Arc::from(branch);
         // A damaged count reserves no more than the blob could hold.
-        self.steps.reserve(n.min(r.left / (dims * 4).max(1)));
+        let most = n.min(r.left / (dims * 4).max(1));
+        self.steps.reserve(most);
+        self.vectors.reserve(most * dims);
         for position in 0..n {
+            let tokens = r.len()?;
+            r.f32s_into(dims, &mut self.vectors)?;
             self.steps.push(Indexed {
-                tokens: r.len()?,
-                vector: r.raw_f32s(dims)?,
+                tokens,
                 terms: r.u32s_below(terms)?,
                 units: r.u32s_below(units)?,
                 entry: StepEntry::Kept {

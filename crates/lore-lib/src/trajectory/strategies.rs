@@ -49,10 +49,9 @@ impl TrajectoryIndex {
         } else {
             0.0
         };
-        self.steps
-            .iter()
+        (0..self.steps.len())
             .zip(&lexical)
-            .map(|(s, l)| dot(&s.vector, q) + w * l)
+            .map(|(s, l)| dot(self.vector(s), q) + w * l)
             .collect()
     }
 
