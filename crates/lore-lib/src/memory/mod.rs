@@ -98,8 +98,9 @@ impl Lore {
 
     /// Sets how to find the time zone queries' days and weeks are read in, asked at most once
     /// and only when a query is read for time (finding the system's zone reads the time zone
-    /// database: a cost a command that reads no query, a write, should not pay). Whether a text
-    /// names a time depends on the zone near a day's edges, so every query asks for it.
+    /// database: a cost a command that reads no query, a write, should not pay), and by a query
+    /// only when some expression in it reads as time on a date it could have in some zone (see
+    /// [`crate::index::time_window::find_at`]).
     pub fn set_time_zone_with(
         &mut self,
         find: impl Fn() -> jiff::tz::TimeZone + Send + Sync + 'static,

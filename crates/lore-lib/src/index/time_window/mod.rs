@@ -16,7 +16,7 @@
 mod words;
 
 use jiff::civil::Date;
-use jiff::tz::TimeZone;
+use jiff::tz::{Offset, TimeZone};
 use jiff::{Timestamp, ToSpan, Zoned};
 use serde::Serialize;
 
@@ -122,17 +122,27 @@ pub fn find(text: &str, now: &Zoned) -> Option<TimeWindow> {
 }
 
 /// [`find`] at `now` in the zone `zone` gives, asking for the zone only when an expression of
-/// `text` reads as time on some date `now` can be anywhere (offsets from −12 to +14 hours): a
-/// query without one, the usual case, costs no zone lookup (finding the system's zone reads the
-/// zone database). Whether an expression reads as time depends on the local date alone, and
-/// every zone's date at `now` is the date at one of those three offsets.
+/// `text` reads as time on some date `now` can have in any zone: a query without one, the usual
+/// case, costs no zone lookup (finding the system's zone reads the zone database). Whether an
+/// expression reads as time depends on the local date alone. A zone's offset lies within
+/// ±25:59:59 (jiff's bound; a POSIX `TZ` allows ±24:59, local mean times of old dates reach
+/// ±16 hours), so the local date is one of the dates the window that far either side of `now`
+/// spans, and the offsets read at (never more than 24 hours apart, the window's ends included)
+/// meet every one of them.
 pub fn find_at(text: &str, now: Timestamp, zone: impl FnOnce() -> TimeZone) -> Option<TimeWindow> {
     let tokens = tokenize(text);
-    let reads_as_time = |hours: i8| {
-        let local = now.to_zoned(TimeZone::fixed(jiff::tz::Offset::constant(hours)));
+    let reads_as_time = |offset: Offset| {
+        let local = now.to_zoned(TimeZone::fixed(offset));
         (0..tokens.len()).any(|i| expression(&tokens, i, &local).is_some())
     };
-    if ![-12, 0, 14].into_iter().any(reads_as_time) {
+    let samples = [
+        Offset::MIN,
+        Offset::constant(-13),
+        Offset::UTC,
+        Offset::constant(13),
+        Offset::MAX,
+    ];
+    if !samples.into_iter().any(reads_as_time) {
         return None;
     }
     find(text, &now.to_zoned(zone()))

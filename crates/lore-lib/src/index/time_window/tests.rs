@@ -342,6 +342,7 @@ const PHRASES: &[&str] = &[
 fn the_zone_is_asked_only_when_it_can_matter() {
     let instants = [
         "2026-11-25T15:00:00Z",
+        "2028-02-28T09:30:00Z",
         "2027-12-31T23:30:00Z",
         "2028-01-01T00:30:00Z",
         "2028-02-28T23:00:00Z",
@@ -349,7 +350,12 @@ fn the_zone_is_asked_only_when_it_can_matter() {
         "2026-04-30T11:30:00Z",
         "2026-05-01T12:30:00Z",
     ];
+    // Zones across the date line, and beyond it as a POSIX `TZ` or an old local mean time
+    // may be (jiff allows ±25:59:59), at instants where their dates differ from UTC's by a day
+    // or more (09:30 UTC on 28 February 2028 is already 29 February from +14:30).
     let zones = [
+        -(25 * 3600 + 3599),
+        -16 * 3600,
         -12 * 3600,
         -11 * 3600,
         -5 * 3600,
@@ -357,6 +363,9 @@ fn the_zone_is_asked_only_when_it_can_matter() {
         19_800,
         13 * 3600,
         14 * 3600,
+        15 * 3600,
+        24 * 3600 + 59 * 60,
+        25 * 3600 + 3599,
     ];
     for instant in instants {
         let now: Timestamp = instant.parse().unwrap();
