@@ -55,6 +55,25 @@ fn nearest_estimates(
     (estimates, cut)
 }
 
+/// Memories a sketch ranking hands to exact scoring for `limit` results.
+fn shortlist_len(limit: usize) -> usize {
+    SHORTLIST_MIN.max(limit * SHORTLIST_PER_RESULT)
+}
+
+/// [`nearest_estimates`] of the memories `keep` accepts; `None` when a filter left fewer than
+/// `shortlist` of them and chunks were left out (every chunk must then be estimated).
+fn filtered_estimates(
+    memory: &[i64],
+    sketches: &[u8],
+    query: &SketchQuery,
+    shortlist: usize,
+    keep: impl Fn(i64) -> bool,
+) -> Option<Vec<(i64, f32)>> {
+    let (mut estimates, cut) = nearest_estimates(memory, sketches, query, shortlist);
+    estimates.retain(|&(memory, _)| keep(memory));
+    (estimates.len() >= shortlist || !cut).then_some(estimates)
+}
+
 /// Hashes row ids (already well spread integers) by one multiplication, for the sets a search
 /// fills and asks per chunk.
 #[derive(Clone, Copy, Default)]
@@ -202,33 +221,42 @@ impl VectorMatrix {
         limit: usize,
         keep: &(impl Fn(i64) -> bool + Sync),
     ) -> std::result::Result<Vec<(i64, f32)>, Damaged> {
-        let shortlist = SHORTLIST_MIN.max(limit * SHORTLIST_PER_RESULT);
-        let query = SketchQuery::new(&q.unit, &self.center);
-        let (mut estimates, cut) =
-            nearest_estimates(&self.memory, &self.sketches, &query, shortlist);
-        estimates.retain(|&(memory, _)| keep(memory));
-        if estimates.len() < shortlist && cut {
-            // A filter left too few: estimate every chunk.
-            let len = sketch::sketch_len(self.dims);
-            let sketch = |c: usize| &self.sketches[c * len..(c + 1) * len];
-            estimates = self.in_parallel(|range| {
-                let mut found = self.best_per_memory(range, |c| query.score(sketch(c)), keep);
-                top_k(&mut found, shortlist);
-                found
-            });
-        }
-        top_k(&mut estimates, shortlist);
-        self.exact_scores(estimates, q, limit)
+        let (shortlist, query) = (
+            shortlist_len(limit),
+            SketchQuery::new(&q.unit, &self.center),
+        );
+        let estimates = filtered_estimates(&self.memory, &self.sketches, &query, shortlist, keep)
+            .unwrap_or_else(|| self.estimate_every_chunk(&query, shortlist, keep));
+        self.exact_scores(estimates, shortlist, q, limit)
     }
 
-    /// The shortlisted memories (`estimates`) scored exactly, reading the file in order: the
-    /// `limit` best.
+    /// The best sketch estimate of every memory `keep` accepts, over every chunk (for a filter
+    /// that left too few of the nearest chunks' memories): the `shortlist` best.
+    fn estimate_every_chunk(
+        &self,
+        query: &SketchQuery,
+        shortlist: usize,
+        keep: &(impl Fn(i64) -> bool + Sync),
+    ) -> Vec<(i64, f32)> {
+        let len = sketch::sketch_len(self.dims);
+        let sketch = |c: usize| &self.sketches[c * len..(c + 1) * len];
+        self.in_parallel(|range| {
+            let mut found = self.best_per_memory(range, |c| query.score(sketch(c)), keep);
+            top_k(&mut found, shortlist);
+            found
+        })
+    }
+
+    /// The `shortlist` best `estimates` scored exactly, reading the file in order: the `limit`
+    /// best.
     fn exact_scores(
         &self,
         mut estimates: Vec<(i64, f32)>,
+        shortlist: usize,
         q: &Probe,
         limit: usize,
     ) -> std::result::Result<Vec<(i64, f32)>, Damaged> {
+        top_k(&mut estimates, shortlist);
         estimates.sort_by_key(|&(memory, _)| memory);
         let mut best = Vec::with_capacity(estimates.len());
         for (memory, _) in estimates {
@@ -250,22 +278,23 @@ impl VectorMatrix {
         keep: &(impl Fn(i64) -> bool + Sync),
     ) -> std::result::Result<Vec<(i64, f32)>, Damaged> {
         let rows = self.probed_rows(q.unit_vector(), all)?;
-        let shortlist = SHORTLIST_MIN.max(limit * SHORTLIST_PER_RESULT);
-        let query = SketchQuery::new(&q.unit, &self.center);
-        let (mut estimates, cut) =
-            nearest_estimates(&rows.memory, &rows.sketches, &query, shortlist);
-        estimates.retain(|&(memory, _)| keep(memory));
-        if estimates.len() < shortlist && cut {
+        let (shortlist, query) = (
+            shortlist_len(limit),
+            SketchQuery::new(&q.unit, &self.center),
+        );
+        let Some(mut estimates) =
+            filtered_estimates(&rows.memory, &rows.sketches, &query, shortlist, keep)
+        else {
             let order = rows.order(|_| true);
-            return self
-                .of_rows(rows, &order)?
-                .search_shortlisted(q, limit, keep);
-        }
+            let m = self.of_rows(rows, &order)?;
+            let estimates = m.estimate_every_chunk(&query, shortlist, keep);
+            return m.exact_scores(estimates, shortlist, q, limit);
+        };
         top_k(&mut estimates, shortlist);
         let shortlisted: HashSet<i64, RowIdHash> = estimates.iter().map(|e| e.0).collect();
         let order = rows.order(|i| shortlisted.contains(&rows.memory[i]));
         self.of_rows(rows, &order)?
-            .exact_scores(estimates, q, limit)
+            .exact_scores(estimates, shortlist, q, limit)
     }
 
     /// Runs `part` over ranges of chunks that start and end at memory boundaries, one per core
