@@ -300,6 +300,45 @@ pub fn dot(a: &[f32], b: &[f32]) -> f32 {
     lanes.iter().sum::<f32>() + rest
 }
 
+/// A component of a vector quantised to `i8`: as an `i8`, or as the byte it is stored as.
+pub trait QuantizedComponent: Copy {
+    /// The component's value.
+    fn value(self) -> i16;
+}
+
+impl QuantizedComponent for i8 {
+    fn value(self) -> i16 {
+        i16::from(self)
+    }
+}
+
+impl QuantizedComponent for u8 {
+    fn value(self) -> i16 {
+        i16::from(self as i8)
+    }
+}
+
+/// Σ a·b over two vectors quantised to `i8` (without their scales), exact in `i32`.
+///
+/// Each product fits an `i16` (|a·b| ≤ 128²); products are summed in sixteen `i32` lanes, which
+/// the compiler keeps in vector registers: a third faster than one running sum on the baseline
+/// x86-64 instruction set, and with a quarter of the bytes of `f32`s to read.
+pub fn dot_i8<A: QuantizedComponent, B: QuantizedComponent>(a: &[A], b: &[B]) -> i32 {
+    let n = a.len().min(b.len());
+    let (a, b) = (&a[..n], &b[..n]);
+    let mut lanes = [0i32; 16];
+    let (mut xs, mut ys) = (a.chunks_exact(16), b.chunks_exact(16));
+    for (x, y) in (&mut xs).zip(&mut ys) {
+        for i in 0..16 {
+            lanes[i] += i32::from(x[i].value() * y[i].value());
+        }
+    }
+    let rest: i32 = (xs.remainder().iter().zip(ys.remainder()))
+        .map(|(x, y)| i32::from(x.value()) * i32::from(y.value()))
+        .sum();
+    lanes.iter().sum::<i32>() + rest
+}
+
 /// A unit vector quantised to `i8` with one scale: `v[i] ≈ q[i] * scale`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Quantized {
@@ -312,15 +351,20 @@ pub struct Quantized {
 impl Quantized {
     /// Quantises a vector.
     pub fn new(v: &[f32]) -> Quantized {
+        let mut values = Vec::with_capacity(v.len());
+        let scale = Quantized::append(v, &mut values);
+        Quantized { values, scale }
+    }
+
+    /// Quantises `v`, appending its components to `out`; returns its scale.
+    pub fn append(v: &[f32], out: &mut Vec<i8>) -> f32 {
         let max = v.iter().fold(0f32, |m, x| m.max(x.abs()));
         let scale = if max > 0.0 { max / 127.0 } else { 1.0 };
-        Quantized {
-            values: v
-                .iter()
-                .map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8)
-                .collect(),
-            scale,
-        }
+        out.extend(
+            v.iter()
+                .map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8),
+        );
+        scale
     }
 
     /// The bytes stored in the index: the components, then the scale (little-endian `f32`).
@@ -346,6 +390,30 @@ impl Quantized {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// The lane-wise sum is the exact dot product, at every length and at the extremes
+        /// (a damaged file can hold -128), read as `i8`s or as stored bytes.
+        #[test]
+        fn the_integer_dot_product_is_exact(
+            pairs in proptest::collection::vec((proptest::prelude::any::<i8>(), proptest::prelude::any::<i8>()), 0..300)
+        ) {
+            let (a, b): (Vec<i8>, Vec<i8>) = pairs.into_iter().unzip();
+            let want: i32 = a.iter().zip(&b).map(|(x, y)| i32::from(*x) * i32::from(*y)).sum();
+            proptest::prop_assert_eq!(dot_i8(&a, &b), want);
+            let bytes: Vec<u8> = a.iter().map(|&x| x as u8).collect();
+            proptest::prop_assert_eq!(dot_i8(&bytes, &b), want);
+            let longer: Vec<i8> = b.iter().copied().chain([5, 7]).collect();
+            proptest::prop_assert_eq!(dot_i8(&a, &longer), want);
+        }
+    }
+
+    #[test]
+    fn the_integer_dot_product_holds_at_the_extremes() {
+        let a = vec![-128i8; 1000];
+        assert_eq!(dot_i8(&a, &a), 1000 * 128 * 128);
+        assert_eq!(dot_i8(&a, &vec![127i8; 1000]), -1000 * 128 * 127);
+    }
 
     #[test]
     fn users_choose_among_the_real_tiers_only() {

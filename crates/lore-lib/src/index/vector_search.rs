@@ -6,7 +6,8 @@ use std::collections::HashSet;
 
 use super::sketch::{self, SketchQuery};
 use super::vector_lists::ListRows;
-use super::vectors::{Damaged, Probe, SHORTLIST_FROM, StoredValues, Values, VectorMatrix, dot_i8};
+use super::vectors::{Damaged, Probe, SHORTLIST_FROM, StoredValues, Values, VectorMatrix};
+use crate::embed::dot_i8;
 
 /// Chunk count from which a search uses every core.
 pub(super) const PARALLEL_FROM: usize = 32_768;

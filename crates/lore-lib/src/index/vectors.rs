@@ -12,7 +12,7 @@ use rusqlite::{Connection, params};
 use super::sketch;
 use super::vector_lists::{Lists, Partition};
 
-use crate::embed::{self, Embedder, Quantized};
+use crate::embed::{self, Embedder, Quantized, dot_i8};
 use crate::error::Result;
 use crate::model::Memory;
 
@@ -152,14 +152,6 @@ impl Probe {
             unit: q.to_vec(),
         }
     }
-}
-
-/// Σ a·b over `i8` components (as stored bytes and as the probe), in `i32`.
-pub(super) fn dot_i8(row: &[u8], q: &[i8]) -> i32 {
-    row.iter()
-        .zip(q)
-        .map(|(&a, &b)| (a as i8 as i32) * (b as i32))
-        .sum()
 }
 
 /// Chunk count from which a search ranks sketches first and scores only a shortlist exactly

@@ -7,7 +7,7 @@ use std::sync::{Arc, OnceLock};
 
 use super::Params;
 use super::units::{Unit, View};
-use crate::embed::{SharedEmbedder, StaticEmbedder};
+use crate::embed::{Quantized, SharedEmbedder, StaticEmbedder, dot_i8};
 use crate::error::Result;
 use crate::steps::{Step, TrajectoryStep};
 use crate::tokens::estimate_tokens;
@@ -122,15 +122,36 @@ pub fn builtin_embedder() -> SharedEmbedder {
         .clone()
 }
 
+/// A step's vector as the index keeps it: `values[i] * scale ≈ v[i]`.
+#[derive(Clone, Copy)]
+pub(super) struct StepVector<'a> {
+    values: &'a [i8],
+    scale: f32,
+}
+
+impl StepVector<'_> {
+    /// The dot product with a quantised query.
+    pub(super) fn dot(self, q: &Quantized) -> f32 {
+        dot_i8(self.values, &q.values) as f32 * self.scale * q.scale
+    }
+
+    /// The dot product with another step's vector.
+    pub(super) fn dot_step(self, other: StepVector<'_>) -> f32 {
+        dot_i8(self.values, other.values) as f32 * self.scale * other.scale
+    }
+}
+
 /// Steps, their units and the summary tree, built incrementally.
 pub struct TrajectoryIndex {
     pub(super) embedder: SharedEmbedder,
     pub(super) params: Params,
     pub(super) steps: Vec<Indexed>,
-    /// Each step's vector, `dims` components each, in step order (one allocation for them all:
-    /// reading and dropping a kept index of 10,000 steps cost a third of a `ctx recall` when each
-    /// step held its own).
-    pub(super) vectors: Vec<f32>,
+    /// Each step's vector quantised to `i8`, `dims` components each, in step order, and its
+    /// scale in `scales` (one allocation for them all, a quarter of the bytes of `f32`s: reading
+    /// 10,000 steps' vectors as `f32`s, one allocation each, was most of a `ctx recall`, nearly
+    /// all of it page faults).
+    pub(super) vectors: Vec<i8>,
+    pub(super) scales: Vec<f32>,
     pub(super) units: Vec<Unit>,
     pub(super) unit_keys: HashMap<(View, String), u32>,
     pub(super) similarity_of: Vec<Option<u32>>,
@@ -146,9 +167,12 @@ pub struct TrajectoryIndex {
 
 impl TrajectoryIndex {
     /// Step `i`'s vector.
-    pub(super) fn vector(&self, i: usize) -> &[f32] {
+    pub(super) fn vector(&self, i: usize) -> StepVector<'_> {
         let dims = self.embedder.id().dims;
-        &self.vectors[i * dims..(i + 1) * dims]
+        StepVector {
+            values: &self.vectors[i * dims..(i + 1) * dims],
+            scale: self.scales[i],
+        }
     }
 
     /// An empty index. Without an embedder, the static model compiled into lore makes the
@@ -160,6 +184,7 @@ impl TrajectoryIndex {
             params,
             steps: Vec::new(),
             vectors: Vec::new(),
+            scales: Vec::new(),
             units: Vec::new(),
             unit_keys: HashMap::new(),
             similarity_of: Vec::new(),
@@ -292,13 +317,10 @@ impl TrajectoryIndex {
         let line = format!("- {}", entry.step.compact());
         // Exactly `dims` components, whatever the embedder gave (a zero vector scores nothing).
         let dims = self.embedder.id().dims;
-        (self.vectors).extend(
-            vector
-                .iter()
-                .copied()
-                .chain(std::iter::repeat(0.0))
-                .take(dims),
-        );
+        let mut padded = vector;
+        padded.resize(dims, 0.0);
+        let scale = Quantized::append(&padded, &mut self.vectors);
+        self.scales.push(scale);
         self.steps.push(Indexed {
             tokens: line_tokens(&line),
             terms,

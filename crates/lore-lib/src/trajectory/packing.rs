@@ -6,7 +6,6 @@ use serde::Serialize;
 
 use super::Strategy;
 use super::index::TrajectoryIndex;
-use crate::embed::dot;
 use crate::error::Result;
 use crate::steps::TrajectoryStep;
 
@@ -88,7 +87,7 @@ impl TrajectoryIndex {
                 }
                 let (mut red, seen) = redundancy[i];
                 for c in &chosen_ids[seen..] {
-                    red = red.max(dot(self.vector(*c as usize), self.vector(*s as usize)));
+                    red = red.max(self.vector(*c as usize).dot_step(self.vector(*s as usize)));
                 }
                 redundancy[i] = (red, chosen_ids.len());
                 let gain = terms

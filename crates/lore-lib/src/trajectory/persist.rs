@@ -30,9 +30,9 @@ use super::units::{Unit, View};
 use crate::embed::SharedEmbedder;
 use crate::error::{Error, Result};
 
-const MAGIC: &[u8; 8] = b"LORETRJ3";
+const MAGIC: &[u8; 8] = b"LORETRJ4";
 /// The file's layout (`PRAGMA user_version`); a file of another is emptied and made again.
-const SCHEMA_VERSION: i64 = 3;
+const SCHEMA_VERSION: i64 = 4;
 
 /// Whether `e` is a kept file failing to read back (damaged, or SQLite failing), not a failure
 /// of the query itself.
@@ -87,6 +87,9 @@ impl Writer {
         for x in v {
             self.f32(*x);
         }
+    }
+    fn i8s(&mut self, v: &[i8]) {
+        self.0.extend(v.iter().map(|&x| x as u8));
     }
 }
 
@@ -517,7 +520,7 @@ impl TrajectoryIndex {
     /// similarity history; the document frequencies; the vector total.
     fn encode_core(&self) -> Vec<u8> {
         let dims = self.embedder.id().dims;
-        let mut w = Writer(Vec::with_capacity(self.steps.len() * (dims * 4 + 256)));
+        let mut w = Writer(Vec::with_capacity(self.steps.len() * (dims + 256)));
         w.0.extend_from_slice(MAGIC);
         w.len(self.steps.len());
         w.len(dims);
@@ -525,7 +528,8 @@ impl TrajectoryIndex {
         w.len(self.df.len());
         for (i, s) in self.steps.iter().enumerate() {
             w.len(s.tokens);
-            w.raw_f32s(self.vector(i));
+            w.i8s(&self.vectors[i * dims..(i + 1) * dims]);
+            w.f32(self.scales[i]);
             w.u32s(&s.terms);
             w.u32s(&s.units);
         }
@@ -572,12 +576,14 @@ impl TrajectoryIndex {
         }
         let branch: Arc<str> = Arc::from(branch);
         // A damaged count reserves no more than the blob could hold.
-        let most = n.min(r.left / (dims * 4).max(1));
+        let most = n.min(r.left / (dims + 4));
         self.steps.reserve(most);
         self.vectors.reserve(most * dims);
+        self.scales.reserve(most);
         for position in 0..n {
             let tokens = r.len()?;
-            r.f32s_into(dims, &mut self.vectors)?;
+            r.read(dims, |b| self.vectors.extend(b.iter().map(|&x| x as i8)))?;
+            self.scales.push(r.f32()?);
             self.steps.push(Indexed {
                 tokens,
                 terms: r.u32s_below(terms)?,

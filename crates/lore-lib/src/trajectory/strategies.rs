@@ -7,7 +7,7 @@ use super::Strategy;
 use super::index::{TrajectoryIndex, words};
 use super::packing::Recalled;
 use super::units::View;
-use crate::embed::dot;
+use crate::embed::{Quantized, dot};
 use crate::error::Result;
 
 /// The steps holding one term.
@@ -37,6 +37,9 @@ impl TrajectoryIndex {
 
     /// Each step's relevance: cosine plus the normalised lexical score.
     fn relevance(&self, q: &[f32], terms: &[(u32, f32)], lists: &[Postings]) -> Vec<f32> {
+        // Steps keep `i8` vectors: the query is quantised once, and each cosine is one integer
+        // dot product.
+        let probe = Quantized::new(q);
         let mut lexical = vec![0f32; self.steps.len()];
         for ((_, idf), list) in terms.iter().zip(lists) {
             for s in list.iter() {
@@ -51,7 +54,7 @@ impl TrajectoryIndex {
         };
         (0..self.steps.len())
             .zip(&lexical)
-            .map(|(s, l)| dot(self.vector(s), q) + w * l)
+            .map(|(s, l)| self.vector(s).dot(&probe) + w * l)
             .collect()
     }
 
