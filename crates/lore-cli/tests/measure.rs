@@ -144,6 +144,58 @@ fn eval_trajectories_reports_every_query_set() {
     assert_eq!(text.matches("strategy   Hit@2  R@64 ").count(), 3, "{text}");
 }
 
+/// `lore bench hot` at tiny sizes: every row is measured, and the kept stores are left as
+/// `lore import` leaves one (packed, with a multi-pack index over its batches' packs), not with
+/// a pack per batch that every timed process would search in turn.
+#[test]
+fn bench_hot_times_every_path_on_stores_left_as_an_import_leaves_them() {
+    let repo = TestRepo::new();
+    let keep = repo.path().join("kept");
+    let keep_arg = keep.display().to_string();
+    let text = ok(
+        &repo,
+        &[
+            "bench",
+            "hot",
+            "--small",
+            "1500",
+            "--large",
+            "2500",
+            "--runs",
+            "2",
+            "--in-process-runs",
+            "3",
+            "--steps",
+            "60",
+            "--transcript-mb",
+            "1",
+            "--keep",
+            &keep_arg,
+        ],
+    );
+    for row in [
+        "| `lore remember` process, 1500 stored",
+        "| `ctx recall` process at 60 steps | 2 |",
+        "| remember in-process at 2500",
+        "| hybrid `recall` process at 2500 | 2 |",
+        "| BM25 recall in-process at 2500",
+    ] {
+        assert!(text.contains(row), "{row}: {text}");
+    }
+    for store in ["small", "large"] {
+        let git_dir = keep.join(store).join(".git");
+        let midx = git_dir.join("objects/pack/multi-pack-index");
+        assert!(midx.is_file(), "{store}: no multi-pack index");
+        let verify = std::process::Command::new("git")
+            .arg("--git-dir")
+            .arg(&git_dir)
+            .args(["multi-pack-index", "verify"])
+            .output()
+            .unwrap();
+        assert!(verify.status.success(), "{store}: {verify:?}");
+    }
+}
+
 #[test]
 fn sizes_too_small_to_measure_are_usage_errors() {
     let repo = TestRepo::new();
