@@ -10,6 +10,7 @@ use std::os::unix::fs::FileExt;
 use super::sketch;
 use super::vector_search::RowIdHash;
 use super::vectors::SHORTLIST_FROM;
+use crate::embed::dot;
 
 /// Chunk count from which the cache's base segment is written as lists.
 pub const LISTED_FROM: usize = SHORTLIST_FROM;
@@ -53,10 +54,6 @@ fn row_of(values: &[u8], scales: &[f32], dims: usize, i: usize, out: &mut [f32])
     for (o, &x) in out.iter_mut().zip(&values[i * dims..(i + 1) * dims]) {
         *o = (x as i8) as f32 * scales[i];
     }
-}
-
-fn dot(a: &[f32], b: &[f32]) -> f32 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
 /// The centroid (of `centroids`, `dims` each) nearest `row` by dot product.
