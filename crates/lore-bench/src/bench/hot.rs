@@ -256,9 +256,9 @@ impl Hot<'_> {
             done += n;
             filled.advance(done as u64);
         }
-        // Left as `lore import` leaves a store: the index settled, the batches' packs folded
-        // into one with a multi-pack index (without it, each object read searched 100 packs'
-        // indexes in turn, and each process opened and freed them all).
+        // Left as `lore import` leaves a store: the index settled, the objects packed (folded
+        // into one pack past 50) with a multi-pack index (without it, each object read searched
+        // 100 packs' indexes in turn, and each process opened and freed them all).
         self.progress.phase("indexing", None);
         lore.settle_after_import()?;
         lore.recall("warm up the index and its vectors", &ListFilter::default())?;

@@ -282,8 +282,7 @@ pub fn normalize(v: &mut [f32]) {
 /// Dot product (the cosine of two unit vectors).
 ///
 /// Summed in eight lanes (so the compiler keeps them in one vector register) rather than one
-/// running total: scoring every step of a 10,000-step trajectory index was latency-bound on the
-/// running total's additions.
+/// running total, which is latency-bound on its additions (unit centroids, vector lists).
 pub fn dot(a: &[f32], b: &[f32]) -> f32 {
     let n = a.len().min(b.len());
     let (a, b) = (&a[..n], &b[..n]);

@@ -147,9 +147,8 @@ pub struct TrajectoryIndex {
     pub(super) params: Params,
     pub(super) steps: Vec<Indexed>,
     /// Each step's vector quantised to `i8`, `dims` components each, in step order, and its
-    /// scale in `scales` (one allocation for them all, a quarter of the bytes of `f32`s: reading
-    /// 10,000 steps' vectors as `f32`s, one allocation each, was most of a `ctx recall`, nearly
-    /// all of it page faults).
+    /// scale in `scales`: one allocation for them all (one each cost a third of a `ctx recall`),
+    /// and a quarter of the bytes (faulting in 10 MB of `f32`s was most of what remained).
     pub(super) vectors: Vec<i8>,
     pub(super) scales: Vec<f32>,
     pub(super) units: Vec<Unit>,
