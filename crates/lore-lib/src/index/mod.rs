@@ -6,6 +6,7 @@
 //! process's reader holds. The catch-up itself is in `catch_up.rs`, hybrid search (BM25 and
 //! vector candidates fused and collapsed) in `search.rs`.
 
+mod best;
 mod catch_up;
 mod expand;
 pub mod mentions;

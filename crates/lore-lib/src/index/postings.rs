@@ -630,17 +630,22 @@ impl PhrasePostings {
     }
 }
 
-/// The BM25 score of every memory holding one of `stems` (each a query phrase, in query order),
-/// as FTS5's `bm25()` with [`BM25_WEIGHTS`] computes it, in row-id order; `None` when the
-/// postings do not cover the index (`docs` memories).
+/// Hands `each` the BM25 score of every memory holding one of `stems` (each a query phrase, in
+/// query order), as FTS5's `bm25()` with [`BM25_WEIGHTS`] computes it, in row-id order; `false`
+/// (and nothing handed) when the postings do not cover the index (`docs` memories).
 ///
 /// Scores are summed a block of row ids at a time in a small array, each phrase's part added in
 /// phrase order (the order FTS5 sums them in, so the scores are the same to the last bit): the
 /// cost is one pass over the entries, however many phrases and however common.
-pub fn scores(conn: &Connection, stems: &[String], docs: i64) -> Result<Option<Vec<(i64, f64)>>> {
+pub fn scores(
+    conn: &Connection,
+    stems: &[String],
+    docs: i64,
+    mut each: impl FnMut(i64, f64),
+) -> Result<bool> {
     let (n, tokens) = totals(conn)?;
     if n != docs || n <= 0 {
-        return Ok(None);
+        return Ok(false);
     }
     let rows = n as f64;
     let avgdl = tokens as f64 / rows;
@@ -681,8 +686,6 @@ pub fn scores(conn: &Connection, stems: &[String], docs: i64) -> Result<Option<V
     let mut touched = [0u64; WIDTH / 64];
     let mut next = vec![(0usize, 0usize); phrases.len()];
     let mut decoded = vec![0usize; phrases.len()];
-    let mut out: Vec<(i64, f64)> =
-        Vec::with_capacity(phrases.iter().map(|p| p.hits()).max().unwrap_or(0));
     for &block in &blocks {
         for (i, phrase) in phrases.iter().enumerate() {
             let mut add = |offset: usize, e: &Entry| {
@@ -709,7 +712,7 @@ pub fn scores(conn: &Connection, stems: &[String], docs: i64) -> Result<Option<V
         for (w, word) in touched.iter_mut().enumerate() {
             while *word != 0 {
                 let offset = w * 64 + word.trailing_zeros() as usize;
-                out.push(((block << BLOCK_BITS) | offset as i64, sums[offset]));
+                each((block << BLOCK_BITS) | offset as i64, sums[offset]);
                 sums[offset] = 0.0;
                 *word &= *word - 1;
             }
@@ -719,7 +722,7 @@ pub fn scores(conn: &Connection, stems: &[String], docs: i64) -> Result<Option<V
     if (phrases.iter().zip(&decoded)).any(|(p, &d)| p.in_blocks != d) {
         return Err(damaged_block());
     }
-    Ok(Some(out))
+    Ok(true)
 }
 
 #[cfg(test)]

@@ -421,14 +421,15 @@ pub(crate) fn recall_scored(
         return Ok(None);
     };
     let docs = super::schema::read_doc_count(conn)?;
-    let Some(mut scored) = super::postings::scores(conn, &stems, docs)? else {
-        return Ok(None);
-    };
     let limit = filter.limit.unwrap_or(10);
     let order = |a: &(i64, f64), b: &(i64, f64)| b.1.total_cmp(&a.1);
     // The best `limit` that pass the filter, and every one tied with the last of them.
     let mut kept: Vec<(i64, f64)> = Vec::new();
     if restricts(filter) {
+        let mut scored = Vec::new();
+        if !super::postings::scores(conn, &stems, docs, |row, score| scored.push((row, score)))? {
+            return Ok(None);
+        }
         scored.sort_unstable_by(order);
         let mut allowed: Option<std::collections::HashSet<i64>> = None;
         for (checked, &(rowid, score)) in scored.iter().enumerate() {
@@ -447,13 +448,11 @@ pub(crate) fn recall_scored(
             }
         }
     } else {
-        if scored.len() > limit && limit > 0 {
-            scored.select_nth_unstable_by(limit - 1, order);
-            let cut = scored[limit - 1].1;
-            kept = scored.into_iter().filter(|&(_, s)| s >= cut).collect();
-        } else {
-            kept = scored;
+        let mut best = super::best::BestWithTies::new(limit);
+        if !super::postings::scores(conn, &stems, docs, |row, score| best.add(row, score))? {
+            return Ok(None);
         }
+        kept = best.finish();
         kept.sort_unstable_by(order);
     }
     Ok(Some(hits_by_score(conn, kept, limit)?))

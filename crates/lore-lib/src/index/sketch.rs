@@ -125,13 +125,10 @@ pub fn distance(a: &[u8], b: &[u8]) -> u16 {
     bits as u16
 }
 
-/// The smallest distance within which at least `n` of `distances` fall (the largest distance
-/// when there are fewer).
-pub fn nearest_distance(distances: &[u16], n: usize) -> u16 {
-    let mut counts = vec![0usize; distances.iter().max().map_or(0, |&d| d as usize) + 1];
-    for &d in distances {
-        counts[d as usize] += 1;
-    }
+/// The smallest distance within which at least `n` of some distances fall (the largest distance
+/// when there are fewer), from their histogram: `counts[d]` is how many are `d`, and the last
+/// entry is the largest distance seen.
+pub fn nearest_in_counts(counts: &[usize], n: usize) -> u16 {
     let mut seen = 0;
     for (d, count) in counts.iter().enumerate() {
         seen += count;
@@ -154,6 +151,14 @@ mod tests {
         let sketch = [0b0000_0001u8, 0b1];
         let expected = 0.5 + 0.25 - 0.125 - 0.0 - 1.0 - 2.0 + 1.0 - 0.5 + 3.0;
         assert!((query.score(&sketch) - expected).abs() < 1e-6);
+    }
+
+    fn nearest_distance(distances: &[u16], n: usize) -> u16 {
+        let mut counts = vec![0usize; distances.iter().max().map_or(0, |&d| d as usize) + 1];
+        for &d in distances {
+            counts[d as usize] += 1;
+        }
+        nearest_in_counts(&counts, n)
     }
 
     #[test]

@@ -462,11 +462,12 @@ fn read_segment(
     }
     let mut head = Vec::new();
     for l in 0..found.at.len() {
-        let before = chunks.rows.memory.len();
-        found.read(file, l, &mut head, &mut chunks.rows)?;
+        let head = found.head(file, l, &mut head)?;
+        for i in 0..head.len() {
+            head.push(i, &mut chunks.rows);
+        }
         let list = if listed { l as u32 } else { u32::MAX };
-        let n = chunks.rows.memory.len() - before;
-        chunks.list_of.extend(std::iter::repeat_n(list, n));
+        chunks.list_of.extend(std::iter::repeat_n(list, head.len()));
     }
     read.added = added;
     read.centroids = listed.then(|| found.centroid_rows());

@@ -256,18 +256,6 @@ pub(super) struct ListRows {
 }
 
 impl ListRows {
-    /// Room for `chunks` rows.
-    pub(super) fn with_capacity(chunks: usize, sketch_len: usize) -> ListRows {
-        ListRows {
-            memory: Vec::with_capacity(chunks),
-            scales: Vec::with_capacity(chunks),
-            checks: Vec::with_capacity(chunks),
-            ordinals: Vec::with_capacity(chunks),
-            sketches: Vec::with_capacity(chunks * sketch_len),
-            offsets: Vec::with_capacity(chunks),
-        }
-    }
-
     /// The order that puts the rows in row-id order, each memory's chunks in theirs, leaving
     /// out the rows `keep` refuses.
     pub(super) fn order(&self, keep: impl Fn(usize) -> bool) -> Vec<usize> {
@@ -277,22 +265,6 @@ impl ListRows {
             .collect();
         keyed.sort_unstable();
         keyed.into_iter().map(|(.., i)| i).collect()
-    }
-
-    /// Appends rows already in row-id order (each memory's chunks in theirs): their places
-    /// counted from the order.
-    pub(super) fn push_ordered(
-        &mut self,
-        (memory, scales, checks): (&[i64], &[f32], &[u32]),
-        sketches: &[u8],
-        offsets: &[u64],
-    ) {
-        self.ordinals.extend(ordinals_of(memory));
-        self.memory.extend_from_slice(memory);
-        self.scales.extend_from_slice(scales);
-        self.checks.extend_from_slice(checks);
-        self.sketches.extend_from_slice(sketches);
-        self.offsets.extend_from_slice(offsets);
     }
 }
 
@@ -367,17 +339,15 @@ impl Lists {
         out
     }
 
-    /// Reads list `l` (checked against its checksum) into `out`, leaving out removed
-    /// memories; `None` if the bytes are torn or damaged. `head` is room to read into.
-    pub(super) fn read(
+    /// Reads list `l`'s head into `head` and checks it against its checksum; `None` if the
+    /// bytes are torn or damaged.
+    pub(super) fn head<'h>(
         &self,
         file: &File,
         l: usize,
-        head: &mut Vec<u8>,
-        out: &mut ListRows,
-    ) -> Option<()> {
+        head: &'h mut Vec<u8>,
+    ) -> Option<Head<'h>> {
         let list = &self.at[l];
-        let sketch_len = sketch::sketch_len(self.dims);
         head.clear();
         head.resize(list.count * head_len(self.dims), 0);
         file.read_exact_at(head, list.head_at).ok()?;
@@ -389,40 +359,63 @@ impl Lists {
         let (scales, rest) = rest.split_at(n * 4);
         let (checks, rest) = rest.split_at(n * 4);
         let (ordinals, sketches) = rest.split_at(n * 4);
-        let eight = |b: &[u8]| i64::from_le_bytes(b.try_into().expect("8 bytes"));
-        let four = |b: &[u8]| -> [u8; 4] { b.try_into().expect("4 bytes") };
-        let offsets = (0..n).map(|i| list.values_at + (i * self.dims) as u64);
-        if self.removed.is_empty() {
-            out.memory.extend(memory.chunks_exact(8).map(eight));
-            out.scales
-                .extend(scales.chunks_exact(4).map(|b| f32::from_le_bytes(four(b))));
-            out.checks
-                .extend(checks.chunks_exact(4).map(|b| u32::from_le_bytes(four(b))));
-            out.ordinals.extend(
-                ordinals
-                    .chunks_exact(4)
-                    .map(|b| u32::from_le_bytes(four(b))),
-            );
-            out.sketches.extend_from_slice(sketches);
-            out.offsets.extend(offsets);
-            return Some(());
-        }
-        for (i, at) in offsets.enumerate() {
-            let m = eight(&memory[i * 8..i * 8 + 8]);
-            if self.removed.contains(&m) {
-                continue;
-            }
-            out.memory.push(m);
-            out.scales
-                .push(f32::from_le_bytes(four(&scales[i * 4..i * 4 + 4])));
-            out.checks
-                .push(u32::from_le_bytes(four(&checks[i * 4..i * 4 + 4])));
-            out.ordinals
-                .push(u32::from_le_bytes(four(&ordinals[i * 4..i * 4 + 4])));
-            out.sketches
-                .extend_from_slice(&sketches[i * sketch_len..(i + 1) * sketch_len]);
-            out.offsets.push(at);
-        }
-        Some(())
+        Some(Head {
+            memory,
+            scales,
+            checks,
+            ordinals,
+            sketches,
+            sketch_len: sketch::sketch_len(self.dims),
+            values_at: list.values_at,
+            dims: self.dims,
+        })
+    }
+
+    /// Whether a later segment removed `memory`.
+    pub(super) fn is_removed(&self, memory: i64) -> bool {
+        !self.removed.is_empty() && self.removed.contains(&memory)
+    }
+}
+
+/// One list's head as read from the file (see [`head_len`]): each chunk's row id, scale,
+/// checksum, place among its memory's chunks and sketch, and where its components are.
+pub(super) struct Head<'h> {
+    memory: &'h [u8],
+    scales: &'h [u8],
+    checks: &'h [u8],
+    ordinals: &'h [u8],
+    sketches: &'h [u8],
+    sketch_len: usize,
+    values_at: u64,
+    dims: usize,
+}
+
+fn four(b: &[u8], i: usize) -> [u8; 4] {
+    b[i * 4..i * 4 + 4].try_into().expect("4 bytes")
+}
+
+impl Head<'_> {
+    /// Chunks in the list.
+    pub(super) fn len(&self) -> usize {
+        self.memory.len() / 8
+    }
+
+    pub(super) fn memory(&self, i: usize) -> i64 {
+        i64::from_le_bytes(self.memory[i * 8..i * 8 + 8].try_into().expect("8 bytes"))
+    }
+
+    pub(super) fn sketch(&self, i: usize) -> &[u8] {
+        &self.sketches[i * self.sketch_len..(i + 1) * self.sketch_len]
+    }
+
+    /// Appends chunk `i` to `out`.
+    pub(super) fn push(&self, i: usize, out: &mut ListRows) {
+        out.memory.push(self.memory(i));
+        out.scales.push(f32::from_le_bytes(four(self.scales, i)));
+        out.checks.push(u32::from_le_bytes(four(self.checks, i)));
+        out.ordinals
+            .push(u32::from_le_bytes(four(self.ordinals, i)));
+        out.sketches.extend_from_slice(self.sketch(i));
+        out.offsets.push(self.values_at + (i * self.dims) as u64);
     }
 }

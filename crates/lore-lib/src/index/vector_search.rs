@@ -30,30 +30,86 @@ pub(super) fn top_k(items: &mut Vec<(i64, f32)>, limit: usize) {
     items.sort_by(order);
 }
 
-/// Sketch estimates for the chunks whose sketches agree most with the query's signs (at least
-/// [`PREFILTER_PER_SHORTLISTED`] per memory shortlisted), best per memory, in row-id order;
-/// and whether any chunk was left out. The chunks may come in any order.
-fn nearest_estimates(
-    memory: &[i64],
-    sketches: &[u8],
-    query: &SketchQuery,
-    shortlist: usize,
-) -> (Vec<(i64, f32)>, bool) {
-    let len = sketches.len() / memory.len().max(1);
-    let sketch = |c: usize| &sketches[c * len..(c + 1) * len];
-    let distances: Vec<u16> = (0..memory.len())
-        .map(|c| sketch::distance(sketch(c), query.signs()))
-        .collect();
-    let within = sketch::nearest_distance(&distances, PREFILTER_PER_SHORTLISTED * shortlist);
-    let mut estimates: Vec<(i64, f32)> = (distances.iter().enumerate())
-        .filter(|(_, d)| **d <= within)
-        .map(|(c, _)| (memory[c], query.score(sketch(c))))
-        .collect();
-    // Best first within each memory, then one per memory.
-    estimates.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.total_cmp(&a.1)));
-    estimates.dedup_by_key(|e| e.0);
-    let cut = within < distances.iter().copied().max().unwrap_or(0);
-    (estimates, cut)
+/// The sketch prefilter fed one chunk at a time: keeps the sketch estimate of every chunk
+/// whose sketch agrees most with the query's signs (at least `wanted` of the chunks: those
+/// within the distance that holds `wanted` of them), without keeping anything of the others but
+/// a histogram of their distances.
+struct Nearest<'q> {
+    query: &'q SketchQuery,
+    wanted: usize,
+    /// How many chunks lie at each distance.
+    counts: Vec<usize>,
+    seen: usize,
+    farthest: u16,
+    /// The distance within which the chunks seen so far hold `wanted` of them: what the final
+    /// distance cannot exceed.
+    within: u16,
+    /// (memory, distance, estimate) of the chunks within `within` when they were seen.
+    kept: Vec<(i64, u16, f32)>,
+}
+
+impl<'q> Nearest<'q> {
+    fn new(query: &'q SketchQuery, shortlist: usize) -> Self {
+        Nearest {
+            query,
+            wanted: PREFILTER_PER_SHORTLISTED * shortlist,
+            counts: vec![0; query.signs().len() * 8 + 1],
+            seen: 0,
+            farthest: 0,
+            within: u16::MAX,
+            kept: Vec::new(),
+        }
+    }
+
+    fn add(&mut self, memory: i64, sketch: &[u8]) {
+        let d = sketch::distance(sketch, self.query.signs());
+        self.counts[usize::from(d)] += 1;
+        self.seen += 1;
+        self.farthest = self.farthest.max(d);
+        if d <= self.within {
+            self.kept.push((memory, d, self.query.score(sketch)));
+        }
+    }
+
+    /// The distance that holds `wanted` of the chunks seen (every chunk's when fewer).
+    fn distance_holding_wanted(&self) -> u16 {
+        sketch::nearest_in_counts(&self.counts[..=usize::from(self.farthest)], self.wanted)
+    }
+
+    /// Lowers the kept distance to what the chunks seen allow, and forgets the chunks beyond it
+    /// once they are many (called between batches of chunks).
+    fn tighten(&mut self) {
+        if self.seen < self.wanted {
+            return;
+        }
+        self.within = self.distance_holding_wanted();
+        if self.kept.len() > 2 * self.wanted {
+            let within = self.within;
+            self.kept.retain(|k| k.1 <= within);
+        }
+    }
+
+    /// The best estimate of each memory with a chunk within the final distance, in row-id
+    /// order; and whether any chunk was left out.
+    fn estimates(self) -> (Vec<(i64, f32)>, bool) {
+        let within = self.distance_holding_wanted();
+        let mut estimates: Vec<(i64, f32)> = (self.kept.into_iter())
+            .filter(|k| k.1 <= within)
+            .map(|(memory, _, estimate)| (memory, estimate))
+            .collect();
+        // Best first within each memory, then one per memory.
+        estimates.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.total_cmp(&a.1)));
+        estimates.dedup_by_key(|e| e.0);
+        (estimates, within < self.farthest)
+    }
+
+    /// [`Nearest::estimates`] of the memories `keep` accepts; `None` when a filter left fewer
+    /// than `shortlist` of them and chunks were left out (every chunk must then be estimated).
+    fn filtered(self, shortlist: usize, keep: impl Fn(i64) -> bool) -> Option<Vec<(i64, f32)>> {
+        let (mut estimates, cut) = self.estimates();
+        estimates.retain(|&(memory, _)| keep(memory));
+        (estimates.len() >= shortlist || !cut).then_some(estimates)
+    }
 }
 
 /// Memories a sketch ranking hands to exact scoring for `limit` results.
@@ -61,8 +117,7 @@ fn shortlist_len(limit: usize) -> usize {
     SHORTLIST_MIN.max(limit * SHORTLIST_PER_RESULT)
 }
 
-/// [`nearest_estimates`] of the memories `keep` accepts; `None` when a filter left fewer than
-/// `shortlist` of them and chunks were left out (every chunk must then be estimated).
+/// [`Nearest::filtered`] over `memory`'s chunks (`sketches` in the same order).
 fn filtered_estimates(
     memory: &[i64],
     sketches: &[u8],
@@ -70,9 +125,14 @@ fn filtered_estimates(
     shortlist: usize,
     keep: impl Fn(i64) -> bool,
 ) -> Option<Vec<(i64, f32)>> {
-    let (mut estimates, cut) = nearest_estimates(memory, sketches, query, shortlist);
-    estimates.retain(|&(memory, _)| keep(memory));
-    (estimates.len() >= shortlist || !cut).then_some(estimates)
+    let mut nearest = Nearest::new(query, shortlist);
+    for (c, &m) in memory.iter().enumerate() {
+        nearest.add(
+            m,
+            &sketches[c * query.signs().len()..(c + 1) * query.signs().len()],
+        );
+    }
+    nearest.filtered(shortlist, keep)
 }
 
 /// Hashes row ids (already well spread integers) by one multiplication, for the sets a search
@@ -116,30 +176,51 @@ impl VectorMatrix {
         q: &[f32],
         all: bool,
     ) -> std::result::Result<VectorMatrix, Damaged> {
-        let rows = self.probed_rows(q, all)?;
+        let rows = self.probed_rows(&self.stored_lists().0.probed(q, all), |_| true)?;
         let order = rows.order(|_| true);
         self.of_rows(rows, &order)
     }
 
-    /// [`VectorMatrix::probed`]'s chunks as read, in no particular order.
-    fn probed_rows(&self, q: &[f32], all: bool) -> std::result::Result<ListRows, Damaged> {
+    /// A listed matrix's lists and file.
+    fn stored_lists(&self) -> (&super::vector_lists::Lists, &StoredValues) {
         let (Some(lists), Values::Stored(stored)) = (&self.lists, &self.values) else {
             unreachable!("lists are left in the file only by a matrix read from it");
         };
-        let probed = lists.probed(q, all);
-        let count = probed.iter().map(|&l| lists.at[l].count).sum::<usize>() + self.memory.len();
-        let mut rows = ListRows::with_capacity(count, sketch::sketch_len(self.dims));
+        (lists, stored)
+    }
+
+    /// The chunks of the memories `want` accepts in lists `probed` (read from the file) and in
+    /// the later segments, in no particular order.
+    fn probed_rows(
+        &self,
+        probed: &[usize],
+        want: impl Fn(i64) -> bool,
+    ) -> std::result::Result<ListRows, Damaged> {
+        let (lists, stored) = self.stored_lists();
+        let mut rows = ListRows::default();
         let mut head = Vec::new();
-        for l in probed {
-            lists
-                .read(&stored.file, l, &mut head, &mut rows)
-                .ok_or(Damaged)?;
+        for &l in probed {
+            let head = lists.head(&stored.file, l, &mut head).ok_or(Damaged)?;
+            for i in 0..head.len() {
+                let memory = head.memory(i);
+                if want(memory) && !lists.is_removed(memory) {
+                    head.push(i, &mut rows);
+                }
+            }
         }
-        rows.push_ordered(
-            (&self.memory, &self.scales, &stored.checks),
-            &self.sketches,
-            &stored.offsets,
-        );
+        let len = sketch::sketch_len(self.dims);
+        let ordinals = super::vector_lists::ordinals_of(&self.memory);
+        for (c, &memory) in self.memory.iter().enumerate() {
+            if want(memory) {
+                rows.memory.push(memory);
+                rows.scales.push(self.scales[c]);
+                rows.checks.push(stored.checks[c]);
+                rows.ordinals.push(ordinals[c]);
+                rows.sketches
+                    .extend_from_slice(&self.sketches[c * len..(c + 1) * len]);
+                rows.offsets.push(stored.offsets[c]);
+            }
+        }
         Ok(rows)
     }
 
@@ -267,10 +348,10 @@ impl VectorMatrix {
         Ok(best)
     }
 
-    /// [`VectorMatrix::search_shortlisted`] over the lists nearest `q` (every list when `all`)
-    /// without putting their chunks in row-id order: only the shortlisted memories' chunks are
-    /// ordered, into a small matrix scored exactly. A filter that leaves too few estimates
-    /// orders them all and estimates every chunk.
+    /// [`VectorMatrix::search_shortlisted`] over the lists nearest `q` (every list when `all`),
+    /// a list at a time: the sketch prefilter keeps only the chunks nearest the query, and the
+    /// shortlisted memories' chunks are read again into a small matrix scored exactly. A filter
+    /// that leaves too few estimates reads every probed chunk and estimates them all.
     fn search_lists(
         &self,
         q: &Probe,
@@ -278,14 +359,30 @@ impl VectorMatrix {
         limit: usize,
         keep: &(impl Fn(i64) -> bool + Sync),
     ) -> std::result::Result<Vec<(i64, f32)>, Damaged> {
-        let rows = self.probed_rows(q.unit_vector(), all)?;
+        let (lists, stored) = self.stored_lists();
+        let probed = lists.probed(q.unit_vector(), all);
         let (shortlist, query) = (
             shortlist_len(limit),
             SketchQuery::new(&q.unit, &self.center),
         );
-        let Some(mut estimates) =
-            filtered_estimates(&rows.memory, &rows.sketches, &query, shortlist, keep)
-        else {
+        let mut nearest = Nearest::new(&query, shortlist);
+        let mut head = Vec::new();
+        for &l in &probed {
+            let head = lists.head(&stored.file, l, &mut head).ok_or(Damaged)?;
+            for i in 0..head.len() {
+                let memory = head.memory(i);
+                if !lists.is_removed(memory) {
+                    nearest.add(memory, head.sketch(i));
+                }
+            }
+            nearest.tighten();
+        }
+        let len = sketch::sketch_len(self.dims);
+        for (c, &memory) in self.memory.iter().enumerate() {
+            nearest.add(memory, &self.sketches[c * len..(c + 1) * len]);
+        }
+        let Some(mut estimates) = nearest.filtered(shortlist, keep) else {
+            let rows = self.probed_rows(&probed, |_| true)?;
             let order = rows.order(|_| true);
             let m = self.of_rows(rows, &order)?;
             let estimates = m.estimate_every_chunk(&query, shortlist, keep);
@@ -293,7 +390,8 @@ impl VectorMatrix {
         };
         top_k(&mut estimates, shortlist);
         let shortlisted: HashSet<i64, RowIdHash> = estimates.iter().map(|e| e.0).collect();
-        let order = rows.order(|i| shortlisted.contains(&rows.memory[i]));
+        let rows = self.probed_rows(&probed, |memory| shortlisted.contains(&memory))?;
+        let order = rows.order(|_| true);
         self.of_rows(rows, &order)?
             .exact_scores(estimates, shortlist, q, limit)
     }
@@ -359,5 +457,50 @@ impl VectorMatrix {
             }
         }
         best
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Fed a list at a time and tightened between lists, the prefilter keeps exactly the
+        /// estimates the definition gives: the chunks within the distance that holds the
+        /// wanted number of all of them.
+        #[test]
+        fn the_streamed_prefilter_keeps_what_the_whole_ranking_keeps(
+            chunks in proptest::collection::vec((0i64..60, any::<[u8; 4]>()), 0..600),
+            list in 1usize..100,
+            shortlist in 1usize..6,
+            seed in proptest::collection::vec(-1f32..1.0, 32),
+        ) {
+            let query = SketchQuery::new(&seed, &[0.0; 32]);
+            let mut nearest = Nearest::new(&query, shortlist);
+            for (i, (memory, sketch)) in chunks.iter().enumerate() {
+                nearest.add(*memory, sketch);
+                if (i + 1) % list == 0 {
+                    nearest.tighten();
+                }
+            }
+            let (got, cut) = nearest.estimates();
+
+            let distances: Vec<u16> =
+                chunks.iter().map(|(_, s)| sketch::distance(s, query.signs())).collect();
+            let wanted = PREFILTER_PER_SHORTLISTED * shortlist;
+            let mut sorted = distances.clone();
+            sorted.sort_unstable();
+            let farthest = sorted.last().copied().unwrap_or(0);
+            let within = sorted.get(wanted.saturating_sub(1)).copied().unwrap_or(farthest);
+            let mut expected: Vec<(i64, f32)> = (chunks.iter().zip(&distances))
+                .filter(|(_, d)| **d <= within)
+                .map(|((m, s), _)| (*m, query.score(s)))
+                .collect();
+            expected.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.total_cmp(&a.1)));
+            expected.dedup_by_key(|e| e.0);
+            prop_assert_eq!(got, expected);
+            prop_assert_eq!(cut, within < farthest);
+        }
     }
 }

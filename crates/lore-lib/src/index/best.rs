@@ -1,0 +1,87 @@
+//! The best-scoring rows of a long stream of (row, score) pairs, ties at the cut kept, holding
+//! a bounded number of pairs at a time (BM25 over common words scores most of the store).
+
+/// The `limit` highest-scoring (row, score) pairs handed to it, and every pair tied with the
+/// last of them (every pair when `limit` is 0), holding a bounded number at a time.
+pub(super) struct BestWithTies {
+    limit: usize,
+    held: Vec<(i64, f64)>,
+    /// The `limit`-th best score at the last cut: nothing below it can be kept.
+    floor: f64,
+    /// How many pairs are held before the next cut (twice what the last cut left, so that
+    /// many ties at the cut cost no more than a few cuts).
+    cut_at: usize,
+}
+
+impl BestWithTies {
+    pub(super) fn new(limit: usize) -> Self {
+        BestWithTies {
+            limit,
+            held: Vec::new(),
+            floor: f64::NEG_INFINITY,
+            cut_at: 2 * limit + 4_096,
+        }
+    }
+
+    pub(super) fn add(&mut self, row: i64, score: f64) {
+        if score < self.floor {
+            return;
+        }
+        self.held.push((row, score));
+        if self.limit > 0 && self.held.len() >= self.cut_at {
+            self.cut();
+            self.cut_at = self.cut_at.max(2 * self.held.len());
+        }
+    }
+
+    /// Drops every pair below the `limit`-th best score.
+    fn cut(&mut self) {
+        if self.held.len() > self.limit && self.limit > 0 {
+            let order = |a: &(i64, f64), b: &(i64, f64)| b.1.total_cmp(&a.1);
+            self.held.select_nth_unstable_by(self.limit - 1, order);
+            let cut = self.held[self.limit - 1].1;
+            self.held.retain(|&(_, s)| s >= cut);
+            self.floor = cut;
+        }
+    }
+
+    /// The pairs kept, in no particular order.
+    pub(super) fn finish(mut self) -> Vec<(i64, f64)> {
+        self.cut();
+        self.held
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The pairs kept are those scoring at least the `limit`-th best score of all, however
+        /// many pairs came and however many tie.
+        #[test]
+        fn keeps_the_best_and_every_tie_at_the_cut(
+            scores in proptest::collection::vec(0u8..40, 0..12_000),
+            limit in 0usize..30,
+        ) {
+            let mut best = BestWithTies::new(limit);
+            for (row, &s) in scores.iter().enumerate() {
+                best.add(row as i64, f64::from(s));
+            }
+            let mut got = best.finish();
+            got.sort_by_key(|p| p.0);
+            let mut sorted: Vec<u8> = scores.clone();
+            sorted.sort_unstable_by(|a, b| b.cmp(a));
+            let cut = match limit {
+                0 => 0,
+                _ => sorted.get(limit - 1).copied().unwrap_or(0),
+            };
+            let expected: Vec<(i64, f64)> = (scores.iter().enumerate())
+                .filter(|(_, s)| **s >= cut)
+                .map(|(row, &s)| (row as i64, f64::from(s)))
+                .collect();
+            prop_assert_eq!(got, expected);
+        }
+    }
+}
