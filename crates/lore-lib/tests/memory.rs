@@ -680,6 +680,43 @@ fn near_duplicates_are_found_among_many_memories_sharing_common_words() {
     }
 }
 
+/// Past the capped reads: when every word of a text is held by more than the wider cap, the
+/// check falls back to ranking by its longest words, and a near-duplicate is still refused.
+#[test]
+fn near_duplicates_of_text_whose_every_word_is_very_common_are_found() {
+    let repo = TestRepo::new();
+    let mut lore = open(&repo);
+    lore.set_embedder(lore::embed::load(lore::embed::Tier::Static, None).unwrap());
+    let ctx = ctx();
+    // Every memory holds six of these eight words, so each word is held by about 1,650 of
+    // them: more than the wider cap of the capped reads (1,024).
+    let pool = [
+        "rebuild", "sqlite", "index", "cache", "schema", "changes", "restart", "workers",
+    ];
+    let batch: Vec<_> = (0..2_200)
+        .map(|i| {
+            let (skip_a, skip_b) = (i % 8, (i / 8 + 1 + i % 8) % 8);
+            let words: Vec<&str> = (0..8)
+                .map(|k| pool[(k + i / 64) % 8])
+                .filter(|w| *w != pool[skip_a] && *w != pool[skip_b])
+                .collect();
+            let m = new("decisions", &words.join(" "), "");
+            lore.prepare(&m, &ctx).unwrap()
+        })
+        .collect();
+    lore.write_batch(&batch, &lore::BatchWrite::import("fill"), &ctx)
+        .unwrap();
+    let repeat = new(
+        "decisions",
+        "Rebuild the sqlite index cache when the schema changes",
+        "",
+    );
+    match lore.remember_checked(&repeat, &ctx, Novelty::Check) {
+        Err(Error::Duplicate { how, .. }) => assert!(how.contains("similarity"), "{how}"),
+        other => panic!("not refused: {other:?}"),
+    }
+}
+
 /// A fresh writing process asks the index as it is when it is only a few writes behind: a
 /// repeat of what another handle wrote meanwhile is still refused, and the index is left behind.
 #[test]

@@ -11,6 +11,8 @@ pub(super) struct BestWithTies {
     /// How many pairs are held before the next cut (twice what the last cut left, so that
     /// many ties at the cut cost no more than a few cuts).
     cut_at: usize,
+    /// Pairs handed to it.
+    seen: usize,
 }
 
 impl BestWithTies {
@@ -20,10 +22,12 @@ impl BestWithTies {
             held: Vec::new(),
             floor: f64::NEG_INFINITY,
             cut_at: 2 * limit + 4_096,
+            seen: 0,
         }
     }
 
     pub(super) fn add(&mut self, row: i64, score: f64) {
+        self.seen += 1;
         if score < self.floor {
             return;
         }
@@ -45,10 +49,11 @@ impl BestWithTies {
         }
     }
 
-    /// The pairs kept, in no particular order.
-    pub(super) fn finish(mut self) -> Vec<(i64, f64)> {
+    /// The pairs kept, in no particular order, and whether they are every pair handed to it.
+    pub(super) fn finish(mut self) -> (Vec<(i64, f64)>, bool) {
         self.cut();
-        self.held
+        let every = self.held.len() == self.seen;
+        (self.held, every)
     }
 }
 
@@ -69,8 +74,9 @@ mod tests {
             for (row, &s) in scores.iter().enumerate() {
                 best.add(row as i64, f64::from(s));
             }
-            let mut got = best.finish();
+            let (mut got, every) = best.finish();
             got.sort_by_key(|p| p.0);
+            prop_assert_eq!(every, got.len() == scores.len());
             let mut sorted: Vec<u8> = scores.clone();
             sorted.sort_unstable_by(|a, b| b.cmp(a));
             let cut = match limit {

@@ -423,39 +423,72 @@ pub(crate) fn recall_scored(
     let docs = super::schema::read_doc_count(conn)?;
     let limit = filter.limit.unwrap_or(10);
     let order = |a: &(i64, f64), b: &(i64, f64)| b.1.total_cmp(&a.1);
-    // The best `limit` that pass the filter, and every one tied with the last of them.
-    let mut kept: Vec<(i64, f64)> = Vec::new();
-    if restricts(filter) {
-        let mut scored = Vec::new();
-        if !super::postings::scores(conn, &stems, docs, |row, score| scored.push((row, score)))? {
+    // The best `wide` scored rows, best first, and whether they are every scored row.
+    type Ranked = (Vec<(i64, f64)>, bool);
+    let best = |wide: usize| -> Result<Option<Ranked>> {
+        let mut best = super::best::BestWithTies::new(wide);
+        let covered = super::postings::scores(conn, &stems, docs, |row, s| best.add(row, s))?;
+        Ok(covered.then(|| {
+            let (mut ranked, every) = best.finish();
+            ranked.sort_unstable_by(order);
+            (ranked, every)
+        }))
+    };
+    let kept = if restricts(filter) {
+        // The best few hundred first (ties kept): most filters let `limit` of them through. One
+        // that lets fewer through scores again, keeping every row.
+        let Some((ranked, every)) = best(limit.saturating_mul(32).max(1_024))? else {
             return Ok(None);
-        }
-        scored.sort_unstable_by(order);
-        let mut allowed: Option<std::collections::HashSet<i64>> = None;
-        for (checked, &(rowid, score)) in scored.iter().enumerate() {
-            if kept.len() >= limit && kept.last().is_some_and(|&(_, s)| s != score) {
-                break;
-            }
-            if checked == FILTER_CHECKS {
-                allowed = allowed_rows(conn, filter)?;
-            }
-            let passes = match &allowed {
-                Some(rows) => rows.contains(&rowid),
-                None => passes(conn, rowid, filter)?,
-            };
-            if passes {
-                kept.push((rowid, score));
-            }
+        };
+        match passing(conn, &ranked, filter, limit, every)? {
+            Some(kept) => kept,
+            None => match best(0)? {
+                Some((ranked, _)) => {
+                    (passing(conn, &ranked, filter, limit, true)?).unwrap_or_default()
+                }
+                None => return Ok(None),
+            },
         }
     } else {
-        let mut best = super::best::BestWithTies::new(limit);
-        if !super::postings::scores(conn, &stems, docs, |row, score| best.add(row, score))? {
-            return Ok(None);
+        match best(limit)? {
+            Some((ranked, _)) => ranked,
+            None => return Ok(None),
         }
-        kept = best.finish();
-        kept.sort_unstable_by(order);
-    }
+    };
     Ok(Some(hits_by_score(conn, kept, limit)?))
+}
+
+/// The first `limit` of `ranked` (best first) that pass `filter`, and every one tied with the last
+/// of them (every one that passes when `limit` is 0). `ranked` is every scored row when
+/// `complete`; otherwise the best of them with every tie of its last, and `None` is returned
+/// when they do not settle the answer (fewer than `limit` of them pass).
+fn passing(
+    conn: &Connection,
+    ranked: &[(i64, f64)],
+    filter: &ListFilter,
+    limit: usize,
+    complete: bool,
+) -> Result<Option<Vec<(i64, f64)>>> {
+    let mut kept: Vec<(i64, f64)> = Vec::new();
+    let mut allowed: Option<std::collections::HashSet<i64>> = None;
+    for (checked, &(rowid, score)) in ranked.iter().enumerate() {
+        if kept.len() >= limit && kept.last().is_some_and(|&(_, s)| s != score) {
+            return Ok(Some(kept));
+        }
+        if checked == FILTER_CHECKS {
+            allowed = allowed_rows(conn, filter)?;
+        }
+        let passes = match &allowed {
+            Some(rows) => rows.contains(&rowid),
+            None => passes(conn, rowid, filter)?,
+        };
+        if passes {
+            kept.push((rowid, score));
+        }
+    }
+    // Rows beyond an incomplete ranking score below all of it, so they neither pass in place
+    // of these nor tie with them.
+    Ok((complete || (limit > 0 && kept.len() >= limit)).then_some(kept))
 }
 
 /// The `limit` best of `ranked` (row, score) as hits, ties broken as the exhaustive query
