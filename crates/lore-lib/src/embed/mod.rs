@@ -355,13 +355,15 @@ impl Quantized {
         Quantized { values, scale }
     }
 
-    /// Quantises `v`, appending its components to `out`; returns its scale.
+    /// Quantises `v`, appending its components to `out`; returns its scale (positive and
+    /// finite). A component that is not finite (an embedder's overflow) is taken as 0.
     pub fn append(v: &[f32], out: &mut Vec<i8>) -> f32 {
-        let max = v.iter().fold(0f32, |m, x| m.max(x.abs()));
+        let finite = |x: f32| if x.is_finite() { x } else { 0.0 };
+        let max = v.iter().fold(0f32, |m, &x| m.max(finite(x).abs()));
         let scale = if max > 0.0 { max / 127.0 } else { 1.0 };
         out.extend(
             v.iter()
-                .map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8),
+                .map(|&x| (finite(x) / scale).round().clamp(-127.0, 127.0) as i8),
         );
         scale
     }
@@ -389,6 +391,15 @@ impl Quantized {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn components_that_are_not_finite_quantise_as_zero_with_a_finite_scale() {
+        let q = Quantized::new(&[f32::INFINITY, 0.5, f32::NAN, -1.0, f32::NEG_INFINITY]);
+        assert!(q.scale.is_finite() && q.scale > 0.0, "{}", q.scale);
+        assert_eq!(q.values, [0, 64, 0, -127, 0]);
+        let zero = Quantized::new(&[f32::NAN; 4]);
+        assert_eq!((zero.values, zero.scale), (vec![0; 4], 1.0));
+    }
 
     proptest::proptest! {
         /// The lane-wise sum is the exact dot product, at every length and at the extremes

@@ -583,7 +583,12 @@ impl TrajectoryIndex {
         for position in 0..n {
             let tokens = r.len()?;
             r.read(dims, |b| self.vectors.extend(b.iter().map(|&x| x as i8)))?;
-            self.scales.push(r.f32()?);
+            let scale = r.f32()?;
+            // Quantising writes a positive, finite scale; anything else is damage.
+            if !(scale.is_finite() && scale > 0.0) {
+                return Err(damaged("a step vector's scale"));
+            }
+            self.scales.push(scale);
             self.steps.push(Indexed {
                 tokens,
                 terms: r.u32s_below(terms)?,
