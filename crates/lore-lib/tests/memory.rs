@@ -680,8 +680,8 @@ fn near_duplicates_are_found_among_many_memories_sharing_common_words() {
     }
 }
 
-/// Past the capped reads: when every word of a text is held by more than the wider cap, the
-/// check falls back to ranking by its longest words, and a near-duplicate is still refused.
+/// Past the capped reads: when every word of a text is held by more memories than they read,
+/// the check falls back to ranking by its longest words, and a near-duplicate is still refused.
 #[test]
 fn near_duplicates_of_text_whose_every_word_is_very_common_are_found() {
     let repo = TestRepo::new();
@@ -689,7 +689,7 @@ fn near_duplicates_of_text_whose_every_word_is_very_common_are_found() {
     lore.set_embedder(lore::embed::load(lore::embed::Tier::Static, None).unwrap());
     let ctx = ctx();
     // Every memory holds six of these eight words, so each word is held by about 1,650 of
-    // them: more than the wider cap of the capped reads (1,024).
+    // them: far more than the capped reads read.
     let pool = [
         "rebuild", "sqlite", "index", "cache", "schema", "changes", "restart", "workers",
     ];

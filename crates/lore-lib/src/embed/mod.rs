@@ -360,7 +360,7 @@ impl Quantized {
     pub fn append(v: &[f32], out: &mut Vec<i8>) -> f32 {
         let finite = |x: f32| if x.is_finite() { x } else { 0.0 };
         let max = v.iter().fold(0f32, |m, &x| m.max(finite(x).abs()));
-        let scale = if max > 0.0 { max / 127.0 } else { 1.0 };
+        let scale = if max / 127.0 > 0.0 { max / 127.0 } else { 1.0 };
         out.extend(
             v.iter()
                 .map(|&x| (finite(x) / scale).round().clamp(-127.0, 127.0) as i8),

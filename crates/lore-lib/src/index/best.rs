@@ -21,7 +21,7 @@ impl BestWithTies {
             limit,
             held: Vec::new(),
             floor: f64::NEG_INFINITY,
-            cut_at: 2 * limit + 4_096,
+            cut_at: limit.saturating_mul(2).saturating_add(4_096),
             seen: 0,
         }
     }
@@ -34,7 +34,7 @@ impl BestWithTies {
         self.held.push((row, score));
         if self.limit > 0 && self.held.len() >= self.cut_at {
             self.cut();
-            self.cut_at = self.cut_at.max(2 * self.held.len());
+            self.cut_at = self.cut_at.max(self.held.len().saturating_mul(2));
         }
     }
 

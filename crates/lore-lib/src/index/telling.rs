@@ -6,11 +6,8 @@
 //! capped read of its posting list: a word held by at most [`TELLING_POSTINGS`] memories is
 //! telling, and that read already lists the memories holding it. Memories are ranked by the
 //! summed rarity (`ln(N / df)`) of the telling words they share, and the best that pass the
-//! filter are returned. When none of the words is telling (in a large store every word of a text
-//! may be held by more than the cap), the words held by at most [`LESS_COMMON_POSTINGS`]
-//! memories are read the same way: a near-duplicate shares those too. No posting list is read
-//! past its cap and no common word is scored, so the cost does not grow with the store (an
-//! exhaustive BM25 over a common word grows with it).
+//! filter are returned. No posting list is read past the cap and no common word is scored, so
+//! the cost does not grow with the store (an exhaustive BM25 over a common word grows with it).
 
 use std::collections::HashMap;
 
@@ -22,8 +19,6 @@ use crate::model::Memory;
 
 /// A word held by at most this many memories is telling.
 pub const TELLING_POSTINGS: usize = 48;
-/// When no word is telling, a word held by at most this many memories is read instead.
-pub const LESS_COMMON_POSTINGS: usize = 1_024;
 /// At most this many of the text's words are looked up.
 const WORDS_LOOKED_UP: usize = 16;
 /// At most this many of the best-ranked memories are checked against the filter.
@@ -33,9 +28,9 @@ const CANDIDATES_CHECKED: usize = 256;
 pub type Telling = std::result::Result<Vec<(i64, Memory)>, Vec<String>>;
 
 /// Up to `limit` memories (with their index rows) passing `filter` that share the most telling
-/// words of `text` (else the most of its less common words), best first. When every word
-/// looked up is held by more than [`LESS_COMMON_POSTINGS`] memories, `Err` with those words,
-/// longest first: the caller decides what a text made only of common words is compared with.
+/// words of `text`, best first. When none of the words looked up is telling, `Err` with those
+/// words, longest first: the caller decides what a text made only of common words is compared
+/// with.
 pub fn sharing_telling_words(
     conn: &Connection,
     text: &str,
@@ -46,13 +41,29 @@ pub fn sharing_telling_words(
     words.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
     words.truncate(WORDS_LOOKED_UP);
     let n = super::schema::read_doc_count(conn)?.max(1) as f64;
-    let shared = match shared_rarity(conn, &words, n, TELLING_POSTINGS)? {
-        Some(shared) => shared,
-        None => match shared_rarity(conn, &words, n, LESS_COMMON_POSTINGS)? {
-            Some(shared) => shared,
-            None => return Ok(Err(words)),
-        },
-    };
+    let mut postings =
+        conn.prepare_cached("SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?1 LIMIT ?2")?;
+    let mut shared: HashMap<i64, f64> = HashMap::new();
+    let mut telling = false;
+    for word in &words {
+        let rows: Vec<i64> = postings
+            .query_map(
+                params![format!("\"{word}\""), TELLING_POSTINGS as i64 + 1],
+                |r| r.get(0),
+            )?
+            .collect::<std::result::Result<_, _>>()?;
+        if rows.is_empty() || rows.len() > TELLING_POSTINGS {
+            continue;
+        }
+        telling = true;
+        let rarity = (n / rows.len() as f64).ln().max(1e-6);
+        for row in rows {
+            *shared.entry(row).or_default() += rarity;
+        }
+    }
+    if !telling {
+        return Ok(Err(words));
+    }
     let mut ranked: Vec<(i64, f64)> = shared.into_iter().collect();
     ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     let mut found = Vec::with_capacity(limit);
@@ -65,32 +76,4 @@ pub fn sharing_telling_words(
         }
     }
     Ok(Ok(found))
-}
-
-/// Each memory holding one of `words` that at most `cap` memories hold, with the summed rarity
-/// (`ln(n / df)`) of those it holds; `None` when no word is held by 1 to `cap` memories.
-fn shared_rarity(
-    conn: &Connection,
-    words: &[String],
-    n: f64,
-    cap: usize,
-) -> Result<Option<HashMap<i64, f64>>> {
-    let mut postings =
-        conn.prepare_cached("SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?1 LIMIT ?2")?;
-    let mut shared: HashMap<i64, f64> = HashMap::new();
-    let mut any = false;
-    for word in words {
-        let rows: Vec<i64> = postings
-            .query_map(params![format!("\"{word}\""), cap as i64 + 1], |r| r.get(0))?
-            .collect::<std::result::Result<_, _>>()?;
-        if rows.is_empty() || rows.len() > cap {
-            continue;
-        }
-        any = true;
-        let rarity = (n / rows.len() as f64).ln().max(1e-6);
-        for row in rows {
-            *shared.entry(row).or_default() += rarity;
-        }
-    }
-    Ok(any.then_some(shared))
 }

@@ -46,6 +46,8 @@ struct Nearest<'q> {
     within: u16,
     /// (memory, distance, estimate) of the chunks within `within` when they were seen.
     kept: Vec<(i64, u16, f32)>,
+    /// How many may be kept before the chunks beyond the distance are forgotten.
+    retain_at: usize,
 }
 
 impl<'q> Nearest<'q> {
@@ -58,6 +60,7 @@ impl<'q> Nearest<'q> {
             farthest: 0,
             within: u16::MAX,
             kept: Vec::new(),
+            retain_at: 2 * PREFILTER_PER_SHORTLISTED * shortlist,
         }
     }
 
@@ -83,9 +86,11 @@ impl<'q> Nearest<'q> {
             return;
         }
         self.within = self.distance_holding_wanted();
-        if self.kept.len() > 2 * self.wanted {
+        if self.kept.len() > self.retain_at {
             let within = self.within;
             self.kept.retain(|k| k.1 <= within);
+            // Many ties within the distance: forget again only once the kept have doubled.
+            self.retain_at = self.retain_at.max(2 * self.kept.len());
         }
     }
 
@@ -131,6 +136,10 @@ fn filtered_estimates(
             m,
             &sketches[c * query.signs().len()..(c + 1) * query.signs().len()],
         );
+        // Tightened as it goes, so only the chunks near enough are estimated.
+        if c % 512 == 511 {
+            nearest.tighten();
+        }
     }
     nearest.filtered(shortlist, keep)
 }
