@@ -19,6 +19,7 @@ mod recall_tests;
 mod schema;
 mod search;
 mod sketch;
+mod tallies;
 mod telling;
 pub mod time_window;
 mod upkeep;
@@ -325,17 +326,17 @@ impl Index {
 
     /// Counts per namespace and status.
     pub fn counts(&self) -> Result<Vec<(String, String, u64)>> {
-        query::counts(&self.conn)
+        tallies::counts(&self.conn)
     }
 
     /// Registered (non-built-in) namespaces.
     pub fn registered_namespaces(&self) -> Result<Vec<String>> {
-        query::registered_namespaces(&self.conn)
+        tallies::registered_namespaces(&self.conn)
     }
 
     /// Memory files that could not be read.
     pub fn invalid_files(&self) -> Result<Vec<InvalidFile>> {
-        query::invalid_files(&self.conn)
+        tallies::invalid_files(&self.conn)
     }
 
     /// How many memories are indexed.
@@ -359,7 +360,7 @@ impl Index {
     /// Every indexed row as `(path, blob, record JSON, NUL, body)`, sorted: for comparing two
     /// indexes.
     pub fn fingerprint(&self) -> Result<Vec<(String, String, String)>> {
-        query::fingerprint(&self.conn)
+        tallies::fingerprint(&self.conn)
     }
 
     /// Where each of these ids is indexed, as `(id, path)` (one indexed lookup per id).

@@ -8,7 +8,6 @@ use rusqlite::types::Value;
 use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
 use serde::Serialize;
 
-use super::InvalidFile;
 use crate::error::{Error, Result};
 use crate::model::{Memory, Status};
 use crate::store::layout;
@@ -724,47 +723,6 @@ pub fn allowed_rows(
     let mut stmt = conn.prepare_cached(&sql)?;
     let rows = stmt.query_map(params_from_iter(args.iter()), |r| r.get::<_, i64>(0))?;
     Ok(Some(rows.collect::<std::result::Result<_, _>>()?))
-}
-
-pub fn counts(conn: &Connection) -> Result<Vec<(String, String, u64)>> {
-    // Kept by the triggers on `memories`: no pass over the rows.
-    let mut stmt = conn.prepare_cached(
-        "SELECT namespace, status, n FROM counts WHERE n > 0 ORDER BY namespace, status",
-    )?;
-    let rows = stmt.query_map([], |r| {
-        Ok((r.get(0)?, r.get(1)?, r.get::<_, i64>(2)? as u64))
-    })?;
-    Ok(rows.collect::<std::result::Result<_, _>>()?)
-}
-
-pub fn registered_namespaces(conn: &Connection) -> Result<Vec<String>> {
-    let mut stmt = conn.prepare_cached("SELECT name FROM namespaces ORDER BY name")?;
-    let rows = stmt.query_map([], |r| r.get(0))?;
-    Ok(rows.collect::<std::result::Result<_, _>>()?)
-}
-
-pub fn invalid_files(conn: &Connection) -> Result<Vec<InvalidFile>> {
-    let mut stmt = conn.prepare_cached("SELECT path, message FROM invalid ORDER BY path")?;
-    let rows = stmt.query_map([], |r| {
-        let path: String = r.get(0)?;
-        Ok(InvalidFile {
-            name: layout::name_from_path(&path).to_string(),
-            path,
-            message: r.get(1)?,
-        })
-    })?;
-    Ok(rows.collect::<std::result::Result<_, _>>()?)
-}
-
-pub fn fingerprint(conn: &Connection) -> Result<Vec<(String, String, String)>> {
-    let mut stmt = conn.prepare(
-        "SELECT path, blob, record || char(0) || body FROM memories
-         UNION ALL SELECT path, blob, 'invalid: ' || message FROM invalid
-         UNION ALL SELECT name, '', 'namespace' FROM namespaces
-         ORDER BY 1, 3",
-    )?;
-    let rows = stmt.query_map(params![], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
-    Ok(rows.collect::<std::result::Result<_, _>>()?)
 }
 
 #[cfg(test)]
