@@ -205,6 +205,8 @@ fn an_index_of_schema_8_gains_the_sessions_in_place() {
          PRAGMA user_version = 8;",
     )
     .unwrap();
+    conn.execute_batch(lore_testutils::INDEX_INSERT_TRIGGERS_OF_SCHEMA_9)
+        .unwrap();
     drop(conn);
     let mut lore = bm25_only(&_repo);
     let on = search(
@@ -222,7 +224,7 @@ fn an_index_of_schema_8_gains_the_sessions_in_place() {
     let version: i64 = conn
         .pragma_query_value(None, "user_version", |r| r.get(0))
         .unwrap();
-    assert_eq!(version, 9);
+    assert_eq!(version, 10);
     let kept: Option<String> = conn
         .query_row(
             "SELECT value FROM meta WHERE name = 'kept-through-the-migration'",

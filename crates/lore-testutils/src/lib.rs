@@ -238,3 +238,16 @@ pub fn rust_files(dir: &Path) -> Vec<PathBuf> {
     out.retain(|path| path.extension().is_some_and(|e| e == "rs"));
     out
 }
+
+/// The triggers that indexed a memory's text and counted it on insert in the index's schemas 8
+/// and 9 (schema 10 does that work in `Writer::insert_memory`): tests that make an index of an
+/// earlier schema put them back.
+pub const INDEX_INSERT_TRIGGERS_OF_SCHEMA_9: &str = "
+    CREATE TRIGGER memories_ai AFTER INSERT ON memories BEGIN
+        INSERT INTO memories_fts (rowid, summary, body, tags)
+        VALUES (new.rowid, new.summary, new.body, new.tags);
+    END;
+    CREATE TRIGGER memories_count_ai AFTER INSERT ON memories BEGIN
+        INSERT INTO counts (namespace, status, n) VALUES (new.namespace, new.status, 1)
+        ON CONFLICT (namespace, status) DO UPDATE SET n = n + 1;
+    END;";

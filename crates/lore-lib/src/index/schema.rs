@@ -9,8 +9,8 @@ use crate::retry::Backoff;
 use std::time::Duration;
 
 /// Bumped whenever the tables change; an index of another version is rebuilt, except one of
-/// version 8, which gains the `session` column in place (`migrate_from_8`).
-pub const SCHEMA_VERSION: i64 = 9;
+/// version 8 or 9, which is brought to this one in place ([`migrate`]).
+pub const SCHEMA_VERSION: i64 = 10;
 
 const CREATE: &str = r#"
 CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -42,10 +42,6 @@ CREATE VIRTUAL TABLE memories_fts USING fts5 (
     content = 'memories', content_rowid = 'rowid',
     tokenize = 'porter unicode61 remove_diacritics 2'
 );
-CREATE TRIGGER memories_ai AFTER INSERT ON memories BEGIN
-    INSERT INTO memories_fts (rowid, summary, body, tags)
-    VALUES (new.rowid, new.summary, new.body, new.tags);
-END;
 CREATE TRIGGER memories_ad AFTER DELETE ON memories BEGIN
     INSERT INTO memories_fts (memories_fts, rowid, summary, body, tags)
     VALUES ('delete', old.rowid, old.summary, old.body, old.tags);
@@ -58,10 +54,6 @@ CREATE TABLE counts (
     n         INTEGER NOT NULL,
     PRIMARY KEY (namespace, status)
 ) WITHOUT ROWID;
-CREATE TRIGGER memories_count_ai AFTER INSERT ON memories BEGIN
-    INSERT INTO counts (namespace, status, n) VALUES (new.namespace, new.status, 1)
-    ON CONFLICT (namespace, status) DO UPDATE SET n = n + 1;
-END;
 CREATE TRIGGER memories_count_ad AFTER DELETE ON memories BEGIN
     UPDATE counts SET n = n - 1 WHERE namespace = old.namespace AND status = old.status;
     DELETE FROM counts WHERE namespace = old.namespace AND status = old.status AND n <= 0;
@@ -137,7 +129,7 @@ pub fn prepare(conn: &Connection) -> Result<SchemaState> {
         conn.query_row("SELECT count(*) FROM meta", [], |r| r.get::<_, i64>(0))?;
         return Ok(SchemaState::Current);
     }
-    if version == 8 && migrate_from_8(conn).is_ok() {
+    if (version == 8 || version == 9) && migrate(conn).is_ok() {
         return Ok(SchemaState::Current);
     }
     if version != 0 {
@@ -160,10 +152,12 @@ pub fn prepare(conn: &Connection) -> Result<SchemaState> {
     Ok(SchemaState::Current)
 }
 
-/// Brings an index of schema 8 to 9 in place: the `session` column, filled from each record,
-/// and its index; far cheaper than the rebuild (and re-embedding) any other version gets. A
-/// failure (a read-only file, a busy writer) rolls back and leaves the rebuild to do it.
-fn migrate_from_8(conn: &Connection) -> rusqlite::Result<()> {
+/// Brings an index of schema 8 or 9 to this version in place, far cheaper than the rebuild
+/// (and re-embedding) any other version gets: 8 gains the `session` column, filled from each
+/// record, and its index; 9 loses its triggers on inserting a memory, whose work
+/// [`Writer::insert_memory`] now does itself (see the note there). A failure (a read-only file,
+/// a busy writer) rolls back and leaves the rebuild to do it.
+fn migrate(conn: &Connection) -> rusqlite::Result<()> {
     conn.execute_batch("BEGIN IMMEDIATE")?;
     let result = (|| {
         let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
@@ -174,6 +168,12 @@ fn migrate_from_8(conn: &Connection) -> rusqlite::Result<()> {
                  WHERE json_extract(record, '$.session') IS NOT NULL;
                  CREATE INDEX memories_session ON memories (session, created)
                  WHERE session IS NOT NULL;",
+            )?;
+        }
+        if version == 8 || version == 9 {
+            conn.execute_batch(
+                "DROP TRIGGER IF EXISTS memories_ai;
+                 DROP TRIGGER IF EXISTS memories_count_ai;",
             )?;
             conn.pragma_update(None, "user_version", SCHEMA_VERSION)?;
         } else if version != SCHEMA_VERSION {
@@ -231,8 +231,8 @@ pub fn read_doc_count(conn: &Connection) -> Result<i64> {
     }
 }
 
-/// Whether the memory rows are all there: their number, as the `counts` table keeps it (its
-/// triggers follow every insert and delete, whoever makes it), matches the count lore's
+/// Whether the memory rows are all there: their number, as the `counts` table keeps it (lore's
+/// inserts count themselves; a trigger follows every delete, whoever makes it), matches the count lore's
 /// catch-ups keep in `meta`. Rows deleted inside the file by hand make it false; rows lost to
 /// damaged pages without a `DELETE` do not (SQLite reports those as corruption when read).
 /// Reading the few rows of `counts` costs the same at any size, where counting the rows cost
@@ -315,6 +315,8 @@ pub struct Writer<'c> {
     remove_invalid: Statement<'c>,
     insert_invalid: Statement<'c>,
     insert_mention: Statement<'c>,
+    insert_text: Statement<'c>,
+    count: Statement<'c>,
     conn: &'c Connection,
     /// Net change in the number of indexed memories.
     pub delta: i64,
@@ -343,6 +345,13 @@ impl<'c> Writer<'c> {
             )?,
             insert_mention: conn
                 .prepare("INSERT OR IGNORE INTO mentions (path, memory) VALUES (?1, ?2)")?,
+            insert_text: conn.prepare(
+                "INSERT INTO memories_fts (rowid, summary, body, tags) VALUES (?1, ?2, ?3, ?4)",
+            )?,
+            count: conn.prepare(
+                "INSERT INTO counts (namespace, status, n) VALUES (?1, ?2, 1)
+                 ON CONFLICT (namespace, status) DO UPDATE SET n = n + 1",
+            )?,
             conn,
             delta: 0,
             removed_rows: Vec::new(),
@@ -357,6 +366,12 @@ impl<'c> Writer<'c> {
     }
 
     /// Indexes a memory; returns its row id.
+    ///
+    /// Its full-text row and its count are written here, not by triggers on `memories`: a
+    /// statement that fires a trigger runs in a statement transaction, and FTS5 writes its
+    /// pending terms out as a new segment at every one (`xSavepoint`), so an import of 20,000
+    /// memories made 20,000 one-memory segments and merged them over and over (a fifth of an
+    /// import's time). Without a trigger the terms of a whole catch-up are written out at once.
     pub fn insert_memory(&mut self, path: &str, blob: Oid, m: &Memory) -> Result<i64> {
         // The record without its body: the `body` column holds it once (see `query::decode_record`).
         let bodiless;
@@ -397,6 +412,10 @@ impl<'c> Writer<'c> {
         ])?;
         self.delta += 1;
         let rowid = self.conn.last_insert_rowid();
+        self.insert_text
+            .execute(params![rowid, m.summary, m.body, tags])?;
+        self.count
+            .execute(params![m.namespace.as_str(), m.status.as_str()])?;
         self.postings.add(rowid, &m.summary, &m.body, &tags);
         for path in crate::index::mentions::paths_of(m) {
             self.insert_mention.execute(params![path, rowid])?;

@@ -1,0 +1,139 @@
+//! The index's tables as lore writes them: an index of the previous schema is brought forward in
+//! place without indexing a memory twice, and a catch-up of many memories writes their full-text
+//! terms out once, not one segment per memory.
+
+use lore::{BatchWrite, ListFilter, Lore, NewMemory, Store, WriteContext};
+use lore_testutils::TestRepo;
+use rusqlite::Connection;
+
+fn bm25_only(repo: &TestRepo) -> Lore {
+    let mut lore = Lore::new(Store::discover(&repo.path()).unwrap());
+    lore.set_embedder(None);
+    lore
+}
+
+fn note(summary: &str) -> NewMemory {
+    NewMemory {
+        namespace: "learnings".into(),
+        summary: summary.into(),
+        body: format!("{summary}, written down for later."),
+        ..NewMemory::default()
+    }
+}
+
+/// Writes `n` memories as one batch (one commit, one catch-up).
+fn write_batch(lore: &mut Lore, from: usize, n: usize) {
+    let ctx = WriteContext::default();
+    let memories: Vec<_> = (from..from + n)
+        .map(|i| {
+            lore.prepare(&note(&format!("imported fact {i} about word{i}")), &ctx)
+                .unwrap()
+        })
+        .collect();
+    lore.write_batch(&memories, &BatchWrite::import("test batch"), &ctx)
+        .unwrap();
+    lore.index().unwrap();
+}
+
+/// FTS5's own check of its index against the memory rows: a memory indexed twice (or not at
+/// all) fails it.
+fn full_text_intact(conn: &Connection) -> bool {
+    conn.execute(
+        "INSERT INTO memories_fts (memories_fts, rank) VALUES ('integrity-check', 1)",
+        [],
+    )
+    .is_ok()
+}
+
+fn triggers(conn: &Connection) -> Vec<String> {
+    let mut stmt = conn
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'trigger' ORDER BY name")
+        .unwrap();
+    stmt.query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+/// An index of schema 9 (which indexed a memory's text and counted it by triggers) loses those
+/// triggers in place: nothing is rebuilt, and a memory written afterwards is indexed and counted
+/// once.
+#[test]
+fn an_index_of_schema_9_loses_its_insert_triggers_in_place() {
+    let repo = TestRepo::new();
+    let mut lore = bm25_only(&repo);
+    for i in 0..3 {
+        lore.remember(&note(&format!("first fact {i}")), &WriteContext::default())
+            .unwrap();
+    }
+    lore.index().unwrap();
+    let path = lore::index::index_path(lore.store());
+    drop(lore);
+    let conn = Connection::open(&path).unwrap();
+    conn.execute_batch(lore_testutils::INDEX_INSERT_TRIGGERS_OF_SCHEMA_9)
+        .unwrap();
+    conn.execute_batch(
+        "INSERT INTO meta (name, value) VALUES ('kept-through-the-migration', 'yes');
+         PRAGMA user_version = 9;",
+    )
+    .unwrap();
+    drop(conn);
+
+    let mut lore = bm25_only(&repo);
+    lore.remember(&note("zebra crossing rule"), &WriteContext::default())
+        .unwrap();
+    let hits = lore
+        .search("zebra", &ListFilter::default(), &Default::default(), false)
+        .unwrap();
+    assert_eq!(hits.len(), 1, "{hits:#?}");
+    assert_eq!(lore.status().unwrap().total, 4);
+
+    let conn = Connection::open(&path).unwrap();
+    let version: i64 = conn
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, 10);
+    assert_eq!(triggers(&conn), ["memories_ad", "memories_count_ad"]);
+    let kept: Option<String> = conn
+        .query_row(
+            "SELECT value FROM meta WHERE name = 'kept-through-the-migration'",
+            [],
+            |r| r.get(0),
+        )
+        .ok();
+    assert_eq!(kept.as_deref(), Some("yes"), "the index was rebuilt");
+    assert!(full_text_intact(&conn), "a memory's text is indexed twice");
+    let counted: i64 = conn
+        .query_row("SELECT sum(n) FROM counts", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(counted, 4);
+}
+
+/// Full-text segments of the index (FTS5 lists each segment's leaves in its `_idx` table).
+fn segments(conn: &Connection) -> i64 {
+    conn.query_row(
+        "SELECT count(DISTINCT segid) FROM memories_fts_idx",
+        [],
+        |r| r.get(0),
+    )
+    .unwrap()
+}
+
+/// A catch-up of 300 memories beside 1,200 (too few to merge the full-text index afterwards)
+/// adds one segment: were a memory's text written out at each statement (as a trigger on the
+/// memory rows made FTS5 do), the 300 would leave a segment each, merged level by level, and
+/// several segments would remain.
+#[test]
+fn a_catch_up_writes_its_memories_text_as_one_segment() {
+    let repo = TestRepo::new();
+    let mut lore = bm25_only(&repo);
+    write_batch(&mut lore, 0, 1_200);
+    let path = lore::index::index_path(lore.store());
+    let before = segments(&Connection::open(&path).unwrap());
+    assert_eq!(before, 1, "a large catch-up merges the full-text index");
+    write_batch(&mut lore, 1_200, 300);
+    let conn = Connection::open(&path).unwrap();
+    assert_eq!(segments(&conn), 2);
+    assert!(full_text_intact(&conn));
+    assert_eq!(lore.status().unwrap().total, 1_500);
+}
