@@ -176,12 +176,7 @@ fn land_pack(repo: &Repository, on_disk: &Odb<'_>, commit: Oid, edits: &[Edit]) 
             }
         }
     }
-    let mut builder = repo.packbuilder()?;
-    for oid in objects {
-        builder.insert_object(oid, None)?;
-    }
-    let mut pack = git2::Buf::new();
-    builder.write_buf(&mut pack)?;
+    let pack = undeltified_pack(&repo.odb()?, &objects)?;
     // Never empty: the commit is always new.
     let mut writer = on_disk.packwriter()?;
     writer
@@ -189,4 +184,91 @@ fn land_pack(repo: &Repository, on_disk: &Odb<'_>, commit: Oid, edits: &[Edit]) 
         .map_err(|e| Error::io("writing a pack of new objects".to_string(), e))?;
     writer.commit()?;
     Ok(())
+}
+
+/// A pack (git's format, version 2) holding each of `objects` once, whole: no object is stored
+/// as a delta against another. The objects a batch adds are unrelated memories and the trees
+/// of distinct directories, so searching for deltas (as libgit2's pack builder does, on one
+/// core) cost a tenth of an import of 100,000 memories and saved about 2% of the pack; a full
+/// `git gc` finds the deltas worth having later.
+fn undeltified_pack(odb: &Odb<'_>, objects: &[Oid]) -> Result<Vec<u8>> {
+    use sha1::Digest;
+    let mut seen = HashSet::with_capacity(objects.len());
+    let objects: Vec<Oid> = objects
+        .iter()
+        .copied()
+        .filter(|o| seen.insert(*o))
+        .collect();
+    let count = u32::try_from(objects.len()).map_err(|_| Error::Invalid {
+        what: "pack",
+        value: objects.len().to_string(),
+        reason: "too many objects for one pack".into(),
+    })?;
+    let mut pack = Vec::with_capacity(64 * objects.len() + 32);
+    pack.extend_from_slice(b"PACK");
+    pack.extend_from_slice(&2u32.to_be_bytes());
+    pack.extend_from_slice(&count.to_be_bytes());
+    for oid in objects {
+        let object = odb.read(oid)?;
+        let kind = match object.kind() {
+            ObjectType::Commit => 1,
+            ObjectType::Tree => 2,
+            ObjectType::Blob => 3,
+            ObjectType::Tag => 4,
+            other => {
+                return Err(Error::Invalid {
+                    what: "object",
+                    value: oid.to_string(),
+                    reason: format!("a {other} cannot be packed"),
+                });
+            }
+        };
+        let data = object.data();
+        put_object_header(&mut pack, kind, data.len() as u64);
+        let mut deflate = flate2::write::ZlibEncoder::new(pack, flate2::Compression::default());
+        deflate
+            .write_all(data)
+            .map_err(|e| Error::io("compressing an object".to_string(), e))?;
+        pack = deflate
+            .finish()
+            .map_err(|e| Error::io("compressing an object".to_string(), e))?;
+    }
+    let checksum = sha1::Sha1::digest(&pack);
+    pack.extend_from_slice(&checksum);
+    Ok(pack)
+}
+
+/// An entry's header in a pack: the type in bits 4-6 of the first byte and the size below it,
+/// four bits in the first byte and seven in each next one, the high bit saying one follows.
+fn put_object_header(out: &mut Vec<u8>, kind: u8, size: u64) {
+    let mut byte = (kind << 4) | (size & 0x0f) as u8;
+    let mut rest = size >> 4;
+    while rest > 0 {
+        out.push(byte | 0x80);
+        byte = (rest & 0x7f) as u8;
+        rest >>= 7;
+    }
+    out.push(byte);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::put_object_header;
+
+    #[test]
+    fn object_headers_carry_type_and_size_as_git_reads_them() {
+        let header = |kind, size| {
+            let mut out = Vec::new();
+            put_object_header(&mut out, kind, size);
+            out
+        };
+        assert_eq!(header(3, 0), [0x30]);
+        assert_eq!(header(3, 15), [0x3f]);
+        // 16: low four bits 0, then 1 in the next byte.
+        assert_eq!(header(1, 16), [0x90, 0x01]);
+        // 300 = 0b1_0010_1100: 0xc (low four), then 0b10010 = 18.
+        assert_eq!(header(2, 300), [0xac, 0x12]);
+        // 2^20: low four bits 0, then 2^16 as 0, 0, 4 in seven-bit groups.
+        assert_eq!(header(3, 1 << 20), [0xb0, 0x80, 0x80, 0x04]);
+    }
 }
