@@ -398,7 +398,7 @@ fn temp_tables(conn: &Connection) -> Result<()> {
         .optional()?;
     if exists.is_none() {
         conn.execute_batch(
-            "CREATE VIRTUAL TABLE temp.lore_docs USING fts5(summary, body, tags,
+            "CREATE VIRTUAL TABLE temp.lore_docs USING fts5(summary, body, tags, content = '',
                  tokenize = 'porter unicode61 remove_diacritics 2');
              CREATE VIRTUAL TABLE temp.lore_docs_terms
                  USING fts5vocab(temp, lore_docs, 'instance');",
@@ -407,10 +407,22 @@ fn temp_tables(conn: &Connection) -> Result<()> {
     Ok(())
 }
 
+/// A text column of `row`, borrowed.
+fn text_at<'r>(row: &'r rusqlite::Row<'_>, i: usize) -> rusqlite::Result<&'r str> {
+    row.get_ref(i)?.as_str().map_err(|e| {
+        rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, e.into())
+    })
+}
+
 /// Tokenizes memories as the index's FTS5 table does.
+///
+/// The temporary table keeps no content (`content = ''`), so emptying it is one `delete-all`
+/// rather than a delete of every row's terms; its instances come term by term, document by
+/// document, so a term's text is copied once per document rather than once per occurrence.
 fn tokenize(conn: &Connection, docs: &[(i64, Text)]) -> Result<Tokenized> {
     temp_tables(conn)?;
-    conn.execute("DELETE FROM temp.lore_docs", [])?;
+    let clear = "INSERT INTO temp.lore_docs (lore_docs) VALUES ('delete-all')";
+    conn.prepare_cached(clear)?.execute([])?;
     {
         let mut insert = conn.prepare_cached(
             "INSERT INTO temp.lore_docs (rowid, summary, body, tags) VALUES (?1, ?2, ?3, ?4)",
@@ -433,33 +445,43 @@ fn tokenize(conn: &Connection, docs: &[(i64, Text)]) -> Result<Tokenized> {
                 length: 0,
             });
         };
+        let mut length_of = (0i64, 0u32);
         while let Some(row) = rows.next()? {
-            let term: String = row.get(0)?;
+            let term = text_at(row, 0)?;
             let doc: i64 = row.get(1)?;
-            let col: String = row.get(2)?;
-            let column = match col.as_str() {
+            let column = match text_at(row, 2)? {
                 "summary" => 0,
                 "body" => 1,
                 _ => 2,
             };
-            *lengths.entry(doc).or_default() += 1;
+            // Lengths summed per run of one document, written when the document changes.
+            if length_of.0 != doc {
+                if length_of.1 > 0 {
+                    *lengths.entry(length_of.0).or_default() += length_of.1;
+                }
+                length_of = (doc, 0);
+            }
+            length_of.1 += 1;
             match &mut current {
-                Some((t, d, counts)) if *t == term && *d == doc => counts[column] += 1,
+                Some((t, d, counts)) if *d == doc && t == term => counts[column] += 1,
                 _ => {
                     if let Some((t, d, counts)) = current.take() {
                         push(t, d, counts);
                     }
                     let mut counts = [0u32; 3];
                     counts[column] = 1;
-                    current = Some((term, doc, counts));
+                    current = Some((term.to_owned(), doc, counts));
                 }
             }
+        }
+        if length_of.1 > 0 {
+            *lengths.entry(length_of.0).or_default() += length_of.1;
         }
         if let Some((t, d, counts)) = current.take() {
             push(t, d, counts);
         }
     }
-    conn.execute("DELETE FROM temp.lore_docs", [])?;
+    conn.prepare_cached(clear)?.execute([])?;
     for ((_, block), list) in entries.iter_mut() {
         for e in list.iter_mut() {
             e.length = lengths[&((*block << BLOCK_BITS) | e.offset as i64)];
