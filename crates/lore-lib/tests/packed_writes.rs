@@ -97,6 +97,42 @@ fn a_packed_write_lands_one_pack_and_nothing_loose() {
     assert_eq!(loose_and_packs(&repo), (loose, packs + 1));
 }
 
+/// Files of every size land whole: an empty one, one whose size takes several bytes of the
+/// pack's entry header, and one of random words that compresses little, each read back by git
+/// byte for byte.
+#[test]
+fn a_packed_write_keeps_files_of_any_size_byte_for_byte() {
+    let repo = TestRepo::new();
+    let store = Store::discover(&repo.path()).unwrap();
+    store.init().unwrap();
+    let mut noise = fastrand::Rng::with_seed(7);
+    let noisy: String = (0..300_000)
+        .map(|i| match i % 7 {
+            6 => ' ',
+            _ => char::from(noise.u8(b'a'..=b'z')),
+        })
+        .collect();
+    let files = [
+        ("learnings/empty.md", String::new()),
+        ("learnings/long.md", "a line of text\n".repeat(20_000)),
+        ("learnings/noisy.md", noisy),
+    ];
+    let edits: Vec<Edit> = files
+        .iter()
+        .map(|(path, content)| Edit::Upsert {
+            path: path.to_string(),
+            content: content.clone().into_bytes(),
+        })
+        .collect();
+    store
+        .transact_packed(|_| Ok((edits.clone(), message("sizes"), ())))
+        .unwrap();
+    repo.git(&["fsck", "--strict", "--no-dangling"]);
+    for (path, content) in &files {
+        assert!(blob_of(&repo, path) == *content, "{path} differs");
+    }
+}
+
 #[test]
 fn writes_after_a_packed_write_reach_the_disk_whether_it_succeeded_or_failed() {
     let repo = TestRepo::new();

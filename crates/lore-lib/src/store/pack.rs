@@ -208,6 +208,9 @@ fn undeltified_pack(odb: &Odb<'_>, objects: &[Oid]) -> Result<Vec<u8>> {
     pack.extend_from_slice(b"PACK");
     pack.extend_from_slice(&2u32.to_be_bytes());
     pack.extend_from_slice(&count.to_be_bytes());
+    // One compressor for every object, reset between them (making one costs more than
+    // compressing a small memory).
+    let mut deflate = flate2::Compress::new(flate2::Compression::default(), true);
     for oid in objects {
         let object = odb.read(oid)?;
         let kind = match object.kind() {
@@ -225,17 +228,30 @@ fn undeltified_pack(odb: &Odb<'_>, objects: &[Oid]) -> Result<Vec<u8>> {
         };
         let data = object.data();
         put_object_header(&mut pack, kind, data.len() as u64);
-        let mut deflate = flate2::write::ZlibEncoder::new(pack, flate2::Compression::default());
-        deflate
-            .write_all(data)
-            .map_err(|e| Error::io("compressing an object".to_string(), e))?;
-        pack = deflate
-            .finish()
-            .map_err(|e| Error::io("compressing an object".to_string(), e))?;
+        deflate_into(&mut deflate, data, &mut pack)?;
     }
     let checksum = sha1::Sha1::digest(&pack);
     pack.extend_from_slice(&checksum);
     Ok(pack)
+}
+
+/// Appends `data` to `out` as one zlib stream.
+fn deflate_into(deflate: &mut flate2::Compress, data: &[u8], out: &mut Vec<u8>) -> Result<()> {
+    deflate.reset();
+    let failed =
+        |e: flate2::CompressError| Error::io("compressing an object".to_string(), e.into());
+    loop {
+        // zlib's bound for one stream: the data, a little per block, header and checksum.
+        out.reserve(data.len() + data.len() / 1000 + 64);
+        let read = deflate.total_in() as usize;
+        match deflate
+            .compress_vec(&data[read..], out, flate2::FlushCompress::Finish)
+            .map_err(failed)?
+        {
+            flate2::Status::StreamEnd => return Ok(()),
+            flate2::Status::Ok | flate2::Status::BufError => {}
+        }
+    }
 }
 
 /// An entry's header in a pack: the type in bits 4-6 of the first byte and the size below it,
