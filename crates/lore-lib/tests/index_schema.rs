@@ -109,6 +109,39 @@ fn an_index_of_schema_9_loses_its_insert_triggers_in_place() {
     assert_eq!(counted, 4);
 }
 
+/// An older lore that rewrites the tables as its own schema while a handle of this one is open
+/// (here: the schema-9 triggers put back and the version set to 9) does not make that handle
+/// write this version's rows into them: its next write brings them forward first.
+#[test]
+fn a_live_handle_brings_tables_an_older_lore_rewrote_forward_before_writing() {
+    let repo = TestRepo::new();
+    let mut lore = bm25_only(&repo);
+    lore.remember(&note("first fact"), &WriteContext::default())
+        .unwrap();
+    lore.index().unwrap();
+    let path = lore::index::index_path(lore.store());
+    let conn = Connection::open(&path).unwrap();
+    conn.execute_batch(lore_testutils::INDEX_INSERT_TRIGGERS_OF_SCHEMA_9)
+        .unwrap();
+    conn.pragma_update(None, "user_version", 9).unwrap();
+    drop(conn);
+
+    lore.remember(&note("second fact"), &WriteContext::default())
+        .unwrap();
+    lore.index().unwrap();
+    let conn = Connection::open(&path).unwrap();
+    let version: i64 = conn
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, 10);
+    assert_eq!(triggers(&conn), ["memories_ad", "memories_count_ad"]);
+    assert!(full_text_intact(&conn), "a memory's text is indexed twice");
+    let counted: i64 = conn
+        .query_row("SELECT sum(n) FROM counts", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(counted, 2);
+}
+
 /// Full-text segments of the index (FTS5 lists each segment's leaves in its `_idx` table).
 fn segments(conn: &Connection) -> i64 {
     conn.query_row(

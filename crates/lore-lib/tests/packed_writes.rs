@@ -98,8 +98,8 @@ fn a_packed_write_lands_one_pack_and_nothing_loose() {
 }
 
 /// Files of every size land whole: an empty one, one whose size takes several bytes of the
-/// pack's entry header, and one of random words that compresses little, each read back by git
-/// byte for byte.
+/// pack's entry header (twice, under two names: one object in the pack), and one of random words
+/// that compresses little, each read back by git byte for byte.
 #[test]
 fn a_packed_write_keeps_files_of_any_size_byte_for_byte() {
     let repo = TestRepo::new();
@@ -115,6 +115,7 @@ fn a_packed_write_keeps_files_of_any_size_byte_for_byte() {
     let files = [
         ("learnings/empty.md", String::new()),
         ("learnings/long.md", "a line of text\n".repeat(20_000)),
+        ("learnings/long-copy.md", "a line of text\n".repeat(20_000)),
         ("learnings/noisy.md", noisy),
     ];
     let edits: Vec<Edit> = files
@@ -124,10 +125,18 @@ fn a_packed_write_keeps_files_of_any_size_byte_for_byte() {
             content: content.clone().into_bytes(),
         })
         .collect();
+    let before = packs_of(&repo);
     store
         .transact_packed(|_| Ok((edits.clone(), message("sizes"), ())))
         .unwrap();
     repo.git(&["fsck", "--strict", "--no-dangling"]);
+    let new: Vec<_> = packs_of(&repo).difference(&before).cloned().collect();
+    assert_eq!(new.len(), 1, "{new:?}");
+    assert_eq!(
+        objects_in(&repo, &new[0]),
+        3 + 2 + 1,
+        "blobs, trees, commit"
+    );
     for (path, content) in &files {
         assert!(blob_of(&repo, path) == *content, "{path} differs");
     }

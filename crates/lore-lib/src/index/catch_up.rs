@@ -52,6 +52,29 @@ impl Index {
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let version: i64 = tx.pragma_query_value(None, "user_version", |r| r.get(0))?;
+        if version != schema::SCHEMA_VERSION && !self.read_only {
+            // Another lore rewrote the tables since this handle opened them (an older lore
+            // rebuilt them as its own version): bring them to this version, then catch up as
+            // if newly opened.
+            drop(tx);
+            super::open::bring_to_this_schema(&mut self.conn)?;
+            self.rows_verified.set(false);
+            let version: i64 = self
+                .conn
+                .pragma_query_value(None, "user_version", |r| r.get(0))?;
+            if version != schema::SCHEMA_VERSION {
+                return Err(Error::Invalid {
+                    what: "index",
+                    value: self.path.display().to_string(),
+                    reason: format!(
+                        "another lore keeps rewriting it as schema version {version}; this lore uses version {}",
+                        schema::SCHEMA_VERSION
+                    ),
+                });
+            }
+            return self.catch_up_with(store, progress);
+        }
         // Another process may have caught up while we waited for the write lock.
         let indexed = schema::read_tip(&tx)?;
         let tip = store.tip()?;

@@ -92,6 +92,17 @@ fn copy_empty_database_over(conn: &mut Connection) -> Result<()> {
     }
 }
 
+/// Brings an open index whose schema another lore changed since it was opened (an older lore
+/// rebuilt it as its own version) to this lore's: migrated in place when it can be, else
+/// rebuilt in place. Writing this version's rows into another version's tables would index a
+/// memory's text twice or not at all.
+pub(super) fn bring_to_this_schema(conn: &mut Connection) -> Result<()> {
+    match schema::prepare(conn)? {
+        SchemaState::Current => Ok(()),
+        SchemaState::Other(_) => rebuild_in_place(conn),
+    }
+}
+
 /// Replaces an index file that is not a database, under the index's lock file. Another process
 /// may have replaced it while this one waited for the lock; it is checked again first.
 fn replace_non_database(path: &Path) -> Result<Connection> {

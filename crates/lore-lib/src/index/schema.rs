@@ -371,7 +371,10 @@ impl<'c> Writer<'c> {
     /// statement that fires a trigger runs in a statement transaction, and FTS5 writes its
     /// pending terms out as a new segment at every one (`xSavepoint`), so an import of 20,000
     /// memories made 20,000 one-memory segments and merged them over and over (a fifth of an
-    /// import's time). Without a trigger the terms of a whole catch-up are written out at once.
+    /// import's time). Without a trigger the terms of a catch-up's new memories are written out
+    /// at once. A removal still fires the delete triggers (kept so that `counts` follows rows
+    /// deleted by hand, see [`rows_intact`]), so a catch-up of many edits or removals still
+    /// writes a segment per removal.
     pub fn insert_memory(&mut self, path: &str, blob: Oid, m: &Memory) -> Result<i64> {
         // The record without its body: the `body` column holds it once (see `query::decode_record`).
         let bodiless;

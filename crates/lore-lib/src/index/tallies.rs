@@ -8,7 +8,8 @@ use crate::error::Result;
 use crate::store::layout;
 
 pub fn counts(conn: &Connection) -> Result<Vec<(String, String, u64)>> {
-    // Kept by the triggers on `memories`: no pass over the rows.
+    // Raised by each insert (`schema::Writer::insert_memory`), lowered by the delete trigger on
+    // `memories`: no pass over the rows.
     let mut stmt = conn.prepare_cached(
         "SELECT namespace, status, n FROM counts WHERE n > 0 ORDER BY namespace, status",
     )?;
