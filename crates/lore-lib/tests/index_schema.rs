@@ -55,6 +55,23 @@ fn triggers(conn: &Connection) -> Vec<String> {
         .unwrap()
 }
 
+/// Opens the index at `path` and checks it is of this schema (no insert trigger left), its
+/// full-text rows match the memory rows, and `memories` are counted.
+fn of_this_schema_and_whole(path: &std::path::Path, memories: i64) -> Connection {
+    let conn = Connection::open(path).unwrap();
+    let version: i64 = conn
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, 10);
+    assert_eq!(triggers(&conn), ["memories_ad", "memories_count_ad"]);
+    assert!(full_text_intact(&conn), "a memory's text is indexed twice");
+    let counted: i64 = conn
+        .query_row("SELECT sum(n) FROM counts", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(counted, memories);
+    conn
+}
+
 /// An index of schema 9 (which indexed a memory's text and counted it by triggers) loses those
 /// triggers in place: nothing is rebuilt, and a memory written afterwards is indexed and counted
 /// once.
@@ -88,12 +105,7 @@ fn an_index_of_schema_9_loses_its_insert_triggers_in_place() {
     assert_eq!(hits.len(), 1, "{hits:#?}");
     assert_eq!(lore.status().unwrap().total, 4);
 
-    let conn = Connection::open(&path).unwrap();
-    let version: i64 = conn
-        .pragma_query_value(None, "user_version", |r| r.get(0))
-        .unwrap();
-    assert_eq!(version, 10);
-    assert_eq!(triggers(&conn), ["memories_ad", "memories_count_ad"]);
+    let conn = of_this_schema_and_whole(&path, 4);
     let kept: Option<String> = conn
         .query_row(
             "SELECT value FROM meta WHERE name = 'kept-through-the-migration'",
@@ -102,11 +114,6 @@ fn an_index_of_schema_9_loses_its_insert_triggers_in_place() {
         )
         .ok();
     assert_eq!(kept.as_deref(), Some("yes"), "the index was rebuilt");
-    assert!(full_text_intact(&conn), "a memory's text is indexed twice");
-    let counted: i64 = conn
-        .query_row("SELECT sum(n) FROM counts", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(counted, 4);
 }
 
 /// An older lore that rewrites the tables as its own schema while a handle of this one is open
@@ -129,17 +136,7 @@ fn a_live_handle_brings_tables_an_older_lore_rewrote_forward_before_writing() {
     lore.remember(&note("second fact"), &WriteContext::default())
         .unwrap();
     lore.index().unwrap();
-    let conn = Connection::open(&path).unwrap();
-    let version: i64 = conn
-        .pragma_query_value(None, "user_version", |r| r.get(0))
-        .unwrap();
-    assert_eq!(version, 10);
-    assert_eq!(triggers(&conn), ["memories_ad", "memories_count_ad"]);
-    assert!(full_text_intact(&conn), "a memory's text is indexed twice");
-    let counted: i64 = conn
-        .query_row("SELECT sum(n) FROM counts", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(counted, 2);
+    of_this_schema_and_whole(&path, 2);
 }
 
 /// Full-text segments of the index (FTS5 lists each segment's leaves in its `_idx` table).
