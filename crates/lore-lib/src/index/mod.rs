@@ -12,6 +12,7 @@ mod expand;
 pub mod mentions;
 mod open;
 mod postings;
+mod postings_block;
 mod query;
 pub mod rank;
 #[cfg(test)]
