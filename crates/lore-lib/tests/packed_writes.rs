@@ -57,6 +57,17 @@ fn objects_in(repo: &TestRepo, idx: &std::path::Path) -> usize {
         .count()
 }
 
+/// Runs a packed write of `edits` and returns how many objects the one pack it added holds.
+fn objects_in_the_pack_written(repo: &TestRepo, store: &Store, edits: Vec<Edit>) -> usize {
+    let before = packs_of(repo);
+    store
+        .transact_packed(|_| Ok((edits.clone(), message("packed write"), ())))
+        .unwrap();
+    let new: Vec<_> = packs_of(repo).difference(&before).cloned().collect();
+    assert_eq!(new.len(), 1, "{new:?}");
+    objects_in(repo, &new[0])
+}
+
 fn blob_of(repo: &TestRepo, path: &str) -> String {
     repo.git(&["cat-file", "-p", &format!("refs/lore/memory:{path}")])
 }
@@ -83,14 +94,8 @@ fn a_packed_write_lands_one_pack_and_nothing_loose() {
 
     // Five more files: their pack holds them, the trees above them and the commit, not the
     // files written before.
-    let before = packs_of(&repo);
-    store
-        .transact_packed(|_| Ok((upserts("more", 5), message("import 5"), ())))
-        .unwrap();
-    let new: Vec<_> = packs_of(&repo).difference(&before).cloned().collect();
-    assert_eq!(new.len(), 1, "{new:?}");
     assert_eq!(
-        objects_in(&repo, &new[0]),
+        objects_in_the_pack_written(&repo, &store, upserts("more", 5)),
         5 + 2 + 1,
         "blobs, trees and commit"
     );
@@ -125,18 +130,12 @@ fn a_packed_write_keeps_files_of_any_size_byte_for_byte() {
             content: content.clone().into_bytes(),
         })
         .collect();
-    let before = packs_of(&repo);
-    store
-        .transact_packed(|_| Ok((edits.clone(), message("sizes"), ())))
-        .unwrap();
-    repo.git(&["fsck", "--strict", "--no-dangling"]);
-    let new: Vec<_> = packs_of(&repo).difference(&before).cloned().collect();
-    assert_eq!(new.len(), 1, "{new:?}");
     assert_eq!(
-        objects_in(&repo, &new[0]),
+        objects_in_the_pack_written(&repo, &store, edits),
         3 + 2 + 1,
         "blobs, trees, commit"
     );
+    repo.git(&["fsck", "--strict", "--no-dangling"]);
     for (path, content) in &files {
         assert!(blob_of(&repo, path) == *content, "{path} differs");
     }

@@ -52,7 +52,7 @@ impl Index {
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let version: i64 = tx.pragma_query_value(None, "user_version", |r| r.get(0))?;
+        let version = schema::version(&tx)?;
         if version != schema::SCHEMA_VERSION && !self.read_only {
             // Another lore rewrote the tables since this handle opened them (an older lore
             // rebuilt them as its own version): bring them to this version, then catch up as
@@ -60,9 +60,7 @@ impl Index {
             drop(tx);
             super::open::bring_to_this_schema(&mut self.conn)?;
             self.rows_verified.set(false);
-            let version: i64 = self
-                .conn
-                .pragma_query_value(None, "user_version", |r| r.get(0))?;
+            let version = schema::version(&self.conn)?;
             if version != schema::SCHEMA_VERSION {
                 return Err(Error::Invalid {
                     what: "index",

@@ -256,13 +256,6 @@ fn temp_tables(conn: &Connection) -> Result<()> {
     Ok(())
 }
 
-/// A text column of `row`, borrowed.
-fn text_at<'r>(row: &'r rusqlite::Row<'_>, i: usize) -> rusqlite::Result<&'r str> {
-    row.get_ref(i)?.as_str().map_err(|e| {
-        rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, e.into())
-    })
-}
-
 /// Tokenizes memories as the index's FTS5 table does.
 ///
 /// The temporary table keeps no content (`content = ''`), so emptying it is one `delete-all`
@@ -296,9 +289,9 @@ fn tokenize(conn: &Connection, docs: &[(i64, Text)]) -> Result<Tokenized> {
         };
         let mut length_of = (0i64, 0u32);
         while let Some(row) = rows.next()? {
-            let term = text_at(row, 0)?;
+            let term = super::schema::text_at(row, 0)?;
             let doc: i64 = row.get(1)?;
-            let column = match text_at(row, 2)? {
+            let column = match super::schema::text_at(row, 2)? {
                 "summary" => 0,
                 "body" => 1,
                 _ => 2,

@@ -123,22 +123,22 @@ pub fn prepare(conn: &Connection) -> Result<SchemaState> {
     }
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     conn.pragma_update(None, "temp_store", "MEMORY")?;
-    let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
-    if version == SCHEMA_VERSION {
+    let found = version(conn)?;
+    if found == SCHEMA_VERSION {
         // Cheap sanity check that the tables are readable.
         conn.query_row("SELECT count(*) FROM meta", [], |r| r.get::<_, i64>(0))?;
         return Ok(SchemaState::Current);
     }
-    if (version == 8 || version == 9) && migrate(conn).is_ok() {
+    if (found == 8 || found == 9) && migrate(conn).is_ok() {
         return Ok(SchemaState::Current);
     }
-    if version != 0 {
-        return Ok(SchemaState::Other(version));
+    if found != 0 {
+        return Ok(SchemaState::Other(found));
     }
     conn.execute_batch("BEGIN IMMEDIATE")?;
     let result = (|| {
-        let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
-        if version == 0 {
+        let now = version(conn)?;
+        if now == 0 {
             create(conn)?;
         }
         conn.execute_batch("COMMIT")
@@ -160,8 +160,8 @@ pub fn prepare(conn: &Connection) -> Result<SchemaState> {
 fn migrate(conn: &Connection) -> rusqlite::Result<()> {
     conn.execute_batch("BEGIN IMMEDIATE")?;
     let result = (|| {
-        let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
-        if version == 8 {
+        let found = version(conn)?;
+        if found == 8 {
             conn.execute_batch(
                 "ALTER TABLE memories ADD COLUMN session TEXT;
                  UPDATE memories SET session = json_extract(record, '$.session')
@@ -170,13 +170,13 @@ fn migrate(conn: &Connection) -> rusqlite::Result<()> {
                  WHERE session IS NOT NULL;",
             )?;
         }
-        if version == 8 || version == 9 {
+        if found == 8 || found == 9 {
             conn.execute_batch(
                 "DROP TRIGGER IF EXISTS memories_ai;
                  DROP TRIGGER IF EXISTS memories_count_ai;",
             )?;
             conn.pragma_update(None, "user_version", SCHEMA_VERSION)?;
-        } else if version != SCHEMA_VERSION {
+        } else if found != SCHEMA_VERSION {
             return Err(rusqlite::Error::InvalidQuery);
         }
         conn.execute_batch("COMMIT")
@@ -185,6 +185,27 @@ fn migrate(conn: &Connection) -> rusqlite::Result<()> {
         let _ = conn.execute_batch("ROLLBACK");
     }
     result
+}
+
+/// The schema version the database's header records.
+pub fn version(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.pragma_query_value(None, "user_version", |r| r.get(0))
+}
+
+/// Column `i` of a result row as a blob, borrowed (a conversion error naming the column
+/// otherwise).
+pub(super) fn blob_at<'r>(row: &'r rusqlite::Row<'_>, i: usize) -> rusqlite::Result<&'r [u8]> {
+    row.get_ref(i)?.as_blob().map_err(|e| {
+        rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Blob, Box::new(e))
+    })
+}
+
+/// Column `i` of a result row as text, borrowed (a conversion error naming the column
+/// otherwise).
+pub(super) fn text_at<'r>(row: &'r rusqlite::Row<'_>, i: usize) -> rusqlite::Result<&'r str> {
+    row.get_ref(i)?.as_str().map_err(|e| {
+        rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, Box::new(e))
+    })
 }
 
 /// Creates this version's tables in an empty database and stamps the version.

@@ -186,7 +186,10 @@ pub fn best_in_table(
     let mut rows = stmt.query([memory])?;
     let mut best: Option<f32> = None;
     while let Some(row) = rows.next()? {
-        if let Some(cosine) = blob_at(row, 0).ok().and_then(|b| stored_cosine(b, dims, q)) {
+        if let Some(cosine) = super::schema::blob_at(row, 0)
+            .ok()
+            .and_then(|b| stored_cosine(b, dims, q))
+        {
             best = Some(best.map_or(cosine, |b| b.max(cosine)));
         }
     }
@@ -202,7 +205,7 @@ pub fn head_in_table(conn: &Connection, memory: i64, dims: usize) -> Result<Opti
     let Some(row) = rows.next()? else {
         return Ok(None);
     };
-    let bytes = blob_at(row, 0)?;
+    let bytes = super::schema::blob_at(row, 0)?;
     if bytes.len() != dims + 4 {
         return Ok(None);
     }
@@ -214,13 +217,6 @@ fn unit_of(row: &[u8]) -> Vec<f32> {
     let mut v: Vec<f32> = row.iter().map(|&x| x as i8 as f32).collect();
     embed::normalize(&mut v);
     v
-}
-
-/// Column `i` of a result row as a blob (a conversion error naming the column otherwise).
-fn blob_at<'r>(row: &'r rusqlite::Row<'_>, i: usize) -> rusqlite::Result<&'r [u8]> {
-    row.get_ref(i)?.as_blob().map_err(|e| {
-        rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Blob, Box::new(e))
-    })
 }
 
 impl VectorMatrix {
@@ -236,7 +232,7 @@ impl VectorMatrix {
         let mut rows = stmt.query([])?;
         while let Some(row) = rows.next()? {
             let m: i64 = row.get(0)?;
-            let bytes = blob_at(row, 1)?;
+            let bytes = super::schema::blob_at(row, 1)?;
             if bytes.len() != dims + 4 {
                 // Written by another embedder shape: ignore (a re-embed replaces it).
                 continue;
