@@ -387,3 +387,19 @@ pub fn vectors_cache_path(index: &Path) -> PathBuf {
     p.push(".vectors");
     PathBuf::from(p)
 }
+
+/// Writes `memories` (each with its path) into `index` directly, in one transaction, with the
+/// postings and the count kept: the index's own tests' quick way to a large index.
+#[cfg(test)]
+fn insert_for_test(index: &mut Index, memories: impl IntoIterator<Item = (String, Memory)>) {
+    let tx = index.conn.transaction().unwrap();
+    let mut writer = schema::Writer::new(&tx).unwrap();
+    for (path, m) in memories {
+        writer.insert_memory(&path, Oid::ZERO_SHA1, &m).unwrap();
+    }
+    writer.finish().unwrap();
+    let delta = writer.delta;
+    drop(writer);
+    schema::write_doc_count(&tx, delta).unwrap();
+    tx.commit().unwrap();
+}

@@ -451,6 +451,43 @@ pub fn dump(conn: &Connection) -> Result<(Vec<Posting>, (i64, i64))> {
     Ok((out, totals(conn)?))
 }
 
+/// The statement reading a term's postings: blocks in block order, then the tail in row-id
+/// order, in one statement so that a fold committed meanwhile by another process cannot hide
+/// entries (each statement reads its own snapshot).
+const READ_TERM: &str = "SELECT block, NULL, data FROM postings WHERE term = ?1
+     UNION ALL SELECT NULL, rowid, data FROM postings_tail WHERE term = ?1
+     ORDER BY 1 NULLS LAST, 2";
+
+/// Whether the postings cover the index's `docs` memories (they answer for it).
+pub fn cover(conn: &Connection, docs: i64) -> Result<bool> {
+    let (n, _) = totals(conn)?;
+    Ok(n == docs && n > 0)
+}
+
+/// The row ids of the memories holding `stem`, when at most `cap` memories do (`None` when more
+/// do). Reading stops as soon as more than `cap` entries are seen, so a common term costs a block
+/// or two, whatever the store's size; entries are counted without decoding (see
+/// [`PhrasePostings`]).
+pub fn rows_holding_at_most(conn: &Connection, stem: &str, cap: usize) -> Result<Option<Vec<i64>>> {
+    let mut read = conn.prepare_cached(READ_TERM)?;
+    let mut rows = read.query(params![stem])?;
+    let mut found = Vec::new();
+    while let Some(row) = rows.next()? {
+        let block: Option<i64> = row.get(0)?;
+        let tail: Option<i64> = row.get(1)?;
+        let data = super::schema::blob_at(row, 2)?;
+        let entries = match block {
+            Some(_) => data.iter().filter(|&&b| b < 0x80).count() / 5,
+            None => 1,
+        };
+        if found.len() + entries > cap {
+            return Ok(None);
+        }
+        each_posting(block, tail, data, |rowid, _| found.push(rowid))?;
+    }
+    Ok(Some(found))
+}
+
 /// FTS5's BM25 constants.
 const K1: f64 = 1.2;
 const B: f64 = 0.75;
@@ -514,13 +551,7 @@ pub fn scores(
     let rows = n as f64;
     let avgdl = tokens as f64 / rows;
     let (ws, wb, wt) = BM25_WEIGHTS;
-    // Blocks and tail in one statement, so a fold committed meanwhile by another process
-    // cannot hide entries (each statement reads its own snapshot).
-    let mut read = conn.prepare_cached(
-        "SELECT block, NULL, data FROM postings WHERE term = ?1
-         UNION ALL SELECT NULL, rowid, data FROM postings_tail WHERE term = ?1
-         ORDER BY 1 NULLS LAST, 2",
-    )?;
+    let mut read = conn.prepare_cached(READ_TERM)?;
     let phrases = (stems.iter())
         .map(|stem| PhrasePostings::read(&mut read, stem))
         .collect::<Result<Vec<_>>>()?;

@@ -383,6 +383,18 @@ fn stems(conn: &Connection, words: &[String]) -> Result<Option<Vec<String>>> {
     Ok(found)
 }
 
+/// Each word's stem as the index's tokenizer makes it, or `None` for a word that does not come
+/// out as exactly one term (asked together first, then one by one when one of them splits).
+pub(super) fn stem_each(conn: &Connection, words: &[String]) -> Result<Vec<Option<String>>> {
+    if let Some(all) = stems(conn, words)? {
+        return Ok(all.into_iter().map(Some).collect());
+    }
+    words
+        .iter()
+        .map(|w| Ok(stems(conn, std::slice::from_ref(w))?.and_then(|mut s| s.pop())))
+        .collect()
+}
+
 /// Document frequency of each query word (0 for words no memory holds), via the FTS5 vocabulary
 /// (words are stemmed by an FTS5 table of the connection's own so the terms match).
 fn document_frequencies(conn: &Connection, words: &[String]) -> Result<Option<Vec<i64>>> {

@@ -51,21 +51,11 @@ fn pruned_recall_ranks_exactly_like_scoring_every_match() {
     let dir = tempfile::tempdir().unwrap();
     let (mut index, _) = Index::open(&dir.path().join("i.sqlite3")).unwrap();
     let mut rng = Rng::new(0x9e37_79b9_7f4a_7c15);
-    {
-        let tx = index.conn.transaction().unwrap();
-        let mut writer = schema::Writer::new(&tx).unwrap();
-        for i in 0..3000 {
-            let m = memory(&mut rng, i, "learnings", Status::Active);
-            writer
-                .insert_memory(&format!("learnings/{i}.md"), Oid::ZERO_SHA1, &m)
-                .unwrap();
-        }
-        writer.finish().unwrap();
-        let delta = writer.delta;
-        drop(writer);
-        schema::write_doc_count(&tx, delta).unwrap();
-        tx.commit().unwrap();
-    }
+    let memories = (0..3000).map(|i| {
+        let m = memory(&mut rng, i, "learnings", Status::Active);
+        (format!("learnings/{i}.md"), m)
+    });
+    insert_for_test(&mut index, memories);
     assert_eq!(index.doc_count().unwrap(), 3000);
     let mut pruned_taken = 0;
     for _ in 0..300 {

@@ -3,11 +3,15 @@
 //!
 //! A near-duplicate repeats most of its original's words, so it holds the original's rare ones.
 //! Of the text's longest distinct words (long words tend to be rare), each is looked up with a
-//! capped read of its posting list: a word held by at most [`TELLING_POSTINGS`] memories is
-//! telling, and that read already lists the memories holding it. Memories are ranked by the
-//! summed rarity (`ln(N / df)`) of the telling words they share, and the best that pass the
-//! filter are returned. No posting list is read past the cap and no common word is scored, so
-//! the cost does not grow with the store (an exhaustive BM25 over a common word grows with it).
+//! capped read of its postings: a word held by at most [`TELLING_POSTINGS`] memories is telling,
+//! and that read already lists the memories holding it. In a large store every word of a text may
+//! be held by more (a million memories of everyday words); then the words held by at most
+//! [`WIDER_POSTINGS`] are taken instead. Memories are ranked by the summed rarity (`ln(N / df)`)
+//! of the telling words they share, and the best that pass the filter are returned. No postings
+//! are read past the cap and no common word is scored, so the cost does not grow with the store
+//! (an exhaustive BM25 over a common word grows with it). The index's own postings are read
+//! (a block of 1,024 row ids at a time, counted without decoding); FTS5's when they do not cover
+//! the index.
 
 use std::collections::HashMap;
 
@@ -19,6 +23,8 @@ use crate::model::Memory;
 
 /// A word held by at most this many memories is telling.
 pub const TELLING_POSTINGS: usize = 48;
+/// When none of the words looked up is telling, a word held by at most this many memories is.
+pub const WIDER_POSTINGS: usize = 1_024;
 /// At most this many of the text's words are looked up.
 const WORDS_LOOKED_UP: usize = 16;
 /// At most this many of the best-ranked memories are checked against the filter.
@@ -40,34 +46,85 @@ pub fn sharing_telling_words(
     let mut words = query::query_terms(text);
     words.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
     words.truncate(WORDS_LOOKED_UP);
-    let n = super::schema::read_doc_count(conn)?.max(1) as f64;
-    let mut postings =
-        conn.prepare_cached("SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?1 LIMIT ?2")?;
-    let mut shared: HashMap<i64, f64> = HashMap::new();
-    let mut telling = false;
-    for word in &words {
-        let rows: Vec<i64> = postings
-            .query_map(
-                params![format!("\"{word}\""), TELLING_POSTINGS as i64 + 1],
-                |r| r.get(0),
-            )?
-            .collect::<std::result::Result<_, _>>()?;
-        if rows.is_empty() || rows.len() > TELLING_POSTINGS {
-            continue;
+    let n = super::schema::read_doc_count(conn)?.max(1);
+    let lists = match super::postings::cover(conn, n)? {
+        true => Lists::Postings(query::stem_each(conn, &words)?),
+        false => Lists::FullText,
+    };
+    for cap in [TELLING_POSTINGS, WIDER_POSTINGS] {
+        let mut shared: HashMap<i64, f64> = HashMap::new();
+        let mut telling = false;
+        for (i, word) in words.iter().enumerate() {
+            let rows = match lists.holding(conn, i, word, cap)? {
+                Some(rows) if !rows.is_empty() => rows,
+                _ => continue,
+            };
+            telling = true;
+            let rarity = (n as f64 / rows.len() as f64).ln().max(1e-6);
+            for row in rows {
+                *shared.entry(row).or_default() += rarity;
+            }
         }
-        telling = true;
-        let rarity = (n / rows.len() as f64).ln().max(1e-6);
-        for row in rows {
-            *shared.entry(row).or_default() += rarity;
+        if telling {
+            return best_passing(conn, shared, filter, limit).map(Ok);
         }
     }
-    if !telling {
-        return Ok(Err(words));
+    Ok(Err(words))
+}
+
+/// Where the memories holding a word are read from.
+enum Lists {
+    /// The index's postings, by each word's stem (`None`: the word is not one term).
+    Postings(Vec<Option<String>>),
+    /// FTS5's (when the postings do not cover the index).
+    FullText,
+}
+
+impl Lists {
+    /// The rows of the memories holding `word` (the `i`th word looked up) when at most `cap`
+    /// memories do, else `None`.
+    fn holding(
+        &self,
+        conn: &Connection,
+        i: usize,
+        word: &str,
+        cap: usize,
+    ) -> Result<Option<Vec<i64>>> {
+        match self {
+            Lists::Postings(stems) => match &stems[i] {
+                Some(stem) => super::postings::rows_holding_at_most(conn, stem, cap),
+                None => Ok(None),
+            },
+            Lists::FullText => {
+                let mut postings = conn.prepare_cached(
+                    "SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?1 LIMIT ?2",
+                )?;
+                let rows: Vec<i64> = postings
+                    .query_map(params![format!("\"{word}\""), cap as i64 + 1], |r| r.get(0))?
+                    .collect::<std::result::Result<_, _>>()?;
+                Ok((rows.len() <= cap).then_some(rows))
+            }
+        }
     }
+}
+
+/// Up to `limit` of the memories in `shared` (row → summed rarity) that pass `filter`, the
+/// rarest-sharing first; at most [`CANDIDATES_CHECKED`] are checked.
+fn best_passing(
+    conn: &Connection,
+    shared: HashMap<i64, f64>,
+    filter: &ListFilter,
+    limit: usize,
+) -> Result<Vec<(i64, Memory)>> {
+    let order = |a: &(i64, f64), b: &(i64, f64)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
     let mut ranked: Vec<(i64, f64)> = shared.into_iter().collect();
-    ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    if ranked.len() > CANDIDATES_CHECKED {
+        ranked.select_nth_unstable_by(CANDIDATES_CHECKED - 1, order);
+        ranked.truncate(CANDIDATES_CHECKED);
+    }
+    ranked.sort_unstable_by(order);
     let mut found = Vec::with_capacity(limit);
-    for (rowid, _) in ranked.into_iter().take(CANDIDATES_CHECKED) {
+    for (rowid, _) in ranked {
         if found.len() == limit {
             break;
         }
@@ -75,5 +132,83 @@ pub fn sharing_telling_words(
             found.push((rowid, memory));
         }
     }
-    Ok(Ok(found))
+    Ok(found)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::index::{Index, schema};
+    use crate::model::{Memory, MemoryId, Status};
+
+    /// An index of `texts` (one memory each, in `learnings`, bodiless), with its totals kept.
+    fn index_of(texts: &[String]) -> (tempfile::TempDir, Index) {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut index, _) = Index::open(&dir.path().join("i.sqlite3")).unwrap();
+        let memories = texts.iter().enumerate().map(|(i, text)| {
+            let at = jiff::Timestamp::from_second(1_800_000_000 + i as i64).unwrap();
+            let id = MemoryId::generate().unwrap();
+            let m = Memory::bare(id, "learnings", text, Status::Active, at);
+            (format!("learnings/{i}.md"), m)
+        });
+        crate::index::insert_for_test(&mut index, memories);
+        (dir, index)
+    }
+
+    fn found(index: &Index, text: &str) -> Telling {
+        let filter = ListFilter {
+            namespace: Some("learnings".into()),
+            ..ListFilter::default()
+        };
+        sharing_telling_words(&index.conn, text, &filter, 5).unwrap()
+    }
+
+    fn summaries(t: &Telling) -> Vec<String> {
+        t.as_ref()
+            .unwrap()
+            .iter()
+            .map(|(_, m)| m.summary.clone())
+            .collect()
+    }
+
+    /// Each of `words` in 60 memories of its own (more than [`TELLING_POSTINGS`]), one memory
+    /// holding all of them, and `common` in 1,100 (more than [`WIDER_POSTINGS`]).
+    fn store_of_wide_words(words: &[&str], common: &str) -> Vec<String> {
+        let mut texts = vec![format!("original {}", words.join(" "))];
+        for (w, word) in words.iter().enumerate() {
+            texts.extend((0..60).map(|i| format!("{word} filler{w}x{i}")));
+        }
+        texts.extend((texts.len()..1_100).map(|i| format!("{common} other{i}")));
+        texts
+    }
+
+    #[test]
+    fn words_all_held_widely_still_find_the_memory_sharing_them() {
+        let words = ["quixotic", "zeppelin", "marmalade"];
+        let (_dir, index) = index_of(&store_of_wide_words(&words, "everywhere"));
+        // No word is in 48 memories or fewer: the wider pass finds the one sharing all three.
+        let probe = "quixotic zeppelin marmalade everywhere";
+        let by_postings = found(&index, probe);
+        assert_eq!(
+            summaries(&by_postings)[0],
+            "original quixotic zeppelin marmalade"
+        );
+        // FTS5's lists (when the postings do not cover the index) give the same answer.
+        schema::write_meta(&index.conn, "postings_docs", "0").unwrap();
+        assert_eq!(summaries(&found(&index, probe)), summaries(&by_postings));
+    }
+
+    #[test]
+    fn a_rare_word_is_preferred_and_only_common_words_are_handed_back() {
+        let mut texts = store_of_wide_words(&["quixotic"], "everywhere");
+        texts.push("quixotic everywhere unusual".into());
+        let (_dir, index) = index_of(&texts);
+        // `unusual` (one memory) is telling at the first cap: the wide word is not read.
+        assert_eq!(
+            summaries(&found(&index, "quixotic unusual")),
+            ["quixotic everywhere unusual"]
+        );
+        // A word in more than 1,024 memories is never telling: the caller gets the words back.
+        assert_eq!(found(&index, "everywhere").unwrap_err(), ["everywhere"]);
+    }
 }

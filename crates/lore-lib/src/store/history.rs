@@ -1,9 +1,10 @@
 //! Reading lore's tree over time: the file-level difference between two trees (recursing only
 //! into subtrees whose ids differ) and the versions of files along the memory chain.
 
+use std::cmp::Ordering;
 use std::path::Path;
 
-use git2::{ErrorCode, ObjectType, Oid, Repository, Tree};
+use git2::{ErrorCode, ObjectType, Oid, Repository, Tree, TreeEntry};
 
 use super::{FileChange, Store};
 use crate::error::Result;
@@ -92,61 +93,168 @@ pub(super) fn diff_trees(
     prefix: &str,
     out: &mut Vec<FileChange>,
 ) -> Result<()> {
-    use std::collections::BTreeMap;
-    type Entries = BTreeMap<String, (Oid, Option<ObjectType>)>;
-    fn entries(tree: Option<&Tree<'_>>) -> Entries {
-        let mut map = BTreeMap::new();
-        if let Some(tree) = tree {
-            for e in tree.iter() {
-                if let Ok(name) = e.name() {
-                    map.insert(name.to_string(), (e.id(), e.kind()));
-                }
-            }
-        }
-        map
-    }
-    let old_entries = entries(old);
-    let new_entries = entries(new);
-    let mut names: Vec<&String> = old_entries.keys().chain(new_entries.keys()).collect();
-    names.sort();
-    names.dedup();
-    for name in names {
-        let a = old_entries.get(name);
-        let b = new_entries.get(name);
-        if let (Some(a), Some(b)) = (a, b)
-            && a == b
-        {
-            continue;
-        }
-        let path = format!("{prefix}{name}");
-        let sub = |entry: Option<&(Oid, Option<ObjectType>)>| -> Result<Option<Tree<'_>>> {
-            match entry {
-                Some((oid, Some(ObjectType::Tree))) => Ok(Some(repo.find_tree(*oid)?)),
-                _ => Ok(None),
-            }
+    let (old_entries, new_entries) = (entries_in_git_order(old), entries_in_git_order(new));
+    let (mut i, mut j) = (0, 0);
+    loop {
+        let (a, b) = (old_entries.get(i), new_entries.get(j));
+        let pair = match (a, b) {
+            (None, None) => break,
+            (Some(_), None) => (a, None),
+            (None, Some(_)) => (None, b),
+            (Some(x), Some(y)) => match git_order(x, y) {
+                Ordering::Less => (a, None),
+                Ordering::Greater => (None, b),
+                Ordering::Equal => (a, b),
+            },
         };
-        let blob = |entry: Option<&(Oid, Option<ObjectType>)>| match entry {
-            Some((oid, Some(ObjectType::Blob))) => Some(*oid),
-            _ => None,
-        };
-        let (old_sub, new_sub) = (sub(a)?, sub(b)?);
-        if old_sub.is_some() || new_sub.is_some() {
-            diff_trees(
-                repo,
-                old_sub.as_ref(),
-                new_sub.as_ref(),
-                &format!("{path}/"),
-                out,
-            )?;
-        }
-        let (old_blob, new_blob) = (blob(a), blob(b));
-        if old_blob != new_blob {
-            out.push(FileChange {
-                path,
-                old: old_blob,
-                new: new_blob,
-            });
-        }
+        i += usize::from(pair.0.is_some());
+        j += usize::from(pair.1.is_some());
+        diff_entry(repo, pair, prefix, out)?;
     }
     Ok(())
+}
+
+/// A tree's entries in git's order (each name compared as if a tree's ended in `/`), which is
+/// how git stores them: a tree stored out of order (damage, or another tool's) is sorted here.
+fn entries_in_git_order<'t>(tree: Option<&'t Tree<'_>>) -> Vec<TreeEntry<'t>> {
+    let mut list: Vec<TreeEntry<'t>> = tree.map(|t| t.iter().collect()).unwrap_or_default();
+    if !list.is_sorted_by(|x, y| git_order(x, y) != Ordering::Greater) {
+        list.sort_by(git_order);
+    }
+    list
+}
+
+/// Git's order of tree entries: by name, a tree's name compared as if it ended in `/`.
+fn git_order(x: &TreeEntry<'_>, y: &TreeEntry<'_>) -> Ordering {
+    let (a, b) = (x.name_bytes(), y.name_bytes());
+    let n = a.len().min(b.len());
+    let end = |name: &[u8], e: &TreeEntry<'_>| match name.get(n) {
+        Some(&c) => c,
+        None if e.kind() == Some(ObjectType::Tree) => b'/',
+        None => 0,
+    };
+    a[..n].cmp(&b[..n]).then_with(|| end(a, x).cmp(&end(b, y)))
+}
+
+/// The changes under one name: the old and new entries (either absent), recursing into trees.
+/// Names that are not UTF-8 are not lore's and are skipped.
+fn diff_entry(
+    repo: &Repository,
+    (a, b): (Option<&TreeEntry<'_>>, Option<&TreeEntry<'_>>),
+    prefix: &str,
+    out: &mut Vec<FileChange>,
+) -> Result<()> {
+    let kind_and_id = |e: Option<&TreeEntry<'_>>| e.map(|e| (e.id(), e.kind()));
+    if kind_and_id(a) == kind_and_id(b) {
+        return Ok(());
+    }
+    let Some(Ok(name)) = a.or(b).map(|e| std::str::from_utf8(e.name_bytes())) else {
+        return Ok(());
+    };
+    let path = format!("{prefix}{name}");
+    let sub = |e: Option<&TreeEntry<'_>>| -> Result<Option<Tree<'_>>> {
+        match e {
+            Some(e) if e.kind() == Some(ObjectType::Tree) => Ok(Some(repo.find_tree(e.id())?)),
+            _ => Ok(None),
+        }
+    };
+    let blob = |e: Option<&TreeEntry<'_>>| {
+        e.filter(|e| e.kind() == Some(ObjectType::Blob))
+            .map(|e| e.id())
+    };
+    let (old_sub, new_sub) = (sub(a)?, sub(b)?);
+    if old_sub.is_some() || new_sub.is_some() {
+        diff_trees(
+            repo,
+            old_sub.as_ref(),
+            new_sub.as_ref(),
+            &format!("{path}/"),
+            out,
+        )?;
+    }
+    let (old_blob, new_blob) = (blob(a), blob(b));
+    if old_blob != new_blob {
+        out.push(FileChange {
+            path,
+            old: old_blob,
+            new: new_blob,
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use git2::{Oid, Repository};
+
+    use super::diff_trees;
+
+    /// A tree of `files` (path → content), nested by `/`.
+    fn tree_of(repo: &Repository, files: &[(&str, &str)]) -> Oid {
+        let mut builder = git2::build::TreeUpdateBuilder::new();
+        for (path, content) in files {
+            builder.upsert(
+                *path,
+                repo.blob(content.as_bytes()).unwrap(),
+                git2::FileMode::Blob,
+            );
+        }
+        let empty = repo.treebuilder(None).unwrap().write().unwrap();
+        let empty = repo.find_tree(empty).unwrap();
+        builder.create_updated(repo, &empty).unwrap()
+    }
+
+    #[test]
+    fn the_walk_finds_what_git_diff_tree_finds_where_names_sort_apart() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = Repository::init(dir.path()).unwrap();
+        // `a` is a file, then a directory: in git's order a tree's name sorts as if it ended
+        // in `/`, after `a-b` and `a.md`, so the two walks meet it at different places.
+        let old = tree_of(
+            &repo,
+            &[
+                ("a", "file"),
+                ("a.md", "1"),
+                ("a-b/x", "same"),
+                ("b/c/d", "1"),
+                ("c", "gone"),
+            ],
+        );
+        let new = tree_of(
+            &repo,
+            &[
+                ("a/x", "now a dir"),
+                ("a.md", "2"),
+                ("a-b/x", "same"),
+                ("b/c/d", "2"),
+                ("d", "new"),
+            ],
+        );
+        let (old_tree, new_tree) = (repo.find_tree(old).unwrap(), repo.find_tree(new).unwrap());
+        let mut ours = Vec::new();
+        diff_trees(&repo, Some(&old_tree), Some(&new_tree), "", &mut ours).unwrap();
+        let ours: BTreeSet<(String, Option<Oid>, Option<Oid>)> =
+            (ours.into_iter()).map(|c| (c.path, c.old, c.new)).collect();
+        let out = std::process::Command::new("git")
+            .args(["diff-tree", "-r", "--no-renames", "--no-abbrev"])
+            .args([old.to_string(), new.to_string()])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        let side = |id: &str| Some(Oid::from_str(id).unwrap()).filter(|id| !id.is_zero());
+        let git: BTreeSet<(String, Option<Oid>, Option<Oid>)> = String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(|line| {
+                let (meta, path) = line.split_once('\t').unwrap();
+                let fields: Vec<&str> = meta.split(' ').collect();
+                (path.to_string(), side(fields[2]), side(fields[3]))
+            })
+            .collect();
+        assert_eq!(ours, git);
+        assert_eq!(ours.len(), 6, "{ours:?}");
+    }
 }
