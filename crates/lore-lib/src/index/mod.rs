@@ -236,10 +236,11 @@ impl Index {
     }
 
     /// The memories in `namespace` most similar to `text` by vector (best chunk), best first,
-    /// among the `limit` that share most of the text's telling words (see [`telling`]): a
-    /// near-duplicate repeats its original's rare words, and reading only short posting lists
-    /// keeps the check cheap at any store size (no full vector scan, no common word scored).
-    /// A text with no telling word (only words many memories hold) is compared with the
+    /// among those that share most of the text's telling words (see [`telling`]: `limit`, and
+    /// every one tied for the best): a near-duplicate repeats its original's rare words, and
+    /// reading only capped posting lists keeps the check cheap at any store size (no full
+    /// vector scan, no common word scored). A text whose words do not tell its repeat apart
+    /// (none held by few memories, or too many memories sharing the best) is compared with the
     /// `limit` best BM25 matches for its eight longest words instead.
     pub fn similar(&self, namespace: &str, text: &str, limit: usize) -> Result<Vec<(Memory, f32)>> {
         let Some(embedder) = &self.embedder else {

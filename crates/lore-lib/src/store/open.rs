@@ -21,12 +21,14 @@ pub(super) struct Warnings {
 /// only from entries it read or wrote itself, so the check is redundant on the write path (it
 /// costs a sizeable share of a write); `git fsck` stays clean.
 ///
-/// libgit2 also hashes every object it reads to compare it with its id, which git itself does
-/// not do outside `git fsck`: a large store's write reads dozens of trees of a few kilobytes
-/// each, and the hashing was a twentieth of a `lore remember` at a million memories. Stored
-/// objects are still checked as they are inflated (zlib's checksum), objects fetched by sync
-/// are hashed by git as it indexes their pack, and `git fsck` checks every id.
-fn relax_object_creation_check() {
+/// libgit2 also hashes every object it reads to compare it with its id, which git does not do
+/// for the trees and blobs it reads (only `git fsck` checks them all): a large store's write
+/// reads dozens of trees of a few kilobytes each, and the hashing was a twentieth of a `lore
+/// remember` at a million memories. Objects are still checked as they are inflated (zlib's
+/// checksum catches damaged bytes, though not an index pointing at another whole object);
+/// objects fetched by sync are hashed by git as it indexes their pack, and a bundle's by
+/// libgit2's pack writer. The setting is process-wide, as the creation check is.
+fn relax_libgit2_checks() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         git2::opts::strict_object_creation(false);
@@ -72,7 +74,7 @@ impl Store {
     }
 
     fn wrap(repo: Repository, kind: StoreKind, env: &GitEnv) -> Result<Store> {
-        relax_object_creation_check();
+        relax_libgit2_checks();
         let conditional = git_env::configure(&repo, env)?;
         let store = Store {
             repo,
