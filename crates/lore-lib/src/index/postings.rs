@@ -29,7 +29,7 @@ use std::collections::HashMap;
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::postings_block::{
-    BLOCK_BITS, ENTRY_MAX, Entry, damaged_block, decode_block, each_entry, encode_list,
+    BLOCK_BITS, ENTRY_MAX, Entry, damaged_block, decode_block, each_entry, encode_list, entries_in,
 };
 use super::query::BM25_WEIGHTS;
 use crate::error::Result;
@@ -460,14 +460,19 @@ const READ_TERM: &str = "SELECT block, NULL, data FROM postings WHERE term = ?1
 
 /// Whether the postings cover the index's `docs` memories (they answer for it).
 pub fn cover(conn: &Connection, docs: i64) -> Result<bool> {
-    let (n, _) = totals(conn)?;
-    Ok(n == docs && n > 0)
+    Ok(covering_totals(conn, docs)?.is_some())
+}
+
+/// The totals (memories, tokens) when the postings cover the index's `docs` memories.
+fn covering_totals(conn: &Connection, docs: i64) -> Result<Option<(i64, i64)>> {
+    let (n, tokens) = totals(conn)?;
+    Ok((n == docs && n > 0).then_some((n, tokens)))
 }
 
 /// The row ids of the memories holding `stem`, when at most `cap` memories do (`None` when more
 /// do). Reading stops as soon as more than `cap` entries are seen, so a common term costs a block
-/// or two, whatever the store's size; entries are counted without decoding (see
-/// [`PhrasePostings`]).
+/// or two, whatever the store's size; a block's entries are counted without decoding
+/// ([`entries_in`]).
 pub fn rows_holding_at_most(conn: &Connection, stem: &str, cap: usize) -> Result<Option<Vec<i64>>> {
     let mut read = conn.prepare_cached(READ_TERM)?;
     let mut rows = read.query(params![stem])?;
@@ -477,7 +482,7 @@ pub fn rows_holding_at_most(conn: &Connection, stem: &str, cap: usize) -> Result
         let tail: Option<i64> = row.get(1)?;
         let data = super::schema::blob_at(row, 2)?;
         let entries = match block {
-            Some(_) => data.iter().filter(|&&b| b < 0x80).count() / 5,
+            Some(_) => entries_in(data),
             None => 1,
         };
         if found.len() + entries > cap {
@@ -493,8 +498,8 @@ const K1: f64 = 1.2;
 const B: f64 = 0.75;
 
 /// One query phrase's postings as read: its blocks' data in block order, the tail's entries in
-/// row-id order, and how many entries the blocks hold (each entry ends five varints, each
-/// varint with one byte under 0x80, so they are counted without decoding).
+/// row-id order, and how many entries the blocks hold (counted without decoding:
+/// [`entries_in`]).
 #[derive(Default)]
 struct PhrasePostings {
     blocks: Vec<(i64, Vec<u8>)>,
@@ -513,7 +518,7 @@ impl PhrasePostings {
             let data: Vec<u8> = row.get(2)?;
             match (block, tail_row) {
                 (Some(block), _) => {
-                    phrase.in_blocks += data.iter().filter(|&&b| b < 0x80).count() / 5;
+                    phrase.in_blocks += entries_in(&data);
                     phrase.blocks.push((block, data));
                 }
                 (None, Some(rowid)) => each_entry(&data, |e| phrase.tail.push((rowid, e)))?,
@@ -544,10 +549,9 @@ pub fn scores(
     docs: i64,
     mut each: impl FnMut(i64, f64),
 ) -> Result<bool> {
-    let (n, tokens) = totals(conn)?;
-    if n != docs || n <= 0 {
+    let Some((n, tokens)) = covering_totals(conn, docs)? else {
         return Ok(false);
-    }
+    };
     let rows = n as f64;
     let avgdl = tokens as f64 / rows;
     let (ws, wb, wt) = BM25_WEIGHTS;

@@ -131,6 +131,12 @@ impl Iterator for Entries<'_> {
 }
 
 /// Calls `f` with every entry of a block's data; an error (read as damage, so the index is
+/// How many entries a block's data holds, counted without decoding: each entry is five
+/// varints, and each varint ends in the one byte of it under 0x80.
+pub(super) fn entries_in(data: &[u8]) -> usize {
+    data.iter().filter(|&&b| b < 0x80).count() / 5
+}
+
 /// rebuilt) when the data does not decode whole.
 pub(super) fn each_entry(data: &[u8], mut f: impl FnMut(Entry)) -> Result<()> {
     let mut entries = Entries::new(data);

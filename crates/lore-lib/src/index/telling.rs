@@ -293,4 +293,17 @@ mod tests {
         assert_eq!(read(49), None);
         assert_eq!(read(9), None);
     }
+
+    #[test]
+    fn two_words_of_one_stem_weigh_as_one() {
+        let mut texts: Vec<String> = ["connected one", "connected two", "connected three"]
+            .map(String::from)
+            .into();
+        texts.extend(["zebrafish one", "zebrafish two"].map(String::from));
+        texts.extend((0..5).map(|i| format!("filler{i}")));
+        let (_dir, index) = index_of(&texts);
+        // `connect` (3 memories) counted twice would outweigh `zebrafish` (2 memories).
+        let best = summaries(&found(&index, "connected connection zebrafish"));
+        assert!(best[0].starts_with("zebrafish"), "{best:?}");
+    }
 }
