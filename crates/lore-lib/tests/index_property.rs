@@ -8,22 +8,45 @@ use proptest::prelude::*;
 
 #[derive(Clone, Debug)]
 enum Op {
-    Remember { ns: usize, keyed: bool, word: usize },
-    Update { target: usize, status: usize },
-    Forget { target: usize },
-    Supersede { target: usize },
-    Break { target: usize },
+    Remember {
+        ns: usize,
+        keyed: bool,
+        word: usize,
+    },
+    Update {
+        target: usize,
+        status: usize,
+    },
+    Mark {
+        target: usize,
+        status: usize,
+        cite: bool,
+    },
+    Forget {
+        target: usize,
+    },
+    Supersede {
+        target: usize,
+    },
+    Break {
+        target: usize,
+    },
     AddNamespace,
-    Batch { n: usize },
+    Batch {
+        n: usize,
+    },
 }
 
 const NS: [&str; 3] = ["decisions", "learnings", "blockers"];
+/// The file `Op::Mark` cites.
+const CITED: &str = "src/cited.rs";
 const WORDS: [&str; 5] = ["cache", "index", "retry", "schema", "token"];
 
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         4 => (0..3usize, any::<bool>(), 0..5usize).prop_map(|(ns, keyed, word)| Op::Remember { ns, keyed, word }),
         2 => (0..20usize, 0..4usize).prop_map(|(target, status)| Op::Update { target, status }),
+        2 => (0..20usize, 0..4usize, any::<bool>()).prop_map(|(target, status, cite)| Op::Mark { target, status, cite }),
         1 => (0..20usize).prop_map(|target| Op::Forget { target }),
         1 => (0..20usize).prop_map(|target| Op::Supersede { target }),
         1 => (0..20usize).prop_map(|target| Op::Break { target }),
@@ -68,6 +91,29 @@ fn apply(lore: &mut Lore, op: &Op, step: usize) {
                 let patch = Patch {
                     status: Some(Status::ALL[*status]),
                     body: Some(format!("updated at {step}\n")),
+                    ..Patch::default()
+                };
+                lore.update(&id, &patch, &ctx).unwrap();
+            }
+        }
+        // The text stays: the index rewrites the row where it is.
+        Op::Mark {
+            target,
+            status,
+            cite,
+        } => {
+            if let Some(id) = pick(*target) {
+                let patch = Patch {
+                    status: Some(Status::ALL[*status]),
+                    confidence: Some(0.5),
+                    add_citations: cite
+                        .then(|| lore::Citation {
+                            path: CITED.into(),
+                            lines: None,
+                            blob: None,
+                        })
+                        .into_iter()
+                        .collect(),
                     ..Patch::default()
                 };
                 lore.update(&id, &patch, &ctx).unwrap();
@@ -152,6 +198,14 @@ proptest! {
             fresh.catch_up(lore.store()).unwrap();
             prop_assert_eq!(&incremental, &fresh.fingerprint().unwrap(), "after step {} ({:?})", step, op);
             prop_assert_eq!(lore.index().unwrap().doc_count().unwrap(), fresh.doc_count().unwrap());
+            // The counts per namespace and status, and the memories citing a file, follow too.
+            prop_assert_eq!(lore.index().unwrap().counts().unwrap(), fresh.counts().unwrap());
+            let citing = |index: &Index| -> Vec<String> {
+                let mut ids: Vec<String> = index.mentioning(CITED, 1000).unwrap().into_iter().map(|m| m.id.to_string()).collect();
+                ids.sort();
+                ids
+            };
+            prop_assert_eq!(citing(lore.index().unwrap()), citing(&fresh));
             // lore's own BM25 postings (blocks and tail) hold the same entries as a rebuild's.
             prop_assert_eq!(
                 lore.index().unwrap().postings_fingerprint().unwrap(),

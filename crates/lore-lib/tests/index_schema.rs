@@ -167,3 +167,111 @@ fn a_catch_up_writes_its_memories_text_as_one_segment() {
     assert!(full_text_intact(&conn));
     assert_eq!(lore.status().unwrap().total, 1_500);
 }
+
+/// The row id and the vectors of the memory `id`.
+fn row_and_vectors(conn: &Connection, id: &str) -> (i64, Vec<Vec<u8>>) {
+    let rowid: i64 = conn
+        .query_row("SELECT rowid FROM memories WHERE id = ?1", [id], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    let mut stmt = conn
+        .prepare("SELECT vector FROM chunks WHERE memory = ?1 ORDER BY ordinal")
+        .unwrap();
+    let vectors = stmt
+        .query_map([rowid], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    (rowid, vectors)
+}
+
+/// A change that leaves a memory's text as it was (its status, confidence, a citation) rewrites
+/// its row where it is: the same row id, so its postings, full-text row and vectors stay as they
+/// were rather than being taken out and written again, while its count follows the new status
+/// and the cited file finds it. A change of its text takes it out and indexes it afresh.
+#[test]
+fn a_status_change_rewrites_the_row_in_place_and_a_text_change_reindexes_it() {
+    let repo = TestRepo::new();
+    let mut lore = Lore::new(Store::discover(&repo.path()).unwrap());
+    let embedder = lore::embed::StaticEmbedder::builtin().unwrap();
+    lore.set_embedder(Some(std::sync::Arc::new(embedder)));
+    let ctx = WriteContext::default();
+    let kept = lore
+        .remember(&note("cache eviction follows the clock hand"), &ctx)
+        .unwrap()
+        .memory;
+    // Indexed before the next one, so that its row is not the last (whose id SQLite reuses).
+    lore.index().unwrap();
+    lore.remember(&note("retry budget is three attempts"), &ctx)
+        .unwrap();
+    lore.index().unwrap();
+    let path = lore::index::index_path(lore.store());
+    let id = kept.id.to_string();
+    let before = row_and_vectors(&Connection::open(&path).unwrap(), &id);
+    assert!(!before.1.is_empty(), "the memory has vectors");
+
+    let cite = lore::Patch {
+        confidence: Some(0.9),
+        add_citations: vec![lore::Citation {
+            path: "src/cache.rs".into(),
+            lines: None,
+            blob: None,
+        }],
+        ..lore::Patch::default()
+    };
+    lore.update(&id, &cite, &ctx).unwrap();
+    let citing = |lore: &mut Lore| -> Vec<String> {
+        let index = lore.index().unwrap();
+        (index.mentioning("src/cache.rs", 10).unwrap().iter())
+            .map(|m| m.id.to_string())
+            .collect()
+    };
+    assert_eq!(citing(&mut lore), [id.as_str()]);
+    let resolve = lore::Patch {
+        status: Some(lore::Status::Resolved),
+        ..lore::Patch::default()
+    };
+    lore.update(&id, &resolve, &ctx).unwrap();
+    assert!(
+        citing(&mut lore).is_empty(),
+        "only active memories are shown by file"
+    );
+    let index = lore.index().unwrap();
+    let counts = index.counts().unwrap();
+    assert_eq!(
+        counts,
+        [
+            ("learnings".to_string(), "active".to_string(), 1),
+            ("learnings".to_string(), "resolved".to_string(), 1),
+        ]
+    );
+    let all = ListFilter {
+        limit: Some(10),
+        ..ListFilter::default()
+    };
+    let hits = index.recall("eviction", &all).unwrap();
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].memory.status, lore::Status::Resolved);
+    let conn = Connection::open(&path).unwrap();
+    let (rowid, vectors) = row_and_vectors(&conn, &id);
+    assert_eq!(rowid, before.0, "rewritten where it was");
+    assert!(vectors == before.1, "not embedded again");
+    assert!(full_text_intact(&conn));
+
+    let patch = lore::Patch {
+        body: Some("The hand sweeps lazily.".into()),
+        ..lore::Patch::default()
+    };
+    lore.update(&id, &patch, &ctx).unwrap();
+    let index = lore.index().unwrap();
+    assert!(index.recall("eviction", &all).unwrap().len() == 1);
+    assert!(index.recall("lazily", &all).unwrap().len() == 1);
+    assert!(
+        index.recall("written", &all).unwrap().len() == 1,
+        "the old body is gone"
+    );
+    let after = row_and_vectors(&Connection::open(&path).unwrap(), &id);
+    assert!(after.0 > before.0, "a new text is indexed afresh");
+    assert_ne!(after.1, before.1, "and embedded again");
+}

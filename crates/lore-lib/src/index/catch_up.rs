@@ -251,10 +251,8 @@ fn apply_changes(
         shown.advance(done as u64 + 1);
         match layout::classify(&change.path) {
             PathKind::Memory => {
-                if change.old.is_some() {
-                    writer.remove_memory(&change.path)?;
-                }
                 let Some(blob) = change.new else {
+                    writer.remove_memory(&change.path)?;
                     report.removed += 1;
                     continue;
                 };
@@ -265,6 +263,16 @@ fn apply_changes(
                         message: format!("not UTF-8: {e}"),
                     })
                     .and_then(|text| record::parse(text, &change.path));
+                report.upserted += 1;
+                if let Ok(memory) = &parsed
+                    && change.old.is_some()
+                    && writer.update_in_place(&change.path, blob, memory)?
+                {
+                    continue;
+                }
+                if change.old.is_some() {
+                    writer.remove_memory(&change.path)?;
+                }
                 match parsed {
                     Ok(memory) => {
                         let rowid = writer.insert_memory(&change.path, blob, &memory)?;
@@ -275,7 +283,6 @@ fn apply_changes(
                     }
                     Err(e) => writer.insert_invalid(&change.path, blob, &e)?,
                 }
-                report.upserted += 1;
             }
             PathKind::NamespaceMarker(ns) => {
                 writer.set_namespace(&ns, change.new.is_some())?;

@@ -333,6 +333,9 @@ pub fn content_hash(summary: &str, body: &str) -> String {
 pub struct Writer<'c> {
     insert: Statement<'c>,
     remove: Statement<'c>,
+    find: Statement<'c>,
+    update: Statement<'c>,
+    uncount: Statement<'c>,
     remove_invalid: Statement<'c>,
     insert_invalid: Statement<'c>,
     insert_mention: Statement<'c>,
@@ -359,6 +362,17 @@ impl<'c> Writer<'c> {
             )?,
             remove: conn.prepare(
                 "DELETE FROM memories WHERE path = ?1 RETURNING rowid, summary, body, tags",
+            )?,
+            find: conn.prepare(
+                "SELECT rowid, summary, body, tags, namespace, status FROM memories WHERE path = ?1",
+            )?,
+            update: conn.prepare(
+                "UPDATE memories SET blob = ?2, id = ?3, namespace = ?4, key = ?5, status = ?6,
+                     created = ?7, updated = ?8, record = ?9, session = ?10
+                 WHERE rowid = ?1",
+            )?,
+            uncount: conn.prepare(
+                "UPDATE counts SET n = n - 1 WHERE namespace = ?1 AND status = ?2",
             )?,
             remove_invalid: conn.prepare("DELETE FROM invalid WHERE path = ?1")?,
             insert_invalid: conn.prepare(
@@ -397,27 +411,8 @@ impl<'c> Writer<'c> {
     /// deleted by hand, see [`rows_intact`]), so a catch-up of many edits or removals still
     /// writes a segment per removal.
     pub fn insert_memory(&mut self, path: &str, blob: Oid, m: &Memory) -> Result<i64> {
-        // The record without its body: the `body` column holds it once (see `query::decode_record`).
-        let bodiless;
-        let record = match m.body.is_empty() {
-            true => m,
-            false => {
-                bodiless = Memory {
-                    body: String::new(),
-                    ..m.clone()
-                };
-                &bodiless
-            }
-        };
-        let record = serde_json::to_string(record).map_err(|e| Error::Parse {
-            context: format!("indexing {path}"),
-            message: e.to_string(),
-        })?;
-        let tags = if m.tags.is_empty() {
-            String::new()
-        } else {
-            format!(" {} ", m.tags.join(" "))
-        };
+        let record = record_json(path, m)?;
+        let tags = tags_text(m);
         self.insert.execute(params![
             path,
             blob.to_string(),
@@ -446,6 +441,60 @@ impl<'c> Writer<'c> {
         }
         self.inserted_rows.push(rowid);
         Ok(rowid)
+    }
+
+    /// Re-indexes a memory whose file changed but whose indexed text (summary, body, tags) did
+    /// not (a status change, a supersession, a relation or confidence set) by rewriting its row
+    /// where it is: its full-text row, postings and vectors hold only that text, so they stay,
+    /// where a remove and insert would take the memory out of every block of its terms, write a
+    /// full-text delete segment and embed it again. Only its count (when the status moved) and
+    /// its cited paths follow. Returns false, having written nothing, when the text changed or
+    /// the path has no row (the caller removes and inserts).
+    pub fn update_in_place(&mut self, path: &str, blob: Oid, m: &Memory) -> Result<bool> {
+        let tags = tags_text(m);
+        let found = self
+            .find
+            .query_row(params![path], |r| {
+                let same = text_at(r, 1)? == m.summary
+                    && text_at(r, 2)? == m.body
+                    && text_at(r, 3)? == tags;
+                Ok((r.get::<_, i64>(0)?, same, r.get(4)?, r.get(5)?))
+            })
+            .optional()?;
+        let Some((rowid, true, namespace, status)) = found else {
+            return Ok(false);
+        };
+        let (namespace, status): (String, String) = (namespace, status);
+        self.update.execute(params![
+            rowid,
+            blob.to_string(),
+            m.id.as_str(),
+            m.namespace.as_str(),
+            m.key.as_ref().map(|k| k.as_str()),
+            m.status.as_str(),
+            m.created.as_millisecond(),
+            m.updated.as_millisecond(),
+            record_json(path, m)?,
+            m.session,
+        ])?;
+        if (namespace.as_str(), status.as_str()) != (m.namespace.as_str(), m.status.as_str()) {
+            self.uncount.execute(params![namespace, status])?;
+            self.conn
+                .prepare_cached(
+                    "DELETE FROM counts WHERE namespace = ?1 AND status = ?2 AND n <= 0",
+                )?
+                .execute(params![namespace, status])?;
+            self.count
+                .execute(params![m.namespace.as_str(), m.status.as_str()])?;
+        }
+        self.conn
+            .prepare_cached("DELETE FROM mentions WHERE memory = ?1")?
+            .execute(params![rowid])?;
+        for path in crate::index::mentions::paths_of(m) {
+            self.insert_mention.execute(params![path, rowid])?;
+        }
+        self.remove_invalid.execute(params![path])?;
+        Ok(true)
     }
 
     pub fn insert_invalid(&mut self, path: &str, blob: Oid, error: &Error) -> Result<()> {
@@ -487,6 +536,36 @@ impl<'c> Writer<'c> {
         Ok(())
     }
 }
+/// The record as the `record` column holds it: the memory without its body (the `body` column
+/// holds it once, see `query::decode_record`).
+fn record_json(path: &str, m: &Memory) -> Result<String> {
+    let bodiless;
+    let record = match m.body.is_empty() {
+        true => m,
+        false => {
+            bodiless = Memory {
+                body: String::new(),
+                ..m.clone()
+            };
+            &bodiless
+        }
+    };
+    serde_json::to_string(record).map_err(|e| Error::Parse {
+        context: format!("indexing {path}"),
+        message: e.to_string(),
+    })
+}
+
+/// The tags as the `tags` column (and the full-text index) holds them: space-separated, with a
+/// space at each end so that a tag matches whole.
+fn tags_text(m: &Memory) -> String {
+    if m.tags.is_empty() {
+        String::new()
+    } else {
+        format!(" {} ", m.tags.join(" "))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
