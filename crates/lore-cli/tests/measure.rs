@@ -176,7 +176,8 @@ fn bench_hot_times_every_path_on_stores_left_as_an_import_leaves_them() {
     for row in [
         "| `lore remember` process, 1500 stored",
         "| `ctx recall` process at 60 steps | 2 |",
-        "| remember in-process at 2500",
+        "| remember in-process at 2500 (ext4; ",
+        " of 3 superseded a near-duplicate) | 3 |",
         "| hybrid `recall` process at 2500 | 2 |",
         "| BM25 recall in-process at 2500",
     ] {
