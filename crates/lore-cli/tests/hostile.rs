@@ -1,5 +1,6 @@
 //! Hostile and careless input through the front ends: bounded work, no raw control characters
-//! in what agents read, JSON-RPC answers to garbage, read-only use of a read-only repository.
+//! in what agents read, JSON-RPC answers to garbage, every request answered when a client closes
+//! its end early, read-only use of a read-only repository.
 
 mod common;
 
@@ -128,17 +129,22 @@ fn context_workspace_views_neutralise_what_they_quote() {
     );
 }
 
+/// `lore mcp` in `repo`, its input and output piped.
+fn spawn_mcp(repo: &TestRepo) -> std::process::Child {
+    common::lore_command(&repo.path(), &repo.home(), &["mcp"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
 #[test]
 fn mcp_stdio_answers_garbage_with_json_rpc_errors_and_goes_on() {
     use std::io::{BufRead, BufReader, Write};
     let repo = TestRepo::new();
     let id = remember_hostile(&repo);
-    let mut child = common::lore_command(&repo.path(), &repo.home(), &["mcp"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_mcp(&repo);
     let mut stdin = child.stdin.take().unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let mut next = || {
@@ -183,6 +189,54 @@ fn mcp_stdio_answers_garbage_with_json_rpc_errors_and_goes_on() {
     );
     drop(send);
     assert!(child.wait().unwrap().success());
+}
+
+/// A client that writes its requests and closes its end at once still gets every answer, and
+/// every write it asked for lands, however long they take: here the memory ref's lock is held
+/// open by another process-like holder (this test) for longer than the MCP service's own drain
+/// after the end of its input (five seconds), so the calls wait on it.
+#[test]
+fn mcp_stdio_answers_every_request_read_before_its_input_ended() {
+    use std::io::{Read, Write};
+    let repo = TestRepo::new();
+    ok(&repo, &["remember", "a first memory, so the ref exists"]);
+    let lock_path = repo.path().join(".git/refs/lore/memory.lock");
+    let lock = std::fs::File::create_new(&lock_path).unwrap();
+    let mut child = spawn_mcp(&repo);
+    let mut requests = vec![
+        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#.to_string(),
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_string(),
+    ];
+    for i in 1..=3 {
+        requests.push(
+            serde_json::json!({"jsonrpc":"2.0","id":i,"method":"tools/call","params":{"name":"remember","arguments":{"summary":format!("queued fact {i} about pelicans"),"on_duplicate":"force"}}})
+                .to_string(),
+        );
+    }
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all((requests.join("\n") + "\n").as_bytes())
+        .unwrap();
+    drop(stdin);
+    std::thread::sleep(std::time::Duration::from_secs(7));
+    drop(lock);
+    std::fs::remove_file(&lock_path).unwrap();
+    let mut out = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
+    assert!(child.wait().unwrap().success());
+    let answered: Vec<i64> = (out.lines())
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|v| v["result"]["isError"] == false)
+        .map(|v| v["id"].as_i64().unwrap())
+        .collect();
+    assert_eq!(answered, [1, 2, 3], "{out}");
+    let listed = json(&repo, &["list", "--limit", "10"]);
+    assert_eq!(listed["memories"].as_array().unwrap().len(), 4, "{listed}");
 }
 
 #[test]

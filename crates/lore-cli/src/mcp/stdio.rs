@@ -5,6 +5,10 @@
 //! of the line names one); the server goes on either way. One writer puts the service's messages and these answers on stdout, whole lines each.
 //! Each `tools/call` request is numbered as it is read (its turn, see `turns.rs`), so the
 //! calls of the stream are applied in the order they were sent.
+//!
+//! When the input ends, every request read is answered before the service is told so (the MCP
+//! service drains for a few seconds, then cancels what still runs): a client that writes its
+//! requests and closes its end gets every answer, and no request it sent is dropped unrun.
 
 use rmcp::ServiceExt;
 use serde_json::{Value, json};
@@ -162,6 +166,94 @@ pub fn stamp_turn(line: &[u8], turn: u64) -> Option<Vec<u8>> {
     serde_json::to_vec(&value).ok()
 }
 
+/// The requests sent to the service and not yet answered (by their JSON-RPC id), so that the
+/// end of the input waits for their answers.
+#[derive(Default)]
+struct Outstanding {
+    state: std::sync::Mutex<(std::collections::HashSet<String>, bool)>,
+    changed: tokio::sync::Notify,
+}
+
+/// What of a JSON-RPC message tells whether it opens or settles a request.
+#[derive(serde::Deserialize)]
+struct Head {
+    #[serde(default)]
+    id: Option<Value>,
+    #[serde(default)]
+    method: Option<String>,
+    #[serde(default)]
+    params: Option<CancelledParams>,
+}
+
+/// The parameters of `notifications/cancelled` (any other method's are ignored).
+#[derive(serde::Deserialize)]
+struct CancelledParams {
+    #[serde(default, rename = "requestId")]
+    request_id: Option<Value>,
+}
+
+impl Outstanding {
+    /// Notes a line the client sent: a request is awaited, a cancellation settles its request
+    /// (a cancelled request gets no answer).
+    fn sent(&self, line: &[u8]) {
+        let Ok(head) = serde_json::from_slice::<Head>(line) else {
+            return;
+        };
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        match (head.method.as_deref(), head.id) {
+            (Some("notifications/cancelled"), None) => {
+                if let Some(id) = head.params.and_then(|p| p.request_id) {
+                    state.0.remove(&id.to_string());
+                }
+            }
+            (Some(_), Some(id)) => {
+                state.0.insert(id.to_string());
+            }
+            _ => return,
+        }
+        drop(state);
+        self.changed.notify_waiters();
+    }
+
+    /// Notes a line the service wrote: an answer settles its request.
+    fn answered(&self, line: &[u8]) {
+        let Ok(Head {
+            id: Some(id),
+            method: None,
+            ..
+        }) = serde_json::from_slice::<Head>(line)
+        else {
+            return;
+        };
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        state.0.remove(&id.to_string());
+        drop(state);
+        self.changed.notify_waiters();
+    }
+
+    /// The service's output ended: nothing more will be answered.
+    fn closed(&self) {
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).1 = true;
+        self.changed.notify_waiters();
+    }
+
+    /// Waits until every request sent is answered (or the service's output ended).
+    async fn settled(&self) {
+        loop {
+            let changed = self.changed.notified();
+            tokio::pin!(changed);
+            changed.as_mut().enable();
+            {
+                let state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+                if state.0.is_empty() || state.1 {
+                    return;
+                }
+            }
+            changed.await;
+        }
+    }
+}
+
 /// Serves `server` on `input` and `output` (stdin and stdout) until the input ends.
 pub async fn serve<R, W>(server: LoreServer, input: R, mut output: W) -> CmdResult
 where
@@ -179,16 +271,21 @@ where
             }
         }
     });
+    let outstanding = std::sync::Arc::new(Outstanding::default());
     let answers = lines.clone();
+    let settling = std::sync::Arc::clone(&outstanding);
     let forwarder = tokio::spawn(async move {
         let mut from_service = BufReader::new(from_service);
         let mut line = Vec::new();
         while matches!(from_service.read_until(b'\n', &mut line).await, Ok(n) if n > 0) {
+            settling.answered(&line);
             if answers.send(std::mem::take(&mut line)).is_err() {
                 break;
             }
         }
+        settling.closed();
     });
+    let awaited = std::sync::Arc::clone(&outstanding);
     let screen = tokio::spawn(async move {
         let mut input = BufReader::new(input);
         let mut line = Vec::new();
@@ -212,6 +309,7 @@ where
                         let stamped = stamp_turn(content, turn);
                         turn += u64::from(stamped.is_some());
                         let whole = [stamped.as_deref().unwrap_or(content), b"\n"].concat();
+                        awaited.sent(content);
                         if to_service.write_all(&whole).await.is_err() {
                             break;
                         }
@@ -223,7 +321,8 @@ where
             }
             line.clear();
         }
-        // The input ended: so does the service's.
+        // The input ended: once what it asked is answered, so does the service's.
+        awaited.settled().await;
         let _ = to_service.shutdown().await;
     });
 
