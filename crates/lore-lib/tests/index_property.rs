@@ -17,6 +17,10 @@ enum Op {
         target: usize,
         status: usize,
     },
+    Tag {
+        target: usize,
+        word: usize,
+    },
     Mark {
         target: usize,
         status: usize,
@@ -47,6 +51,7 @@ fn op() -> impl Strategy<Value = Op> {
         4 => (0..3usize, any::<bool>(), 0..5usize).prop_map(|(ns, keyed, word)| Op::Remember { ns, keyed, word }),
         2 => (0..20usize, 0..4usize).prop_map(|(target, status)| Op::Update { target, status }),
         2 => (0..20usize, 0..4usize, any::<bool>()).prop_map(|(target, status, cite)| Op::Mark { target, status, cite }),
+        1 => (0..20usize, 0..5usize).prop_map(|(target, word)| Op::Tag { target, word }),
         1 => (0..20usize).prop_map(|target| Op::Forget { target }),
         1 => (0..20usize).prop_map(|target| Op::Supersede { target }),
         1 => (0..20usize).prop_map(|target| Op::Break { target }),
@@ -114,6 +119,16 @@ fn apply(lore: &mut Lore, op: &Op, step: usize) {
                         })
                         .into_iter()
                         .collect(),
+                    ..Patch::default()
+                };
+                lore.update(&id, &patch, &ctx).unwrap();
+            }
+        }
+        // Only the tags change: the text does, so the memory is indexed afresh.
+        Op::Tag { target, word } => {
+            if let Some(id) = pick(*target) {
+                let patch = Patch {
+                    add_tags: vec![WORDS[*word].into()],
                     ..Patch::default()
                 };
                 lore.update(&id, &patch, &ctx).unwrap();

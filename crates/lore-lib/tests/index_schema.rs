@@ -186,10 +186,11 @@ fn row_and_vectors(conn: &Connection, id: &str) -> (i64, Vec<Vec<u8>>) {
     (rowid, vectors)
 }
 
-/// A change that leaves a memory's text as it was (its status, confidence, a citation) rewrites
-/// its row where it is: the same row id, so its postings, full-text row and vectors stay as they
-/// were rather than being taken out and written again, while its count follows the new status
-/// and the cited file finds it. A change of its text takes it out and indexes it afresh.
+/// A change that leaves a memory's text as it was (its status, confidence, a citation added or
+/// taken out) rewrites its row where it is: the same row id, so its postings, full-text row and
+/// vectors stay as they were rather than being taken out and written again, while its count
+/// follows the new status and the cited file finds it (or no longer does). A change of its text
+/// (body or tags) takes it out and indexes it afresh.
 #[test]
 fn a_status_change_rewrites_the_row_in_place_and_a_text_change_reindexes_it() {
     let repo = TestRepo::new();
@@ -228,15 +229,28 @@ fn a_status_change_rewrites_the_row_in_place_and_a_text_change_reindexes_it() {
             .collect()
     };
     assert_eq!(citing(&mut lore), [id.as_str()]);
+    // The citation taken out by hand (no command removes one), the text as it was: the file no
+    // longer finds it.
+    let (file, mut edited) = lore.resolve(&id).unwrap();
+    edited.citations.clear();
+    let content = lore::record::render(&edited).unwrap().into_bytes();
+    let message = lore::store::Message {
+        subject: "uncite".into(),
+        ..lore::store::Message::default()
+    };
+    let edit = vec![lore::store::Edit::Upsert {
+        path: file,
+        content,
+    }];
+    lore.store()
+        .transact(|_| Ok((edit.clone(), message.clone(), ())))
+        .unwrap();
+    assert!(citing(&mut lore).is_empty(), "the citation is gone");
     let resolve = lore::Patch {
         status: Some(lore::Status::Resolved),
         ..lore::Patch::default()
     };
     lore.update(&id, &resolve, &ctx).unwrap();
-    assert!(
-        citing(&mut lore).is_empty(),
-        "only active memories are shown by file"
-    );
     let index = lore.index().unwrap();
     let counts = index.counts().unwrap();
     assert_eq!(
@@ -254,9 +268,11 @@ fn a_status_change_rewrites_the_row_in_place_and_a_text_change_reindexes_it() {
     assert_eq!(hits.len(), 1);
     assert_eq!(hits[0].memory.status, lore::Status::Resolved);
     let conn = Connection::open(&path).unwrap();
-    let (rowid, vectors) = row_and_vectors(&conn, &id);
-    assert_eq!(rowid, before.0, "rewritten where it was");
-    assert!(vectors == before.1, "not embedded again");
+    assert_eq!(
+        row_and_vectors(&conn, &id).0,
+        before.0,
+        "rewritten where it was"
+    );
     assert!(full_text_intact(&conn));
 
     let patch = lore::Patch {
@@ -274,4 +290,13 @@ fn a_status_change_rewrites_the_row_in_place_and_a_text_change_reindexes_it() {
     let after = row_and_vectors(&Connection::open(&path).unwrap(), &id);
     assert!(after.0 > before.0, "a new text is indexed afresh");
     assert_ne!(after.1, before.1, "and embedded again");
+
+    // A tag is part of the text: a new one is found.
+    let tag = lore::Patch {
+        add_tags: vec!["pelican".into()],
+        ..lore::Patch::default()
+    };
+    lore.update(&id, &tag, &ctx).unwrap();
+    let index = lore.index().unwrap();
+    assert_eq!(index.recall("pelican", &all).unwrap().len(), 1);
 }

@@ -104,7 +104,9 @@ impl Index {
         };
         let inline = embedder.as_ref().filter(|_| !reembed);
         let applied = apply_changes(&tx, store, &changes, inline, progress, &mut report)?;
-        if report.upserted >= MERGE_SEGMENTS_AFTER && report.upserted as i64 * 4 >= docs_before {
+        // Rows rewritten in place wrote no full-text terms: only the rows inserted count.
+        let inserted = applied.inserted_rows.len();
+        if inserted >= MERGE_SEGMENTS_AFTER && inserted as i64 * 4 >= docs_before {
             // One large catch-up leaves the full-text index in many segments, and every later
             // query (and every new process) pays a seek per segment: merge them now. Only when
             // the change is large beside the index, so a run of batches (an import) merges a

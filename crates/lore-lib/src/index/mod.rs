@@ -359,8 +359,8 @@ impl Index {
         postings::dump(&self.conn)
     }
 
-    /// Every indexed row as `(path, blob, record JSON, NUL, body)`, sorted: for comparing two
-    /// indexes.
+    /// Every indexed row as `(path, blob, its other columns joined by NULs)`, sorted: for
+    /// comparing two indexes.
     pub fn fingerprint(&self) -> Result<Vec<(String, String, String)>> {
         tallies::fingerprint(&self.conn)
     }

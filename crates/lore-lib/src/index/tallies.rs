@@ -40,7 +40,9 @@ pub fn invalid_files(conn: &Connection) -> Result<Vec<InvalidFile>> {
 
 pub fn fingerprint(conn: &Connection) -> Result<Vec<(String, String, String)>> {
     let mut stmt = conn.prepare(
-        "SELECT path, blob, record || char(0) || body FROM memories
+        "SELECT path, blob, concat_ws(char(0), record, body, id, namespace, key, summary, tags,
+                                      status, created, updated, content, session)
+         FROM memories
          UNION ALL SELECT path, blob, 'invalid: ' || message FROM invalid
          UNION ALL SELECT name, '', 'namespace' FROM namespaces
          ORDER BY 1, 3",
