@@ -364,16 +364,24 @@ fn stems(conn: &Connection, words: &[String]) -> Result<Option<Vec<String>>> {
                  USING fts5vocab(temp, lore_query, 'instance');",
         )?;
     }
-    conn.prepare_cached("INSERT INTO temp.lore_query (rowid, q) VALUES (1, ?1)")?
-        .execute(params![text])?;
-    let mut stems: Vec<(i64, String)> = conn
-        .prepare_cached("SELECT offset, term FROM temp.lore_query_terms ORDER BY offset")?
+    // Each word its own row, so that a word the tokenizer drops or splits is seen as such (the
+    // words asked together could come out as as many terms, one dropped beside one split).
+    {
+        let mut insert =
+            conn.prepare_cached("INSERT INTO temp.lore_query (rowid, q) VALUES (?1, ?2)")?;
+        for (i, word) in words.iter().enumerate() {
+            insert.execute(params![i as i64 + 1, word])?;
+        }
+    }
+    let mut terms: Vec<(i64, String)> = conn
+        .prepare_cached("SELECT doc, term FROM temp.lore_query_terms")?
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
         .collect::<std::result::Result<_, _>>()?;
-    stems.sort();
+    terms.sort();
     // A word the tokenizer split or dropped: `None`, and FTS5 handles the query.
-    let found = (stems.len() == words.len())
-        .then(|| stems.into_iter().map(|(_, stem)| stem).collect::<Vec<_>>());
+    let one_each = terms.len() == words.len()
+        && (terms.iter().enumerate()).all(|(i, (doc, _))| *doc == i as i64 + 1);
+    let found = one_each.then(|| terms.into_iter().map(|(_, stem)| stem).collect::<Vec<_>>());
     if let Ok(mut known) = STEMS.lock() {
         if known.len() >= STEMS_KEPT {
             known.clear();

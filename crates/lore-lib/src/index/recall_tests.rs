@@ -301,3 +301,15 @@ fn postings_rank_exactly_like_fts5_with_filters_and_after_changes() {
             .is_none()
     );
 }
+
+/// Each query word's stem is its own: a word the tokenizer drops (a lone vowel sign) beside one
+/// it splits in two (the sign inside a word) come out as two terms between them, which must not
+/// be taken as the two words' stems, shifting the next word's stem onto them.
+#[test]
+fn a_word_dropped_beside_a_word_split_shifts_no_stem() {
+    let conn = Connection::open_in_memory().unwrap();
+    let words = ["\u{93e}", "\u{915}\u{93e}\u{930}", "caching"].map(String::from);
+    assert!(words.iter().all(|w| w.chars().all(char::is_alphanumeric)));
+    let stems = query::stem_each(&conn, &words).unwrap();
+    assert_eq!(stems, [None, None, Some("cach".to_string())]);
+}
