@@ -1,5 +1,5 @@
 //! lore's reasoning trees at scale: a store filled with thoughts (one depth-50 path, the rest
-//! shallow branches), then timed thought writes in process and as whole `lore think add`
+//! shallow branches, loose objects packed as lore's writes pack them), then timed thought writes in process and as whole `lore think add`
 //! processes, ρ-ranked retrieval with and without query text, and replay of the depth-50 node.
 
 use std::time::{Duration, Instant};
@@ -146,9 +146,14 @@ pub fn measure(
 
 /// Writes `n` thoughts: the first 51 form one path (depth 0..=50), the rest hang off it in
 /// short branches, in sessions of 1,000 (branch parents kept within the current session).
-/// Returns the depth-50 thought's id.
+/// Loose objects are packed when git's `gc.auto` says so, checked at each session's end, as
+/// lore's write operations do after every write (the thoughts are written by the library here,
+/// which does not). Returns the depth-50 thought's id.
 fn fill(store: &Store, n: usize, rng: &mut Rng, progress: &dyn Progress) -> Result<Option<String>> {
     let ctx = WriteContext::default();
+    let packer = Lore::new(Store::discover(
+        store.workdir().unwrap_or(&store.common_dir()),
+    )?);
     let mut phase = Throttle::new(
         progress,
         "scale: writing thoughts",
@@ -185,6 +190,7 @@ fn fill(store: &Store, n: usize, rng: &mut Rng, progress: &dyn Progress) -> Resu
         } else if i % 1000 == 0 {
             roots.clear();
             roots.push(added.id);
+            packer.pack_if_due()?;
         } else if roots.len() < 64 {
             roots.push(added.id);
         }
