@@ -458,13 +458,17 @@ impl<'c> Writer<'c> {
                 let same = text_at(r, 1)? == m.summary
                     && text_at(r, 2)? == m.body
                     && text_at(r, 3)? == tags;
-                Ok((r.get::<_, i64>(0)?, same, r.get(4)?, r.get(5)?))
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    same,
+                    r.get::<_, String>(4)?,
+                    r.get::<_, String>(5)?,
+                ))
             })
             .optional()?;
         let Some((rowid, true, namespace, status)) = found else {
             return Ok(false);
         };
-        let (namespace, status): (String, String) = (namespace, status);
         self.update.execute(params![
             rowid,
             blob.to_string(),
