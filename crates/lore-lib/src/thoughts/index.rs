@@ -19,7 +19,7 @@ use super::{
 use crate::error::{Error, Result};
 use crate::store::Store;
 
-const SCHEMA_VERSION: i64 = 2;
+const SCHEMA_VERSION: i64 = 3;
 
 const SCHEMA: &str = "
 CREATE TABLE sessions(
@@ -43,10 +43,14 @@ CREATE TABLE thoughts(
   outcome TEXT,
   best INTEGER NOT NULL DEFAULT 0,
   children INTEGER NOT NULL DEFAULT 0,
-  text TEXT NOT NULL
+  text TEXT NOT NULL,
+  outcome_value REAL GENERATED ALWAYS AS (CASE WHEN best = 1 OR outcome = 'success' THEN 1.0
+    WHEN outcome = 'failed' THEN 0.0 ELSE 0.5 END) VIRTUAL
 );
 CREATE INDEX thoughts_session ON thoughts(session, number);
 CREATE INDEX thoughts_parent ON thoughts(parent);
+CREATE INDEX thoughts_score ON thoughts(outcome_value, score);
+CREATE INDEX thoughts_created ON thoughts(outcome_value, created);
 CREATE VIRTUAL TABLE thoughts_fts USING fts5(text, content='thoughts', content_rowid='rowid',
   tokenize='porter unicode61');
 ";
@@ -606,5 +610,15 @@ impl ThoughtIndex {
             })?
             .collect::<std::result::Result<_, _>>()?;
         Ok(rows)
+    }
+}
+
+#[cfg(test)]
+impl ThoughtIndex {
+    /// An empty index in memory, for tests that fill its tables directly.
+    pub(crate) fn empty_in_memory() -> Result<ThoughtIndex> {
+        Ok(ThoughtIndex {
+            conn: prepare_schema(Connection::open_in_memory()?)?,
+        })
     }
 }

@@ -174,6 +174,21 @@ impl ThoughtIndex {
                 q.candidates.max(limit)
             }
         };
+        if matches.is_empty() && q.pickaxe.is_none() && q.session.is_none() && monotone(&q.weights)
+        {
+            return self.top_by_bound(q, &rho, &filters, params, limit);
+        }
+        self.top_by_scan(&rho, &filters, params, limit)
+    }
+
+    /// The `limit` thoughts of highest ρ among those the filters admit, by ordering them all.
+    fn top_by_scan(
+        &self,
+        rho: &str,
+        filters: &[String],
+        mut params: Params,
+        limit: usize,
+    ) -> Result<Vec<ThoughtHit>> {
         let limit = params.bind(Value::Integer(limit as i64));
         let filters = if filters.is_empty() {
             String::new()
@@ -181,29 +196,197 @@ impl ThoughtIndex {
             format!("WHERE {}", filters.join(" AND "))
         };
         let sql = format!(
-            "SELECT t.id, t.session, t.parent, t.depth, t.text, t.score, t.outcome, t.best, \
-             t.created, {rho} AS rho FROM thoughts t {filters} \
+            "SELECT {HIT_COLUMNS}, {rho} AS rho FROM thoughts t {filters} \
              ORDER BY rho DESC, t.rowid DESC LIMIT {limit}"
         );
         let mut stmt = self.conn.prepare(&sql)?;
         let rows = stmt.query_map(rusqlite::params_from_iter(params.0.iter()), |r| {
-            let created: i64 = r.get(8)?;
-            Ok(ThoughtHit {
-                id: r.get(0)?,
-                session: r.get(1)?,
-                parent: r.get(2)?,
-                depth: r.get(3)?,
-                text: r.get(4)?,
-                score: r.get(5)?,
-                outcome: r.get(6)?,
-                best: r.get::<_, i64>(7)? == 1,
-                created: Timestamp::from_millisecond(created).unwrap_or(Timestamp::UNIX_EPOCH),
-                rho: r.get(9)?,
-                similarity: None,
-                near_duplicate: false,
-            })
+            hit_from_row(r).map(|(hit, _)| hit)
         })?;
         Ok(rows.collect::<std::result::Result<_, _>>()?)
+    }
+
+    /// The `limit` thoughts of highest ρ without reading every thought: a thresholded top-k
+    /// over sorted accesses. The thoughts fall into three classes by the value their outcome
+    /// gives ρ (1, ½, 0: [`OUTCOME_VALUES`]); each class is read by score and by creation
+    /// time, both indexed. ρ grows with score and creation time, so a thought of class `v` not
+    /// yet read from either of its lists has ρ at most `ws·(last score read) + wo·v +
+    /// wr·recency(last creation time read)`; a class is done once the `limit`-th best ρ read is
+    /// above its bound (or a list of it is read to its end). Batches double, so a selective
+    /// filter costs at most about two passes. The result is the same, order and ties included,
+    /// as ordering every thought by ρ (`ORDER BY rho DESC, rowid DESC`): ρ is computed by the
+    /// same SQL expression, and a tie with the bound reads on.
+    fn top_by_bound(
+        &self,
+        q: &ThoughtQuery,
+        rho: &str,
+        filters: &[String],
+        mut params: Params,
+        limit: usize,
+    ) -> Result<Vec<ThoughtHit>> {
+        let class = params.bind(Value::Real(0.0));
+        let after_key = params.bind(Value::Null);
+        let after_rowid = params.bind(Value::Integer(i64::MAX));
+        let batch = params.bind(Value::Integer(0));
+        let slots = [&class, &after_key, &after_rowid, &batch]
+            .map(|placeholder| placeholder[1..].parse::<usize>().unwrap_or(1) - 1);
+        let list = |key: &str| {
+            let mut conditions = filters.to_vec();
+            conditions.push(format!("t.outcome_value = {class}"));
+            conditions.push(format!("({key}, t.rowid) < ({after_key}, {after_rowid})"));
+            format!(
+                "SELECT {HIT_COLUMNS}, {rho} AS rho, t.rowid FROM thoughts t \
+                 WHERE {} ORDER BY {key} DESC, t.rowid DESC LIMIT {batch}",
+                conditions.join(" AND ")
+            )
+        };
+        let mut lists = [
+            self.conn.prepare(&list("t.score"))?,
+            self.conn.prepare(&list("t.created"))?,
+        ];
+        let w = q.weights;
+        let (now, half_life_ms) = recency_clock(q);
+        let mut top = TopK::new(limit);
+        for value in OUTCOME_VALUES {
+            // Where each list has read to: (key, row id), the key starting above every value.
+            let mut from = [
+                (Value::Real(f64::INFINITY), i64::MAX),
+                (Value::Integer(i64::MAX), i64::MAX),
+            ];
+            let mut size = (limit * BATCH_PER_HIT).max(FIRST_BATCH);
+            'class: loop {
+                for (list, (key, rowid)) in lists.iter_mut().zip(from.iter_mut()) {
+                    params.0[slots[0]] = Value::Real(value);
+                    params.0[slots[1]] = key.clone();
+                    params.0[slots[2]] = Value::Integer(*rowid);
+                    params.0[slots[3]] = Value::Integer(size as i64);
+                    let mut read = 0;
+                    let mut rows = list.query(rusqlite::params_from_iter(params.0.iter()))?;
+                    while let Some(r) = rows.next()? {
+                        let (hit, id) = hit_from_row(r)?;
+                        *key = r.get(key_column(key))?;
+                        *rowid = id;
+                        top.offer(hit, id);
+                        read += 1;
+                    }
+                    if read < size {
+                        break 'class;
+                    }
+                }
+                let score = real(&from[0].0);
+                let created = real(&from[1].0);
+                let recency = 1.0 / (1.0 + (now - created).max(0.0) / half_life_ms);
+                let bound = w.score * score + w.outcome * value + w.recency * recency;
+                if top.kth_above(bound + 1e-9 * (1.0 + bound.abs())) {
+                    break;
+                }
+                size = size.saturating_mul(2);
+            }
+        }
+        Ok(top.into_hits())
+    }
+}
+
+/// The value an outcome gives ρ: best or success 1, none ½, failed 0 (the generated column
+/// `outcome_value` of the thoughts index).
+const OUTCOME_VALUES: [f64; 3] = [1.0, 0.5, 0.0];
+
+/// The column of [`HIT_COLUMNS`] a sorted list's key is read from: score (a real) or
+/// creation time (an integer).
+fn key_column(key: &Value) -> usize {
+    match key {
+        Value::Real(_) => 5,
+        _ => 8,
+    }
+}
+
+/// A key read back as a number.
+fn real(key: &Value) -> f64 {
+    match key {
+        Value::Real(x) => *x,
+        Value::Integer(i) => *i as f64,
+        _ => 0.0,
+    }
+}
+
+/// The fewest rows [`ThoughtIndex::top_by_bound`] reads from each list at first (tests start
+/// small, so that their few hundred thoughts take many rounds).
+const FIRST_BATCH: usize = if cfg!(test) { 2 } else { 64 };
+/// Rows read from each list at first per hit asked for.
+const BATCH_PER_HIT: usize = if cfg!(test) { 1 } else { 4 };
+
+/// The columns of a hit, read by [`hit_from_row`] (ρ follows them, then the row id).
+const HIT_COLUMNS: &str =
+    "t.id, t.session, t.parent, t.depth, t.text, t.score, t.outcome, t.best, t.created";
+
+/// A hit from a row of [`HIT_COLUMNS`] and ρ, with its row id when the row has one more column.
+fn hit_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(ThoughtHit, i64)> {
+    let created: i64 = r.get(8)?;
+    let hit = ThoughtHit {
+        id: r.get(0)?,
+        session: r.get(1)?,
+        parent: r.get(2)?,
+        depth: r.get(3)?,
+        text: r.get(4)?,
+        score: r.get(5)?,
+        outcome: r.get(6)?,
+        best: r.get::<_, i64>(7)? == 1,
+        created: Timestamp::from_millisecond(created).unwrap_or(Timestamp::UNIX_EPOCH),
+        rho: r.get(9)?,
+        similarity: None,
+        near_duplicate: false,
+    };
+    let rowid = match r.as_ref().column_count() {
+        n if n > 10 => r.get(10)?,
+        _ => 0,
+    };
+    Ok((hit, rowid))
+}
+
+/// Whether ρ grows with score, outcome and creation time under these weights (finite and not
+/// negative), so that [`ThoughtIndex::top_by_bound`] may stop early.
+fn monotone(w: &RankWeights) -> bool {
+    [w.score, w.outcome, w.recency]
+        .iter()
+        .all(|x| x.is_finite() && *x >= 0.0)
+        && w.half_life_days.is_finite()
+}
+
+/// The best `k` hits offered, ordered by ρ then row id, both descending; each row counted once.
+struct TopK {
+    k: usize,
+    seen: std::collections::HashSet<i64>,
+    best: Vec<(ThoughtHit, i64)>,
+}
+
+impl TopK {
+    fn new(k: usize) -> TopK {
+        TopK {
+            k,
+            seen: Default::default(),
+            best: Vec::with_capacity(k + 1),
+        }
+    }
+
+    fn offer(&mut self, hit: ThoughtHit, rowid: i64) {
+        if !self.seen.insert(rowid) {
+            return;
+        }
+        let before = |(h, r): &(ThoughtHit, i64)| (h.rho, *r) > (hit.rho, rowid);
+        let at = self.best.partition_point(before);
+        if at < self.k {
+            self.best.insert(at, (hit, rowid));
+            self.best.truncate(self.k);
+        }
+    }
+
+    /// Whether `k` hits are held and the last of them has ρ above `bound`.
+    fn kth_above(&self, bound: f64) -> bool {
+        self.best.len() == self.k && self.best.last().is_some_and(|(h, _)| h.rho > bound)
+    }
+
+    fn into_hits(self) -> Vec<ThoughtHit> {
+        self.best.into_iter().map(|(h, _)| h).collect()
     }
 }
 
@@ -221,12 +404,10 @@ impl Params {
 /// ρ as SQL: the weighted score, outcome (best or success 1, failed 0, else ½) and recency
 /// (halving over the half-life) of a thought `t`.
 fn rho_sql(q: &ThoughtQuery, params: &mut Params) -> String {
-    let now = q.now.unwrap_or_else(Timestamp::now).as_millisecond() as f64;
     let w = q.weights;
-    let half_life_ms = (w.half_life_days.max(1e-6)) * 86_400_000.0;
+    let (now, half_life_ms) = recency_clock(q);
     format!(
-        "({ws} * t.score + {wo} * (CASE WHEN t.best = 1 OR t.outcome = 'success' THEN 1.0 \
-         WHEN t.outcome = 'failed' THEN 0.0 ELSE 0.5 END) + {wr} / (1.0 + max(0.0, {now} - \
+        "({ws} * t.score + {wo} * t.outcome_value + {wr} / (1.0 + max(0.0, {now} - \
          t.created) / {hl}))",
         ws = params.bind(Value::Real(w.score)),
         wo = params.bind(Value::Real(w.outcome)),
@@ -234,6 +415,12 @@ fn rho_sql(q: &ThoughtQuery, params: &mut Params) -> String {
         now = params.bind(Value::Real(now)),
         hl = params.bind(Value::Real(half_life_ms)),
     )
+}
+
+/// The time recency is measured from and its half-life, in milliseconds.
+fn recency_clock(q: &ThoughtQuery) -> (f64, f64) {
+    let now = q.now.unwrap_or_else(Timestamp::now).as_millisecond() as f64;
+    (now, q.weights.half_life_days.max(1e-6) * 86_400_000.0)
 }
 
 /// The query's filters as SQL conditions on a thought `t`: session, outcome, the frontier
@@ -360,3 +547,7 @@ fn cosine(a: &BTreeMap<String, f64>, b: &BTreeMap<String, f64>) -> f64 {
         (dot / d).clamp(0.0, 1.0)
     }
 }
+
+#[cfg(test)]
+#[path = "search_tests.rs"]
+mod tests;

@@ -36,6 +36,10 @@ pub struct SubstratesArgs {
     /// Seed of the workload.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
+    /// Keep the generated repositories in this directory (for inspection) instead of deleting
+    /// them.
+    #[arg(long, value_name = "DIR")]
+    pub keep: Option<std::path::PathBuf>,
 }
 
 /// Two worker processes and an orchestrator over a central bare repository: disjoint lessons
@@ -119,7 +123,7 @@ pub fn run(
         seed: args.seed,
         lore_binary,
         lore_args,
-        work_dir: tmp.path().join("work"),
+        work_dir: args.keep.clone().unwrap_or_else(|| tmp.path().join("work")),
     };
     std::fs::create_dir_all(&request.work_dir)
         .map_err(|e| internal(format!("creating a work dir: {e}")))?;
