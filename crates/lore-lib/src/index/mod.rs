@@ -11,13 +11,13 @@ mod catch_up;
 mod expand;
 pub mod mentions;
 mod open;
-mod postings;
+pub(crate) mod postings;
 mod postings_block;
-mod query;
+pub(crate) mod query;
 pub mod rank;
 #[cfg(test)]
 mod recall_tests;
-mod schema;
+pub(crate) mod schema;
 mod search;
 mod sketch;
 mod tallies;

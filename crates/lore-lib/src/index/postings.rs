@@ -1,5 +1,7 @@
 //! BM25 scored in Rust from the index's own postings: exact (the same scores as FTS5's `bm25()`
-//! with the same weights), without FTS5's per-row auxiliary call and document-size lookup.
+//! with the same weights), without FTS5's per-row auxiliary call and document-size lookup. The
+//! thoughts index keeps the same tables for its texts (each thought's text as the summary column,
+//! scored with [`weighted_scores`] and weights `(1, 0, 0)`).
 //!
 //! **Postings.** `postings(term, block, data)`: for each stemmed term and each block of 1,024
 //! row ids, the memories of the block holding the term, each as its row id's offset in the
@@ -33,6 +35,22 @@ use super::postings_block::{
 };
 use super::query::BM25_WEIGHTS;
 use crate::error::Result;
+
+/// The postings' tables (the totals are kept in the index's `meta`).
+pub const TABLES: &str = "
+CREATE TABLE postings (
+    term  TEXT NOT NULL,
+    block INTEGER NOT NULL,
+    data  BLOB NOT NULL,
+    PRIMARY KEY (term, block)
+) WITHOUT ROWID;
+CREATE TABLE postings_tail (
+    term  TEXT NOT NULL,
+    rowid INTEGER NOT NULL,
+    data  BLOB NOT NULL,
+    PRIMARY KEY (term, rowid)
+) WITHOUT ROWID;
+";
 
 /// Memories tokenized per pass over the temporary table.
 const BATCH: usize = 4_096;
@@ -547,6 +565,19 @@ pub fn scores(
     conn: &Connection,
     stems: &[String],
     docs: i64,
+    each: impl FnMut(i64, f64),
+) -> Result<bool> {
+    weighted_scores(conn, stems, docs, BM25_WEIGHTS, each)
+}
+
+/// [`scores`] with the columns (summary, body, tags) weighted by `weights`: the thoughts
+/// index keeps a thought's text as the summary, weighted 1, as its one-column FTS5 table's
+/// `bm25()` weighs it.
+pub fn weighted_scores(
+    conn: &Connection,
+    stems: &[String],
+    docs: i64,
+    weights: (f64, f64, f64),
     mut each: impl FnMut(i64, f64),
 ) -> Result<bool> {
     let Some((n, tokens)) = covering_totals(conn, docs)? else {
@@ -554,7 +585,7 @@ pub fn scores(
     };
     let rows = n as f64;
     let avgdl = tokens as f64 / rows;
-    let (ws, wb, wt) = BM25_WEIGHTS;
+    let (ws, wb, wt) = weights;
     let mut read = conn.prepare_cached(READ_TERM)?;
     let phrases = (stems.iter())
         .map(|stem| PhrasePostings::read(&mut read, stem))

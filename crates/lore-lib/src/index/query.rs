@@ -343,7 +343,7 @@ const STEMS_KEPT: usize = 1_024;
 
 /// Each query word as the index's tokenizer stems it, via an FTS5 table of the connection's own
 /// (`None` when a word does not come out as exactly one term); remembered for the process.
-fn stems(conn: &Connection, words: &[String]) -> Result<Option<Vec<String>>> {
+pub(crate) fn stems(conn: &Connection, words: &[String]) -> Result<Option<Vec<String>>> {
     let text = words.join(" ");
     if let Some(found) = STEMS
         .lock()

@@ -12,8 +12,11 @@ use std::time::Duration;
 /// version 8 or 9, which is brought to this one in place ([`migrate`]).
 pub const SCHEMA_VERSION: i64 = 10;
 
+/// The table of named values (the tip, counts, the postings' totals); the thoughts index keeps
+/// one too, for its postings.
+pub const META: &str = "CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);";
+
 const CREATE: &str = r#"
-CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE memories (
     rowid     INTEGER PRIMARY KEY,
     path      TEXT NOT NULL UNIQUE,
@@ -78,18 +81,6 @@ CREATE TABLE mentions (
     PRIMARY KEY (path, memory)
 ) WITHOUT ROWID;
 CREATE INDEX mentions_memory ON mentions (memory);
-CREATE TABLE postings (
-    term  TEXT NOT NULL,
-    block INTEGER NOT NULL,
-    data  BLOB NOT NULL,
-    PRIMARY KEY (term, block)
-) WITHOUT ROWID;
-CREATE TABLE postings_tail (
-    term  TEXT NOT NULL,
-    rowid INTEGER NOT NULL,
-    data  BLOB NOT NULL,
-    PRIMARY KEY (term, rowid)
-) WITHOUT ROWID;
 "#;
 
 /// What [`prepare`] found in the database.
@@ -210,7 +201,9 @@ pub(super) fn text_at<'r>(row: &'r rusqlite::Row<'_>, i: usize) -> rusqlite::Res
 
 /// Creates this version's tables in an empty database and stamps the version.
 pub fn create(conn: &Connection) -> rusqlite::Result<()> {
+    conn.execute_batch(META)?;
     conn.execute_batch(CREATE)?;
+    conn.execute_batch(super::postings::TABLES)?;
     conn.pragma_update(None, "user_version", SCHEMA_VERSION)
 }
 

@@ -3,7 +3,9 @@
 //! It records the tips it was built from per session and catches up when they move: the ledger
 //! commits new since the recorded tip (both sides of a ledger merge; a ledger that no longer
 //! contains it is read whole again), changed versions and notes by a tree diff, outcome refs by
-//! comparing their list. Delete the file at will: it is rebuilt.
+//! comparing their list. The texts' BM25 postings are kept beside FTS5 by the memory index's
+//! postings code ([`crate::index::postings`], a thought's text as its one weighted column), so a
+//! free-text search scores every match in one pass. Delete the file at will: it is rebuilt.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -17,9 +19,10 @@ use super::{
     read, scores, short,
 };
 use crate::error::{Error, Result};
+use crate::index::postings::PendingPostings;
 use crate::store::Store;
 
-const SCHEMA_VERSION: i64 = 3;
+const SCHEMA_VERSION: i64 = 4;
 
 const SCHEMA: &str = "
 CREATE TABLE sessions(
@@ -52,7 +55,7 @@ CREATE INDEX thoughts_parent ON thoughts(parent);
 CREATE INDEX thoughts_score ON thoughts(outcome_value, score);
 CREATE INDEX thoughts_created ON thoughts(outcome_value, created);
 CREATE VIRTUAL TABLE thoughts_fts USING fts5(text, content='thoughts', content_rowid='rowid',
-  tokenize='porter unicode61');
+  tokenize='porter unicode61 remove_diacritics 2');
 ";
 
 /// The thoughts index.
@@ -183,10 +186,19 @@ fn prepare_schema(mut conn: Connection) -> Result<Connection> {
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let version: i64 = tx.pragma_query_value(None, "user_version", |r| r.get(0))?;
         if version != SCHEMA_VERSION {
-            for table in ["thoughts_fts", "thoughts", "sessions"] {
+            for table in [
+                "thoughts_fts",
+                "thoughts",
+                "sessions",
+                "meta",
+                "postings",
+                "postings_tail",
+            ] {
                 tx.execute_batch(&format!("DROP TABLE IF EXISTS {table};"))?;
             }
             tx.execute_batch(SCHEMA)?;
+            tx.execute_batch(crate::index::schema::META)?;
+            tx.execute_batch(crate::index::postings::TABLES)?;
             tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
         }
         tx.commit()?;
@@ -281,9 +293,10 @@ fn catch_up(conn: &mut Connection, store: &Store) -> Result<()> {
     }
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let recorded = read_recorded(&tx)?;
+    let mut postings = PendingPostings::default();
     for session in recorded.keys() {
         if !tips.ledgers.contains_key(session) {
-            delete_session(&tx, session)?;
+            delete_session(&tx, session, &mut postings)?;
             tx.execute("DELETE FROM sessions WHERE session = ?1", [session])?;
         }
     }
@@ -294,7 +307,7 @@ fn catch_up(conn: &mut Connection, store: &Store) -> Result<()> {
         let mut outcomes_changed = rec.is_none_or(|r| r.outcomes != tips.digest(session));
         if rec.is_none_or(|r| r.ledger != tip.to_string()) {
             let known = rec.and_then(|r| Oid::from_str(&r.ledger).ok());
-            let rebuilt = apply_ledger(&tx, store, session, *tip, known)?;
+            let rebuilt = apply_ledger(&tx, store, (session, *tip), known, &mut postings)?;
             if rebuilt {
                 notes_from = None;
                 scores_from = None;
@@ -330,6 +343,7 @@ fn catch_up(conn: &mut Connection, store: &Store) -> Result<()> {
             ],
         )?;
     }
+    postings.apply(&tx)?;
     tx.commit()?;
     Ok(())
 }
@@ -351,7 +365,12 @@ fn read_recorded(conn: &Connection) -> Result<BTreeMap<String, Recorded>> {
     Ok(rows.collect::<std::result::Result<_, _>>()?)
 }
 
-fn delete_session(conn: &Connection, session: &str) -> Result<()> {
+fn delete_session(conn: &Connection, session: &str, postings: &mut PendingPostings) -> Result<()> {
+    let mut stmt = conn.prepare_cached("SELECT rowid, text FROM thoughts WHERE session = ?1")?;
+    let mut rows = stmt.query([session])?;
+    while let Some(r) = rows.next()? {
+        postings.remove(r.get(0)?, r.get(1)?, String::new(), String::new());
+    }
     conn.execute(
         "INSERT INTO thoughts_fts(thoughts_fts, rowid, text)
          SELECT 'delete', rowid, text FROM thoughts WHERE session = ?1",
@@ -396,14 +415,14 @@ fn ledger_records(store: &Store, tip: Oid, known: Option<Oid>) -> Result<(Vec<Oi
 fn apply_ledger(
     conn: &Connection,
     store: &Store,
-    session: &str,
-    tip: Oid,
+    (session, tip): (&str, Oid),
     known: Option<Oid>,
+    postings: &mut PendingPostings,
 ) -> Result<bool> {
     let (ids, rebuilt) = ledger_records(store, tip, known)?;
     let finished = store.snapshot(Some(tip))?.blob_id(DONE_FILE)?.is_some();
     if rebuilt {
-        delete_session(conn, session)?;
+        delete_session(conn, session, postings)?;
     }
     let mut records = Vec::new();
     for id in ids {
@@ -430,7 +449,9 @@ fn apply_ledger(
             s.text,
         ])?;
         if added == 1 {
-            fts.execute(params![conn.last_insert_rowid(), s.text])?;
+            let rowid = conn.last_insert_rowid();
+            fts.execute(params![rowid, s.text])?;
+            postings.add(rowid, &s.text, "", "");
             parents.extend(parent);
         }
     }

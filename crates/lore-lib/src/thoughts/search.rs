@@ -127,25 +127,48 @@ pub struct ThoughtHit {
     pub near_duplicate: bool,
 }
 
-/// The words of a text for full-text queries, quoted.
-fn fts_terms(text: &str) -> Vec<String> {
-    let mut terms: Vec<String> = text
+/// The words of a text, lower-cased, sorted and each once.
+fn words(text: &str) -> Vec<String> {
+    let mut words: Vec<String> = text
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
-        .map(|w| format!("\"{}\"", w.to_lowercase()))
+        .map(str::to_lowercase)
         .collect();
-    terms.sort();
-    terms.dedup();
-    terms
+    words.sort();
+    words.dedup();
+    words
+}
+
+/// The words of a text for full-text queries, quoted.
+fn fts_terms(text: &str) -> Vec<String> {
+    words(text).iter().map(|w| format!("\"{w}\"")).collect()
 }
 
 impl ThoughtIndex {
     /// Runs a query: filters in SQL, candidates by BM25 when there is text, ordered by ρ.
     /// Similarity is left for [`with_similarity`].
     pub fn search(&self, q: &ThoughtQuery) -> Result<Vec<ThoughtHit>> {
+        self.search_with(q, true)
+    }
+
+    /// [`search`](Self::search), with free text's BM25 candidates from the index's postings
+    /// when `postings` (and they can answer), else from FTS5's `bm25()` over every match.
+    fn search_with(&self, q: &ThoughtQuery, postings: bool) -> Result<Vec<ThoughtHit>> {
         let mut params = Params::default();
         let rho = rho_sql(q, &mut params);
         let mut filters = filter_sql(q, &mut params);
+        let limit = q.limit.max(1);
+        let words = q.text.as_deref().map(words).unwrap_or_default();
+        let keywords = q.grep.as_deref().is_some_and(|g| !fts_terms(g).is_empty());
+        if postings && !words.is_empty() && !keywords {
+            let candidates = q.candidates.max(limit);
+            if let Some(rows) = self.bm25_candidates(&words, candidates)? {
+                let rows = params.bind(Value::Text(format!("{rows:?}")));
+                filters.push(format!("t.rowid IN (SELECT value FROM json_each({rows}))"));
+                // Free text returns every candidate: [`rank_in_band`] keeps the relevant ones.
+                return self.top_by_scan(&rho, &filters, params, candidates);
+            }
+        }
         let query_terms = q.text.as_deref().map(fts_terms).unwrap_or_default();
         let grep_terms = q.grep.as_deref().map(fts_terms).unwrap_or_default();
         let mut matches: Vec<String> = Vec::new();
@@ -153,7 +176,6 @@ impl ThoughtIndex {
             matches.push(format!("({})", query_terms.join(" OR ")));
         }
         matches.extend(grep_terms);
-        let limit = q.limit.max(1);
         let limit = if matches.is_empty() {
             limit
         } else {
@@ -179,6 +201,40 @@ impl ThoughtIndex {
             return self.top_by_bound(q, &rho, &filters, params, limit);
         }
         self.top_by_scan(&rho, &filters, params, limit)
+    }
+
+    /// The row ids of the `n` thoughts of highest BM25 for `words` (each a query phrase, as
+    /// FTS5's `bm25()` scores the text, ties to the newer row), from the index's postings; `None`
+    /// when a word does not stem to one term or no thought is indexed (FTS5 answers then).
+    /// Reading the postings is one pass over the words' entries, where FTS5 looks up each
+    /// matching thought's length.
+    fn bm25_candidates(&self, words: &[String], n: usize) -> Result<Option<Vec<i64>>> {
+        let Some(stems) = crate::index::query::stems(&self.conn, words)? else {
+            return Ok(None);
+        };
+        // The postings are written in the transaction that writes the thoughts, so they hold
+        // every thought: their own count is the count they must cover.
+        let docs = crate::index::schema::read_meta(&self.conn, "postings_docs")?
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        let mut scored: Vec<(f64, i64)> = Vec::new();
+        let weights = (1.0, 0.0, 0.0);
+        let covered = crate::index::postings::weighted_scores(
+            &self.conn,
+            &stems,
+            docs,
+            weights,
+            |rowid, score| scored.push((score, rowid)),
+        )?;
+        if !covered {
+            return Ok(None);
+        }
+        let order = |a: &(f64, i64), b: &(f64, i64)| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1));
+        if scored.len() > n {
+            scored.select_nth_unstable_by(n, order);
+            scored.truncate(n);
+        }
+        Ok(Some(scored.into_iter().map(|(_, rowid)| rowid).collect()))
     }
 
     /// The `limit` thoughts of highest ρ among those the filters admit, by ordering them all.
@@ -247,7 +303,7 @@ impl ThoughtIndex {
         let w = q.weights;
         let (now, half_life_ms) = recency_clock(q);
         let mut top = TopK::new(limit);
-        for value in OUTCOME_VALUES {
+        for value in outcome_values(q) {
             // Where each list has read to: (key, row id), the key starting above every value.
             let mut from = [
                 (Value::Real(f64::INFINITY), i64::MAX),
@@ -290,6 +346,19 @@ impl ThoughtIndex {
 /// The value an outcome gives ρ: best or success 1, none ½, failed 0 (the generated column
 /// `outcome_value` of the thoughts index).
 const OUTCOME_VALUES: [f64; 3] = [1.0, 0.5, 0.0];
+
+/// The classes of [`OUTCOME_VALUES`] a query's filters can admit: an outcome filter admits
+/// one (failed two: a failed thought chosen best counts as best), the frontier (never best,
+/// never failed) two; reading the others would scan them whole to find nothing.
+fn outcome_values(q: &ThoughtQuery) -> Vec<f64> {
+    let admits = |value: f64| match q.outcome {
+        Some(OutcomeFilter::Success | OutcomeFilter::Best) => value == 1.0,
+        Some(OutcomeFilter::Failed) => value != 0.5,
+        Some(OutcomeFilter::Unmarked) => value == 0.5,
+        None => !(q.frontier && value == 0.0),
+    };
+    OUTCOME_VALUES.into_iter().filter(|v| admits(*v)).collect()
+}
 
 /// The column of [`HIT_COLUMNS`] a sorted list's key is read from: score (a real) or
 /// creation time (an integer).

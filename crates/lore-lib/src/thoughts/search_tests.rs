@@ -124,3 +124,212 @@ fn negative_weights_order_every_thought() {
     assert_eq!(hits, by_scan(&index, &q));
     assert!(hits.iter().all(|h| h.score == 0.0), "{hits:?}");
 }
+
+/// Words thoughts are made of: stems shared by several forms, a diacritic, a digit.
+const VOCAB: [&str; 12] = [
+    "cache", "caching", "cached", "parser", "parsers", "café", "cafe", "retry", "x2", "queue",
+    "budget", "the",
+];
+
+/// An index of `texts` written as a catch-up writes thoughts: rows, full text and postings;
+/// then the first `removed` rows taken out again as a deleted session's are.
+fn index_of_texts(texts: &[Vec<u8>], removed: usize) -> ThoughtIndex {
+    let index = ThoughtIndex::empty_in_memory().unwrap();
+    let mut postings = crate::index::postings::PendingPostings::default();
+    for (i, words) in texts.iter().enumerate() {
+        let text = words
+            .iter()
+            .map(|w| VOCAB[usize::from(*w) % VOCAB.len()])
+            .collect::<Vec<_>>()
+            .join(" ");
+        index
+            .conn
+            .execute(
+                "INSERT INTO thoughts(id, session, depth, created, score, text) \
+                 VALUES (?1, ?2, 0, ?3, 0.5, ?4)",
+                rusqlite::params![format!("{i:040x}"), format!("s{}", i % 2), NOW_MS, text],
+            )
+            .unwrap();
+        let rowid = index.conn.last_insert_rowid();
+        index
+            .conn
+            .execute(
+                "INSERT INTO thoughts_fts(rowid, text) VALUES (?1, ?2)",
+                rusqlite::params![rowid, text],
+            )
+            .unwrap();
+        postings.add(rowid, &text, "", "");
+    }
+    postings.apply(&index.conn).unwrap();
+    let mut postings = crate::index::postings::PendingPostings::default();
+    for rowid in 1..=removed as i64 {
+        let text: String = index
+            .conn
+            .query_row("SELECT text FROM thoughts WHERE rowid = ?1", [rowid], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        index
+            .conn
+            .execute(
+                "INSERT INTO thoughts_fts(thoughts_fts, rowid, text) VALUES ('delete', ?1, ?2)",
+                rusqlite::params![rowid, text],
+            )
+            .unwrap();
+        index
+            .conn
+            .execute("DELETE FROM thoughts WHERE rowid = ?1", [rowid])
+            .unwrap();
+        postings.remove(rowid, text, String::new(), String::new());
+    }
+    postings.apply(&index.conn).unwrap();
+    index
+}
+
+/// Each matching row's BM25 as FTS5's `bm25()` gives it (negated, so higher is better).
+fn fts_scores(index: &ThoughtIndex, query: &str) -> BTreeMap<i64, f64> {
+    let terms = fts_terms(query).join(" OR ");
+    let mut stmt = index
+        .conn
+        .prepare("SELECT rowid, -bm25(thoughts_fts) FROM thoughts_fts WHERE thoughts_fts MATCH ?1")
+        .unwrap();
+    stmt.query_map([terms], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap()
+}
+
+/// Each matching row's BM25 from the postings.
+fn postings_scores(index: &ThoughtIndex, query: &str) -> BTreeMap<i64, f64> {
+    let stems = crate::index::query::stems(&index.conn, &words(query))
+        .unwrap()
+        .unwrap();
+    let docs = crate::index::schema::read_meta(&index.conn, "postings_docs")
+        .unwrap()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    let mut out = BTreeMap::new();
+    crate::index::postings::weighted_scores(&index.conn, &stems, docs, (1.0, 0.0, 0.0), |r, s| {
+        out.insert(r, s);
+    })
+    .unwrap();
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+    #[test]
+    fn postings_score_free_text_as_fts5_does(
+        texts in proptest::collection::vec(proptest::collection::vec(0u8..12, 1..9), 1..120),
+        removed in 0usize..20,
+        query in proptest::collection::vec(0u8..12, 1..4),
+        candidates in 1usize..8,
+    ) {
+        let removed = removed.min(texts.len() - 1);
+        let index = index_of_texts(&texts, removed);
+        let query = query
+            .iter()
+            .map(|w| VOCAB[usize::from(*w)])
+            .collect::<Vec<_>>()
+            .join(" ");
+        let fts = fts_scores(&index, &query);
+        let ours = postings_scores(&index, &query);
+        prop_assert_eq!(fts.keys().collect::<Vec<_>>(), ours.keys().collect::<Vec<_>>());
+        for (rowid, score) in &fts {
+            prop_assert!((score - ours[rowid]).abs() <= 1e-9 * score.abs().max(1.0),
+                "row {}: FTS5 {} postings {}", rowid, score, ours[rowid]);
+        }
+        // Every match a candidate: both ways return the same hits in the same order.
+        let q = ThoughtQuery {
+            text: Some(query.clone()),
+            limit: 200,
+            candidates: 200,
+            now: Timestamp::from_millisecond(NOW_MS).ok(),
+            ..ThoughtQuery::default()
+        };
+        let ids = |hits: Vec<ThoughtHit>| hits.into_iter().map(|h| h.id).collect::<Vec<_>>();
+        prop_assert_eq!(
+            ids(index.search_with(&q, true).unwrap()),
+            ids(index.search_with(&q, false).unwrap())
+        );
+        // A few candidates: the best by BM25, ties to the newer row.
+        let mut best: Vec<(f64, i64)> = ours.iter().map(|(r, s)| (*s, *r)).collect();
+        best.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)));
+        let mut expected: Vec<i64> = best.iter().take(candidates).map(|(_, r)| *r).collect();
+        let mut got = index.bm25_candidates(&words(&query), candidates).unwrap().unwrap();
+        expected.sort_unstable();
+        got.sort_unstable();
+        prop_assert_eq!(got, expected);
+    }
+}
+
+/// Postings follow the index through real writes, a session dropped and a ledger rewritten:
+/// they count every thought indexed, score as FTS5 does, and select the same hits.
+#[test]
+fn postings_follow_sessions_written_dropped_and_rewritten() {
+    use crate::memory::WriteContext;
+    use crate::store::Store;
+    use crate::thoughts::write::{NewThought, add_thought};
+
+    let repo = lore_testutils::TestRepo::new();
+    let store = Store::discover(&repo.path()).unwrap();
+    let write = |session: &str, text: &str| {
+        add_thought(
+            &store,
+            &NewThought {
+                session: session.into(),
+                text: text.into(),
+                ..NewThought::default()
+            },
+            &WriteContext::default(),
+        )
+        .unwrap()
+    };
+    let agree = |index: &ThoughtIndex, query: &str| {
+        let counted: i64 = index
+            .conn
+            .query_row("SELECT count(*) FROM thoughts", [], |r| r.get(0))
+            .unwrap();
+        let docs = crate::index::schema::read_meta(&index.conn, "postings_docs").unwrap();
+        assert_eq!(docs, Some(counted.to_string()));
+        assert_eq!(
+            fts_scores(index, query).len(),
+            postings_scores(index, query).len()
+        );
+        for (rowid, score) in fts_scores(index, query) {
+            let ours = postings_scores(index, query)[&rowid];
+            assert!(
+                (score - ours).abs() <= 1e-9,
+                "row {rowid}: {score} vs {ours}"
+            );
+        }
+        let q = ThoughtQuery {
+            text: Some(query.into()),
+            limit: 50,
+            candidates: 50,
+            ..ThoughtQuery::default()
+        };
+        let ids = |hits: Vec<ThoughtHit>| hits.into_iter().map(|h| h.id).collect::<Vec<_>>();
+        let found = ids(index.search_with(&q, true).unwrap());
+        assert_eq!(found, ids(index.search_with(&q, false).unwrap()));
+        found
+    };
+    for i in 0..6 {
+        write("kept", &format!("cache the parser output, try {i}"));
+        write("dropped", &format!("the parser caching fails on input {i}"));
+    }
+    let index = ThoughtIndex::open(&store).unwrap();
+    assert_eq!(agree(&index, "parser caching").len(), 12);
+    drop(index);
+    // A session whose ledger ref is gone leaves the index, postings and all.
+    repo.git(&["update-ref", "-d", "refs/lore/thoughts/dropped"]);
+    write("kept", "one more parser");
+    let index = ThoughtIndex::open(&store).unwrap();
+    assert_eq!(agree(&index, "parser caching").len(), 7);
+    drop(index);
+    // A ledger rewritten so that the recorded tip is no longer on it is read whole again.
+    let earlier = repo.git(&["rev-parse", "refs/lore/thoughts/kept~3"]);
+    repo.git(&["update-ref", "refs/lore/thoughts/kept", earlier.trim()]);
+    let index = ThoughtIndex::open(&store).unwrap();
+    assert_eq!(agree(&index, "parser caching").len(), 4);
+}
