@@ -309,13 +309,13 @@ impl ThoughtIndex {
                 (Value::Real(f64::INFINITY), i64::MAX),
                 (Value::Integer(i64::MAX), i64::MAX),
             ];
-            let mut size = (limit * BATCH_PER_HIT).max(FIRST_BATCH);
+            let mut size = limit.saturating_mul(BATCH_PER_HIT).max(FIRST_BATCH);
             'class: loop {
                 for (list, (key, rowid)) in lists.iter_mut().zip(from.iter_mut()) {
                     params.0[slots[0]] = Value::Real(value);
                     params.0[slots[1]] = key.clone();
                     params.0[slots[2]] = Value::Integer(*rowid);
-                    params.0[slots[3]] = Value::Integer(size as i64);
+                    params.0[slots[3]] = Value::Integer(i64::try_from(size).unwrap_or(i64::MAX));
                     let mut read = 0;
                     let mut rows = list.query(rusqlite::params_from_iter(params.0.iter()))?;
                     while let Some(r) = rows.next()? {
@@ -433,7 +433,8 @@ impl TopK {
         TopK {
             k,
             seen: Default::default(),
-            best: Vec::with_capacity(k + 1),
+            // A limit asked for is not memory to reserve: hits are fewer than thoughts.
+            best: Vec::with_capacity(k.min(1024) + 1),
         }
     }
 

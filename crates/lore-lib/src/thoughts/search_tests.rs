@@ -333,3 +333,20 @@ fn postings_follow_sessions_written_dropped_and_rewritten() {
     let index = ThoughtIndex::open(&store).unwrap();
     assert_eq!(agree(&index, "parser caching").len(), 4);
 }
+
+/// A limit beyond any count (hostile input) reserves nothing and returns every thought.
+#[test]
+fn the_largest_limit_returns_every_thought() {
+    let rows: Vec<Row> = (0..40u8)
+        .map(|i| (i % 11, i % 24, i % 3, false, 0, 1))
+        .collect();
+    let index = index_of(&rows);
+    let q = ThoughtQuery {
+        limit: usize::MAX,
+        now: Timestamp::from_millisecond(NOW_MS).ok(),
+        ..ThoughtQuery::default()
+    };
+    let hits = index.search(&q).unwrap();
+    assert_eq!(hits.len(), 40);
+    assert_eq!(hits, by_scan(&index, &q));
+}
