@@ -154,6 +154,12 @@ impl ThoughtIndex {
     /// [`search`](Self::search), with free text's BM25 candidates from the index's postings
     /// when `postings` (and they can answer), else from FTS5's `bm25()` over every match.
     fn search_with(&self, q: &ThoughtQuery, postings: bool) -> Result<Vec<ThoughtHit>> {
+        // One clock for ρ and for the bound on what is unread (read twice, a later bound
+        // could fall below ρ).
+        let q = &ThoughtQuery {
+            now: Some(q.now.unwrap_or_else(Timestamp::now)),
+            ..q.clone()
+        };
         let mut params = Params::default();
         let rho = rho_sql(q, &mut params);
         let mut filters = filter_sql(q, &mut params);
@@ -196,7 +202,11 @@ impl ThoughtIndex {
                 q.candidates.max(limit)
             }
         };
-        if matches.is_empty() && q.pickaxe.is_none() && q.session.is_none() && monotone(&q.weights)
+        if matches.is_empty()
+            && q.pickaxe.is_none()
+            && q.session.is_none()
+            && limit <= BOUNDED_LIMIT
+            && monotone(&q.weights)
         {
             return self.top_by_bound(q, &rho, &filters, params, limit);
         }
@@ -377,6 +387,10 @@ fn real(key: &Value) -> f64 {
         _ => 0.0,
     }
 }
+
+/// The most hits [`ThoughtIndex::top_by_bound`] is asked for: it keeps them sorted as it reads,
+/// and a sort of every thought is cheaper for more.
+const BOUNDED_LIMIT: usize = 1_000;
 
 /// The fewest rows [`ThoughtIndex::top_by_bound`] reads from each list at first (tests start
 /// small, so that their few hundred thoughts take many rounds).
