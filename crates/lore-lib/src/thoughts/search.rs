@@ -148,7 +148,12 @@ impl ThoughtIndex {
     /// Runs a query: filters in SQL, candidates by BM25 when there is text, ordered by ρ.
     /// Similarity is left for [`with_similarity`].
     pub fn search(&self, q: &ThoughtQuery) -> Result<Vec<ThoughtHit>> {
-        self.search_with(q, true)
+        // One read transaction: the candidates, the sorted lists and the hits read from one
+        // snapshot, though another process's catch-up commits between the statements.
+        let snapshot = self.conn.unchecked_transaction()?;
+        let hits = self.search_with(q, true)?;
+        snapshot.commit()?;
+        Ok(hits)
     }
 
     /// [`search`](Self::search), with free text's BM25 candidates from the index's postings
@@ -267,7 +272,7 @@ impl ThoughtIndex {
         );
         let mut stmt = self.conn.prepare(&sql)?;
         let rows = stmt.query_map(rusqlite::params_from_iter(params.0.iter()), |r| {
-            hit_from_row(r).map(|(hit, _)| hit)
+            hit_from_row(r)
         })?;
         Ok(rows.collect::<std::result::Result<_, _>>()?)
     }
@@ -290,18 +295,39 @@ impl ThoughtIndex {
         mut params: Params,
         limit: usize,
     ) -> Result<Vec<ThoughtHit>> {
+        let top = self.bounded_top(q, rho, filters, &mut params, limit)?;
+        // The lists read ρ and keys only; the hits are read whole once, ρ by the same
+        // expression and clock.
+        let mut params = Params::default();
+        let rho = rho_sql(q, &mut params);
+        let rows = params.bind(Value::Text(format!("{:?}", top.rowids())));
+        let filter = format!("t.rowid IN (SELECT value FROM json_each({rows}))");
+        self.top_by_scan(&rho, &[filter], params, limit)
+    }
+
+    /// The row ids [`top_by_bound`](Self::top_by_bound) returns, with how many rows it read.
+    fn bounded_top(
+        &self,
+        q: &ThoughtQuery,
+        rho: &str,
+        filters: &[String],
+        params: &mut Params,
+        limit: usize,
+    ) -> Result<TopK> {
         let class = params.bind(Value::Real(0.0));
         let after_key = params.bind(Value::Null);
         let after_rowid = params.bind(Value::Integer(i64::MAX));
         let batch = params.bind(Value::Integer(0));
         let slots = [&class, &after_key, &after_rowid, &batch]
             .map(|placeholder| placeholder[1..].parse::<usize>().unwrap_or(1) - 1);
+        // Each list's rows: ρ, the row id, the list's key (score or creation time, both read
+        // as reals: SQLite compares them with the integer column by value).
         let list = |key: &str| {
             let mut conditions = filters.to_vec();
             conditions.push(format!("t.outcome_value = {class}"));
             conditions.push(format!("({key}, t.rowid) < ({after_key}, {after_rowid})"));
             format!(
-                "SELECT {HIT_COLUMNS}, {rho} AS rho, t.rowid FROM thoughts t \
+                "SELECT {rho}, t.rowid, {key} FROM thoughts t \
                  WHERE {} ORDER BY {key} DESC, t.rowid DESC LIMIT {batch}",
                 conditions.join(" AND ")
             )
@@ -314,33 +340,28 @@ impl ThoughtIndex {
         let (now, half_life_ms) = recency_clock(q);
         let mut top = TopK::new(limit);
         for value in outcome_values(q) {
-            // Where each list has read to: (key, row id), the key starting above every value.
-            let mut from = [
-                (Value::Real(f64::INFINITY), i64::MAX),
-                (Value::Integer(i64::MAX), i64::MAX),
-            ];
+            // Where each list has read to: (key, row id), the key above every value.
+            let mut from = [(f64::INFINITY, i64::MAX); 2];
             let mut size = limit.saturating_mul(BATCH_PER_HIT).max(FIRST_BATCH);
             'class: loop {
                 for (list, (key, rowid)) in lists.iter_mut().zip(from.iter_mut()) {
                     params.0[slots[0]] = Value::Real(value);
-                    params.0[slots[1]] = key.clone();
+                    params.0[slots[1]] = Value::Real(*key);
                     params.0[slots[2]] = Value::Integer(*rowid);
                     params.0[slots[3]] = Value::Integer(i64::try_from(size).unwrap_or(i64::MAX));
                     let mut read = 0;
                     let mut rows = list.query(rusqlite::params_from_iter(params.0.iter()))?;
                     while let Some(r) = rows.next()? {
-                        let (hit, id) = hit_from_row(r)?;
-                        *key = r.get(key_column(key))?;
-                        *rowid = id;
-                        top.offer(hit, id);
+                        let rho: f64 = r.get(0)?;
+                        (*rowid, *key) = (r.get(1)?, r.get(2)?);
+                        top.offer(rho, *rowid);
                         read += 1;
                     }
                     if read < size {
                         break 'class;
                     }
                 }
-                let score = real(&from[0].0);
-                let created = real(&from[1].0);
+                let [(score, _), (created, _)] = from;
                 let recency = 1.0 / (1.0 + (now - created).max(0.0) / half_life_ms);
                 let bound = w.score * score + w.outcome * value + w.recency * recency;
                 if top.kth_above(bound + 1e-9 * (1.0 + bound.abs())) {
@@ -349,7 +370,7 @@ impl ThoughtIndex {
                 size = size.saturating_mul(2);
             }
         }
-        Ok(top.into_hits())
+        Ok(top)
     }
 }
 
@@ -370,24 +391,6 @@ fn outcome_values(q: &ThoughtQuery) -> Vec<f64> {
     OUTCOME_VALUES.into_iter().filter(|v| admits(*v)).collect()
 }
 
-/// The column of [`HIT_COLUMNS`] a sorted list's key is read from: score (a real) or
-/// creation time (an integer).
-fn key_column(key: &Value) -> usize {
-    match key {
-        Value::Real(_) => 5,
-        _ => 8,
-    }
-}
-
-/// A key read back as a number.
-fn real(key: &Value) -> f64 {
-    match key {
-        Value::Real(x) => *x,
-        Value::Integer(i) => *i as f64,
-        _ => 0.0,
-    }
-}
-
 /// The most hits [`ThoughtIndex::top_by_bound`] is asked for: it keeps them sorted as it reads,
 /// and a sort of every thought is cheaper for more.
 const BOUNDED_LIMIT: usize = 1_000;
@@ -398,14 +401,14 @@ const FIRST_BATCH: usize = if cfg!(test) { 2 } else { 64 };
 /// Rows read from each list at first per hit asked for.
 const BATCH_PER_HIT: usize = if cfg!(test) { 1 } else { 4 };
 
-/// The columns of a hit, read by [`hit_from_row`] (ρ follows them, then the row id).
+/// The columns of a hit, read by [`hit_from_row`] (ρ follows them).
 const HIT_COLUMNS: &str =
     "t.id, t.session, t.parent, t.depth, t.text, t.score, t.outcome, t.best, t.created";
 
-/// A hit from a row of [`HIT_COLUMNS`] and ρ, with its row id when the row has one more column.
-fn hit_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(ThoughtHit, i64)> {
+/// A hit from a row of [`HIT_COLUMNS`] and ρ.
+fn hit_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ThoughtHit> {
     let created: i64 = r.get(8)?;
-    let hit = ThoughtHit {
+    Ok(ThoughtHit {
         id: r.get(0)?,
         session: r.get(1)?,
         parent: r.get(2)?,
@@ -418,12 +421,7 @@ fn hit_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(ThoughtHit, i64)> {
         rho: r.get(9)?,
         similarity: None,
         near_duplicate: false,
-    };
-    let rowid = match r.as_ref().column_count() {
-        n if n > 10 => r.get(10)?,
-        _ => 0,
-    };
-    Ok((hit, rowid))
+    })
 }
 
 /// Whether ρ grows with score, outcome and creation time under these weights (finite and not
@@ -435,11 +433,12 @@ fn monotone(w: &RankWeights) -> bool {
         && w.half_life_days.is_finite()
 }
 
-/// The best `k` hits offered, ordered by ρ then row id, both descending; each row counted once.
+/// The best `k` rows offered, ordered by ρ then row id, both descending; each row counted
+/// once.
 struct TopK {
     k: usize,
     seen: std::collections::HashSet<i64>,
-    best: Vec<(ThoughtHit, i64)>,
+    best: Vec<(f64, i64)>,
 }
 
 impl TopK {
@@ -452,25 +451,24 @@ impl TopK {
         }
     }
 
-    fn offer(&mut self, hit: ThoughtHit, rowid: i64) {
+    fn offer(&mut self, rho: f64, rowid: i64) {
         if !self.seen.insert(rowid) {
             return;
         }
-        let before = |(h, r): &(ThoughtHit, i64)| (h.rho, *r) > (hit.rho, rowid);
-        let at = self.best.partition_point(before);
+        let at = self.best.partition_point(|kept| *kept > (rho, rowid));
         if at < self.k {
-            self.best.insert(at, (hit, rowid));
+            self.best.insert(at, (rho, rowid));
             self.best.truncate(self.k);
         }
     }
 
-    /// Whether `k` hits are held and the last of them has ρ above `bound`.
+    /// Whether `k` rows are held and the last of them has ρ above `bound`.
     fn kth_above(&self, bound: f64) -> bool {
-        self.best.len() == self.k && self.best.last().is_some_and(|(h, _)| h.rho > bound)
+        self.best.len() == self.k && self.best.last().is_some_and(|(rho, _)| *rho > bound)
     }
 
-    fn into_hits(self) -> Vec<ThoughtHit> {
-        self.best.into_iter().map(|(h, _)| h).collect()
+    fn rowids(&self) -> Vec<i64> {
+        self.best.iter().map(|(_, rowid)| *rowid).collect()
     }
 }
 

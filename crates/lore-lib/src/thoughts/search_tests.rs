@@ -104,16 +104,39 @@ proptest! {
     }
 }
 
+/// What the early-stopping top-k returns for `q`, and how many rows it read.
+fn by_bound(index: &ThoughtIndex, q: &ThoughtQuery) -> (Vec<i64>, usize) {
+    let mut params = Params::default();
+    let rho = rho_sql(q, &mut params);
+    let filters = filter_sql(q, &mut params);
+    let top = index
+        .bounded_top(q, &rho, &filters, &mut params, q.limit.max(1))
+        .unwrap();
+    (top.rowids(), top.seen.len())
+}
+
 #[test]
 fn negative_weights_order_every_thought() {
+    // The newest thoughts score 0.2, the next 0.4, the oldest 0: under a negative score weight
+    // the oldest rank first. A bound that assumes ρ grows with score takes the first 0.4 read
+    // by score as the best unread could do, and stops at the newest.
     let rows: Vec<Row> = (0..300u16)
-        .map(|i| ((i % 5) as u8, (i % 7) as u8, 0, false, 0, 1))
+        .map(|i| {
+            let score = match i {
+                0..20 => 2,
+                20..100 => 4,
+                _ => 0,
+            };
+            (score, (i / 10) as u8, 0, false, 0, 1)
+        })
         .collect();
     let index = index_of(&rows);
     let q = ThoughtQuery {
         limit: 5,
         weights: RankWeights {
             score: -1.0,
+            outcome: 0.0,
+            recency: 0.0,
             ..RankWeights::default()
         },
         now: Timestamp::from_millisecond(NOW_MS).ok(),
@@ -123,6 +146,47 @@ fn negative_weights_order_every_thought() {
     let hits = index.search(&q).unwrap();
     assert_eq!(hits, by_scan(&index, &q));
     assert!(hits.iter().all(|h| h.score == 0.0), "{hits:?}");
+    // The data trips the bound: stopping early would return the wrong thoughts.
+    let (rowids, _) = by_bound(&index, &q);
+    let scores: Vec<f64> = rowids
+        .iter()
+        .map(|r| {
+            index
+                .conn
+                .query_row("SELECT score FROM thoughts WHERE rowid = ?1", [r], |row| {
+                    row.get(0)
+                })
+                .unwrap()
+        })
+        .collect();
+    assert!(scores.iter().any(|s| *s > 0.0), "{scores:?}");
+}
+
+#[test]
+fn the_top_of_a_large_store_is_found_reading_a_small_part() {
+    // 3,000 thoughts of distinct scores and ages: the best few by ρ sit at the head of both
+    // lists, so the top-k stops long before reading every thought.
+    let rows: Vec<Row> = (0..3000u16)
+        .map(|i| ((i % 11) as u8, (i % 24) as u8, (i % 3) as u8, false, 0, 1))
+        .collect();
+    let index = index_of(&rows);
+    for choice in [0, 3, 4] {
+        let q = ThoughtQuery {
+            limit: 3,
+            weights: weights(choice),
+            now: Timestamp::from_millisecond(NOW_MS).ok(),
+            ..ThoughtQuery::default()
+        };
+        let (rowids, read) = by_bound(&index, &q);
+        let scanned = by_scan(&index, &q);
+        assert_eq!(index.search(&q).unwrap(), scanned);
+        assert_eq!(rowids.len(), 3);
+        assert!(
+            read < rows.len() / 3,
+            "weights {choice}: read {read} of {}",
+            rows.len()
+        );
+    }
 }
 
 /// Words thoughts are made of: stems shared by several forms, a diacritic, a digit.
