@@ -38,6 +38,7 @@ pub enum Command {
     Ctx(commands::ctx::CtxArgs),
     Verify(commands::verify::VerifyArgs),
     Reindex(commands::reindex::ReindexArgs),
+    Upkeep(commands::upkeep::UpkeepArgs),
     Doctor(commands::doctor::DoctorArgs),
     Status(commands::status::StatusArgs),
     Namespace(commands::namespace::NamespaceArgs),
@@ -79,7 +80,7 @@ pub fn run(ui: &mut Ui, cli: Cli) -> CmdResult {
     }
     let mut session = Session::open(ui, global)?;
     let s = &mut session;
-    match cli.command {
+    let result = match cli.command {
         Command::Init(args) => commands::init::run(ui, s, &args),
         Command::Remember(args) => commands::remember::run(ui, s, &args),
         Command::Show(args) => commands::show::run(ui, s, &args),
@@ -94,6 +95,7 @@ pub fn run(ui: &mut Ui, cli: Cli) -> CmdResult {
         Command::Ctx(args) => commands::ctx::run(ui, s, &args),
         Command::Verify(args) => commands::verify::run(ui, s, &args),
         Command::Reindex(args) => commands::reindex::run(ui, s, &args),
+        Command::Upkeep(args) => commands::upkeep::run(ui, s, &args),
         Command::Doctor(args) => commands::doctor::run(ui, s, &args),
         Command::Status(args) => commands::status::run(ui, s, &args),
         Command::Namespace(args) => commands::namespace::run(ui, s, &args),
@@ -114,5 +116,7 @@ pub fn run(ui: &mut Ui, cli: Cli) -> CmdResult {
         | Command::Setup(_)
         | Command::Mcp(_)
         | Command::Ui(_) => Ok(()),
-    }
+    };
+    commands::upkeep::start_if_wanted(&mut session.lore, global);
+    result
 }

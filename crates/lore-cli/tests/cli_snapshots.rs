@@ -27,6 +27,7 @@ const PEOPLE_ONLY: &[&[&str]] = &[
     &["namespace"],
     &["gc", "--dry-run"],
     &["list", "-n", "decsions"],
+    &["upkeep"],
 ];
 
 /// The text a command prints (stdout, then stderr) and its exit code, masked.

@@ -292,3 +292,42 @@ fn a_cache_that_cannot_be_written_is_said_not_dropped() {
     let mut again = open(&repo);
     assert_eq!(top(&mut again, "upload"), ["retry the upload with backoff"]);
 }
+
+#[test]
+fn a_deferring_handle_leaves_compaction_to_upkeep() {
+    let repo = TestRepo::new();
+    let mut lore = open(&repo);
+    for i in 0..4 {
+        remember(&lore, &format!("seed memory {i} about sigma"));
+    }
+    top(&mut lore, "sigma");
+    // Catch-ups by new processes, each appending a segment, well past the compaction point.
+    for i in 0..24 {
+        let mut writer = open(&repo);
+        remember(&writer, &format!("later {i} tau phi"));
+        writer.index().unwrap();
+    }
+    let before = segments(&repo).unwrap();
+    assert!(before > 17, "{before}");
+    // A deferring reader searches as any other, says upkeep is due (once), and leaves the file.
+    let mut reader = open(&repo);
+    reader.defer_upkeep();
+    let expected = top(&mut reader, "tau phi");
+    assert!(
+        expected.iter().any(|s| s.contains("tau phi")),
+        "{expected:?}"
+    );
+    assert!(agrees(&mut reader));
+    assert!(reader.take_wanted_upkeep());
+    assert!(!reader.take_wanted_upkeep());
+    assert_eq!(segments(&repo), Some(before));
+    // The upkeep writes it again as one segment, equal to the table; a second has nothing to do.
+    let mut upkeep = open(&repo);
+    assert!(upkeep.upkeep().unwrap());
+    assert_eq!(segments(&repo), Some(1));
+    assert!(!open(&repo).upkeep().unwrap());
+    let mut after = open(&repo);
+    assert!(agrees(&mut after));
+    assert_eq!(top(&mut after, "tau phi"), expected);
+    assert!(!after.take_wanted_upkeep());
+}

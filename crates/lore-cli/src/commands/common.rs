@@ -27,7 +27,9 @@ pub struct Session {
 impl Session {
     /// Opens the store the global options point at.
     pub fn open(ui: &mut Ui, global: &GlobalArgs) -> CmdResult<Session> {
-        let lore = location::open(global)?;
+        let mut lore = location::open(global)?;
+        // Nobody waits for upkeep a read finds due: it runs apart, after the command.
+        lore.defer_upkeep();
         say_which_store(ui, global, &lore);
         Ok(Session {
             lore,

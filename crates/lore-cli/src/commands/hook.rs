@@ -230,6 +230,8 @@ fn handle(
     }
     let mut lore =
         location::open_from(global, input.cwd.as_deref()).map_err(|e| e.message.clone())?;
+    // An agent waits on the hook: upkeep a read finds due runs apart.
+    lore.defer_upkeep();
     report(Report::Budget(hooks::time_budget(lore.store())));
     let ctx = common::write_context(global);
     let outcome = hooks::handle(
@@ -250,6 +252,7 @@ fn handle(
     let answer = hooks::respond(agent, event, &outcome);
     report(Report::HandledThis(answer.clone()));
     replay_spooled(&mut lore, &ctx, report);
+    super::upkeep::start_if_wanted(&mut lore, global);
     Ok(answer)
 }
 

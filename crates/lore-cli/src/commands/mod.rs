@@ -34,4 +34,5 @@ pub mod sync;
 pub mod think;
 pub mod ui;
 pub mod update;
+pub mod upkeep;
 pub mod verify;

@@ -113,6 +113,12 @@ pub struct Index {
     held: std::cell::RefCell<Option<HeldMatrix>>,
     /// Held in memory because its file may not be written here: nothing is saved.
     read_only: bool,
+    /// A cache grown to too many segments is left for [`Index::compact_vectors`] (run apart,
+    /// so that no command waits for it) instead of being written again by the read that finds
+    /// it; [`Index::take_wanted_upkeep`] then says so.
+    defer_compaction: std::cell::Cell<bool>,
+    /// A read found the cache grown to too many segments and left it (see `defer_compaction`).
+    compaction_wanted: std::cell::Cell<bool>,
     /// The stamp of the vectors in `vectors`, or in `held` with its changes (see
     /// [`vector_cache`]).
     vectors_stamp: std::cell::Cell<u64>,

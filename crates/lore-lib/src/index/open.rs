@@ -229,6 +229,8 @@ impl Index {
             reloaded: OnceCell::new(),
             held: std::cell::RefCell::new(None),
             read_only: false,
+            defer_compaction: std::cell::Cell::new(false),
+            compaction_wanted: std::cell::Cell::new(false),
             vectors_stamp: std::cell::Cell::new(0),
             rows_verified: std::cell::Cell::new(false),
             warnings: std::cell::RefCell::new(Vec::new()),

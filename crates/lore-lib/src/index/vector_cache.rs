@@ -499,6 +499,27 @@ pub fn write_whole(
     stamp: u64,
     embedder: &str,
 ) -> std::result::Result<(), String> {
+    write_whole_over(path, matrix, stamp, embedder, false)
+}
+
+/// [`write_whole`] for a compaction: the file is replaced only if its last segment is still
+/// `stamp` (a catch-up that appended since keeps its segment, and the file stays as it is).
+pub fn compact_whole(
+    path: &Path,
+    matrix: &VectorMatrix,
+    stamp: u64,
+    embedder: &str,
+) -> std::result::Result<(), String> {
+    write_whole_over(path, matrix, stamp, embedder, true)
+}
+
+fn write_whole_over(
+    path: &Path,
+    matrix: &VectorMatrix,
+    stamp: u64,
+    embedder: &str,
+    only_over_stamp: bool,
+) -> std::result::Result<(), String> {
     if stamp == 0 {
         return Ok(());
     }
@@ -521,6 +542,14 @@ pub fn write_whole(
     // transaction, so every writer would wait for it.
     let partition = partition_of(matrix, &values);
     let _lock = FileLock::exclusive(path).map_err(|e| unsaved("locked", &e))?;
+    if only_over_stamp {
+        let last = File::open(path)
+            .ok()
+            .and_then(|file| last_stamp(&file, matrix.dims(), embedder));
+        if last.map(|(last, _)| last) != Some(stamp) {
+            return Ok(());
+        }
+    }
     let mut bytes = header(matrix.dims(), embedder, &matrix.center);
     bytes.extend_from_slice(&segment(
         (0, stamp),

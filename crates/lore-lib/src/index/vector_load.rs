@@ -4,7 +4,7 @@
 //! format is [`super::vector_cache`]'s.
 
 use super::Index;
-use super::vector_cache::{read, read_stamp, wants_compaction, write_whole};
+use super::vector_cache::{compact_whole, read, read_stamp, wants_compaction, write_whole};
 use super::vectors::VectorMatrix;
 use crate::error::Result;
 
@@ -48,13 +48,11 @@ impl Index {
             let m = match read(&cache, stamp, dims, &name, false) {
                 Some(loaded) => {
                     if !self.read_only && wants_compaction(&loaded) {
-                        // A part only a whole read reaches (a list no search probed yet) may be
-                        // damaged: the table's vectors are written instead.
-                        let whole = match read(&cache, stamp, dims, &name, true) {
-                            Some(whole) => whole.matrix,
-                            None => VectorMatrix::load(&tx, dims)?,
-                        };
-                        self.note(write_whole(&cache, &whole, stamp, &name));
+                        if self.defer_compaction.get() {
+                            self.compaction_wanted.set(true);
+                        } else {
+                            self.compact(&tx, &cache, (stamp, dims), &name)?;
+                        }
                     }
                     loaded.matrix
                 }
@@ -71,6 +69,64 @@ impl Index {
             self.vectors_stamp.set(stamp);
         }
         Ok(self.vectors.get())
+    }
+
+    /// Writes the cache file again as one segment, from a whole read of it (of the table, if a
+    /// part only a whole read reaches, such as a list no search probed yet, is damaged).
+    fn compact(
+        &self,
+        tx: &rusqlite::Transaction<'_>,
+        cache: &std::path::Path,
+        (stamp, dims): (u64, usize),
+        name: &str,
+    ) -> Result<()> {
+        let whole = match read(cache, stamp, dims, name, true) {
+            Some(whole) => whole.matrix,
+            None => VectorMatrix::load(tx, dims)?,
+        };
+        self.note(compact_whole(cache, &whole, stamp, name));
+        Ok(())
+    }
+
+    /// Leaves a cache grown to too many segments for [`Index::compact_vectors`] instead of
+    /// writing it again in the read that finds it (a front end runs that apart, so that no
+    /// command waits seconds for it at a million memories).
+    pub fn defer_compaction(&self) {
+        self.defer_compaction.set(true);
+    }
+
+    /// Whether a read left the vector cache for [`Index::compact_vectors`] since this was last
+    /// asked.
+    pub fn take_wanted_upkeep(&self) -> bool {
+        self.compaction_wanted.replace(false)
+    }
+
+    /// Writes the vector cache again as one segment if it has grown too many; returns whether
+    /// it did. A cache that does not read whole as of the index's vectors (absent, stale, of
+    /// another embedder, damaged) is left for the next search to rebuild: this never loads the
+    /// table.
+    pub fn compact_vectors(&self) -> Result<bool> {
+        let Some(embedder) = &self.embedder else {
+            return Ok(false);
+        };
+        if self.read_only {
+            return Ok(false);
+        }
+        let dims = embedder.id().dims;
+        let tx = self.conn.unchecked_transaction()?;
+        let stamp = read_stamp(&tx)?;
+        let name = super::schema::read_meta(&tx, "embedder")?.unwrap_or_default();
+        let cache = super::vectors_cache_path(&self.path);
+        let wanted = read(&cache, stamp, dims, &name, false).is_some_and(|l| wants_compaction(&l));
+        let whole = wanted
+            .then(|| read(&cache, stamp, dims, &name, true))
+            .flatten();
+        if let Some(whole) = &whole {
+            self.note(compact_whole(&cache, &whole.matrix, stamp, &name));
+        }
+        tx.finish()?;
+        self.compaction_wanted.set(false);
+        Ok(whole.is_some())
     }
 
     /// After a search found a damaged chunk in the cache file: the vectors loaded from the

@@ -71,6 +71,9 @@ pub struct Lore {
     own_scope: crate::scope::Scope,
     /// The other scopes' stores a read may stack with this one.
     stack: stack::Stack,
+    /// Upkeep a read finds due (the vector cache written again) is left for [`Lore::upkeep`]
+    /// (see [`Lore::defer_upkeep`]).
+    defer_upkeep: bool,
 }
 
 impl Lore {
@@ -88,6 +91,7 @@ impl Lore {
             last_catch_up: None,
             contradictions: RefCell::new(None),
             time_zone: ZoneSource::fixed(jiff::tz::TimeZone::UTC),
+            defer_upkeep: false,
         }
     }
 
@@ -207,6 +211,9 @@ impl Lore {
             self.notices.extend(notice);
             self.index = Some(index);
         }
+        if let (true, Some(index)) = (self.defer_upkeep, &self.index) {
+            index.defer_compaction();
+        }
         Ok(())
     }
 
@@ -256,6 +263,9 @@ impl Lore {
             reason: reason.to_string(),
         });
         let index = self.index.insert(index);
+        if self.defer_upkeep {
+            index.defer_compaction();
+        }
         let done = index.catch_up(&self.store)?;
         self.last_catch_up = Some(CatchUp {
             moved: true,

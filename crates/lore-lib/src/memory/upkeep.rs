@@ -1,5 +1,6 @@
-//! Upkeep after writes: the index settled and lore's loose objects packed after an import, and
-//! a pack when a write leaves more loose objects than git's own `gc.auto` threshold; what the
+//! Upkeep after writes: the index settled and lore's loose objects packed after an import, a
+//! pack when a write leaves more loose objects than git's own `gc.auto` threshold, the vector
+//! cache written again as one segment apart from the command that found it grown; what the
 //! store takes on disk, for `status`.
 
 use std::path::Path;
@@ -11,6 +12,33 @@ use crate::error::Result;
 const GC_AUTO_DEFAULT: u64 = 6700;
 
 impl Lore {
+    /// Leaves upkeep a read finds due (the vector cache grown to too many segments, written
+    /// again in seconds at a million memories) for [`Lore::upkeep`], which a front end runs
+    /// apart from the command (as git runs `gc --auto` in the background); see
+    /// [`Lore::take_wanted_upkeep`].
+    pub fn defer_upkeep(&mut self) {
+        self.defer_upkeep = true;
+        if let Some(index) = &self.index {
+            index.defer_compaction();
+        }
+    }
+
+    /// Whether a read left upkeep for [`Lore::upkeep`] (with [`Lore::defer_upkeep`]) since
+    /// this was last asked.
+    pub fn take_wanted_upkeep(&mut self) -> bool {
+        self.index.as_ref().is_some_and(|i| i.take_wanted_upkeep())
+    }
+
+    /// The upkeep reads leave (see [`Lore::defer_upkeep`]): the index caught up, then its vector
+    /// cache written again as one segment if it has grown too many. Returns whether it wrote.
+    pub fn upkeep(&mut self) -> Result<bool> {
+        self.index()?;
+        self.index
+            .as_ref()
+            .ok_or_else(missing_index)?
+            .compact_vectors()
+    }
+
     /// After an import: the index settled (see [`crate::index::Index::settle`]) and the loose
     /// objects packed (`git repack -d`: only reachable loose objects go into the pack, nothing
     /// unreferenced is deleted, so another writer's objects are left as they are).

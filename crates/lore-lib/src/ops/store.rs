@@ -132,6 +132,39 @@ impl Operation for Reindex {
     }
 }
 
+/// The upkeep reads leave to run apart (see [`crate::Lore::defer_upkeep`]).
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Upkeep {}
+
+/// What an upkeep did.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct Upkept {
+    /// The vector cache had grown too many segments and was written again as one.
+    pub vectors_compacted: bool,
+    /// How long it took.
+    pub seconds: f64,
+}
+
+impl Operation for Upkeep {
+    const NAME: &'static str = "upkeep";
+    const TITLE: &'static str = "Upkeep of the index";
+    const DESCRIPTION: &'static str = "Catch the index up, then write its vector cache again \
+        as one segment if catch-ups have appended too many (commands leave this to a \
+        background `lore upkeep` rather than waiting for it).";
+    const EFFECT: Effect = Effect::Write { idempotent: true };
+    type Output = Upkept;
+
+    fn run(self, env: &mut Env<'_>) -> Result<Upkept> {
+        let started = Instant::now();
+        let vectors_compacted = env.lore.upkeep()?;
+        Ok(Upkept {
+            vectors_compacted,
+            seconds: started.elapsed().as_secs_f64(),
+        })
+    }
+}
+
 /// Check the memory ref, and put it back when it is lost or damaged.
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

@@ -1,0 +1,66 @@
+//! `lore upkeep`: the index's upkeep that commands leave to run apart (the vector cache written
+//! again as one segment), and the detached `lore upkeep` a command starts when it left some.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use clap::Args;
+use lore::Lore;
+use lore::ops::store as ops;
+
+use super::common::Session;
+use crate::error::CmdResult;
+use crate::global::GlobalArgs;
+use crate::ui::Ui;
+
+/// Catch the index up and write its vector cache again as one segment if catch-ups have
+/// appended too many.
+///
+/// Commands do not wait for this: a command that finds the cache grown starts `lore upkeep` in
+/// the background (at a million memories it takes seconds).
+#[derive(Args, Debug)]
+pub struct UpkeepArgs {}
+
+pub fn run(ui: &mut Ui, session: &mut Session, _args: &UpkeepArgs) -> CmdResult {
+    let out = session.run(ui, ops::Upkeep {})?;
+    ui.emit(&out, |s| {
+        if out.vectors_compacted {
+            s.push_str(&format!(
+                "Wrote the vector cache again as one segment in {:.2}s\n",
+                out.seconds
+            ));
+        } else {
+            s.push_str("Nothing to do\n");
+        }
+    });
+    Ok(())
+}
+
+/// Starts `lore upkeep` on `lore`'s store in the background, detached (its own process group,
+/// no terminal, nothing waited for), if a read left upkeep to run apart. The child is this
+/// binary with the same embedder options, so it reads the same cache; a failure to start it
+/// costs nothing but the upkeep (the next command tries again).
+pub fn start_if_wanted(lore: &mut Lore, global: &GlobalArgs) {
+    if !lore.take_wanted_upkeep() {
+        return;
+    }
+    let _ = start(&lore.store().common_dir(), global);
+}
+
+fn start(git_dir: &Path, global: &GlobalArgs) -> std::io::Result<()> {
+    use std::os::unix::process::CommandExt;
+    let mut command = Command::new(std::env::current_exe()?);
+    command.arg("--repo").arg(git_dir);
+    command.arg("--embedder").arg(&global.embedder);
+    if let Some(dir) = &global.model_dir {
+        command.arg("--model-dir").arg(dir);
+    }
+    command
+        .arg("upkeep")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .map(|_| ())
+}
