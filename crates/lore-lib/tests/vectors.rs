@@ -321,6 +321,15 @@ fn a_deferring_handle_leaves_compaction_to_upkeep() {
     assert!(reader.take_wanted_upkeep());
     assert!(!reader.take_wanted_upkeep());
     assert_eq!(segments(&repo), Some(before));
+    // One upkeep at a time: while another process runs one, this one returns at once.
+    let cache = vectors_cache_path(&index_path(reader.store()));
+    let running = lore::localstate::FileLock::exclusive(
+        &cache.with_file_name("index.sqlite3.vectors.upkeep"),
+    )
+    .unwrap();
+    assert!(!open(&repo).upkeep().unwrap());
+    assert_eq!(segments(&repo), Some(before));
+    drop(running);
     // The upkeep writes it again as one segment, equal to the table; a second has nothing to do.
     let mut upkeep = open(&repo);
     assert!(upkeep.upkeep().unwrap());

@@ -67,6 +67,20 @@ impl FileLock {
         Ok(FileLock { _file: lock })
     }
 
+    /// The exclusive lock on `file` if no other process holds it, else `None` at once (for work
+    /// that one process at a time does, and that another need not wait to repeat).
+    pub fn try_exclusive(file: &Path) -> Result<Option<FileLock>> {
+        let lock = Self::open(file)?;
+        match lock.try_lock() {
+            Ok(()) => Ok(Some(FileLock { _file: lock })),
+            Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+            Err(std::fs::TryLockError::Error(e)) => Err(Error::io(
+                format!("locking {}", lock_path(file).display()),
+                e,
+            )),
+        }
+    }
+
     /// Waits for the shared lock on `file` (for a read that changes nothing).
     pub fn shared(file: &Path) -> Result<FileLock> {
         let lock = Self::open(file)?;

@@ -31,7 +31,16 @@ impl Lore {
 
     /// The upkeep reads leave (see [`Lore::defer_upkeep`]): the index caught up, then its vector
     /// cache written again as one segment if it has grown too many. Returns whether it wrote.
+    /// One process at a time: while another runs it (the commands that found the cache grown
+    /// before it was written again each start one), this returns at once.
     pub fn upkeep(&mut self) -> Result<bool> {
+        let cache = crate::index::vectors_cache_path(&crate::index::index_path(&self.store));
+        let mut running = cache.into_os_string();
+        running.push(".upkeep");
+        let Some(_running) = crate::localstate::FileLock::try_exclusive(Path::new(&running))?
+        else {
+            return Ok(false);
+        };
         self.index()?;
         self.index
             .as_ref()
