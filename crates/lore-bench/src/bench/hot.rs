@@ -483,8 +483,12 @@ impl Hot<'_> {
             remember,
         ));
 
-        // Bring the index and the vector cache up to date before reading.
+        // Bring the index and the vector cache up to date before reading: this handle applied
+        // the writes' changes to its matrix in memory, so the cache file still holds one
+        // segment per write; it is written again as one here, as the first command would
+        // start `lore upkeep` to do, so that no timed process runs beside that upkeep.
         lore.recall("warm up", &ListFilter::default())?;
+        lore.upkeep()?;
         let recall = self.timed_processes("lore recall runs", request.runs, |process| {
             let q = self.corpus.query(&mut rng);
             process.time(dir, &["recall", &q], None)
