@@ -288,6 +288,27 @@ fn inspector_cli_lists_and_calls_every_tool_over_stdio() {
 }
 
 #[test]
+fn a_recall_over_mcp_leaves_a_grown_vector_cache_to_a_background_upkeep() {
+    use common::upkeep::{cache_inode, grow_cache, hold_cache_lock, wait_for_rewrite};
+    common::mcp_client("npm/node_modules/.bin/mcp-inspector");
+    let repo = TestRepo::new();
+    let first = grow_cache(&repo);
+    // The server answers while this test holds the cache's lock: it did not write the file
+    // again itself (that would wait on the lock), it started `lore upkeep`, which waits.
+    let lock = hold_cache_lock(&repo);
+    let result = call(
+        &repo,
+        &[lore_bin(), "mcp"],
+        "recall",
+        &["query=deploy Tuesday"],
+    );
+    assert!(text_of(&result).contains("Deploy number"), "{result}");
+    assert_eq!(cache_inode(&repo), first);
+    drop(lock);
+    wait_for_rewrite(&repo, first);
+}
+
+#[test]
 fn inspector_cli_lists_and_calls_every_tool_over_http() {
     // The inspector must be installed: a missing client fails, it never skips.
     common::mcp_client("npm/node_modules/.bin/mcp-inspector");

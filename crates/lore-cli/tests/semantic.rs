@@ -372,52 +372,15 @@ fn locomo_scores_evidence_per_category_and_prints_a_table() {
     assert_eq!(out.status.code(), Some(2));
 }
 
-/// The vector cache's identity: a rewrite replaces the file (a rename), an append keeps it.
-fn cache_inode(repo: &TestRepo) -> u64 {
-    use std::os::unix::fs::MetadataExt;
-    let cache = repo.path().join(".git/lore/index.sqlite3.vectors");
-    std::fs::metadata(cache).unwrap().ino()
-}
-
 #[test]
 fn a_grown_vector_cache_is_written_again_in_the_background() {
+    use common::upkeep::{cache_inode, grow_cache, hold_cache_lock, wait_for_rewrite};
     use std::time::{Duration, Instant};
     let repo = TestRepo::new();
-    ok(
-        &repo,
-        &["remember", "The parser caches every template it reads"],
-    );
-    ok(&repo, &["recall", "parser"]);
-    let first = cache_inode(&repo);
-    // Each catch-up after a write appends one segment to the cache: fifteen of them leave it
-    // at sixteen, the most a reader takes as it is.
-    for i in 0..15 {
-        ok(
-            &repo,
-            &[
-                "remember",
-                &format!("Deploy number {i} went out on a Tuesday"),
-            ],
-        );
-        let found = json(&repo, &["recall", "deploy Tuesday"]);
-        assert!(!found["hits"].as_array().unwrap().is_empty(), "{found}");
-        assert_eq!(
-            cache_inode(&repo),
-            first,
-            "written again after {i} segments"
-        );
-    }
-    // One more (appended by `status`'s catch-up, which reads no vectors), then a recall that
-    // finds one too many, while this test holds the cache's lock: a rewrite inline would wait
-    // on it, a rewrite in the background waits instead of the recall.
-    ok(
-        &repo,
-        &["remember", "Deploy number 15 went out on a Tuesday"],
-    );
-    ok(&repo, &["status"]);
-    let lock =
-        std::fs::File::open(repo.path().join(".git/lore/index.sqlite3.vectors.lock")).unwrap();
-    lock.lock().unwrap();
+    let first = grow_cache(&repo);
+    // A recall finds one segment too many while this test holds the cache's lock: a rewrite
+    // inline would wait on it, a rewrite in the background waits instead of the recall.
+    let lock = hold_cache_lock(&repo);
     let mut recall = common::lore_command(&repo.path(), &repo.home(), &["recall", "deploy"])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
@@ -438,13 +401,7 @@ fn a_grown_vector_cache_is_written_again_in_the_background() {
     assert_eq!(cache_inode(&repo), first);
     // Let go: the background `lore upkeep` writes the file again as one segment.
     drop(lock);
-    while cache_inode(&repo) == first {
-        assert!(
-            Instant::now() < deadline,
-            "no background upkeep wrote the cache again"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_for_rewrite(&repo, first);
     let done = json(&repo, &["upkeep"]);
     assert_eq!(done["vectors_compacted"], false, "{done}");
     let found = json(&repo, &["recall", "deploy Tuesday"]);

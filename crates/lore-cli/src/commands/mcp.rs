@@ -58,9 +58,12 @@ pub(crate) fn parse_addr(given: &str) -> Option<SocketAddr> {
 }
 
 pub fn run(global: &GlobalArgs, args: &McpArgs) -> CmdResult {
-    let lore = location::open(global)?;
+    let mut lore = location::open(global)?;
+    // A client waits on each call: upkeep a read finds due runs apart, started after the call.
+    lore.defer_upkeep();
     common::say_which_store(&mut crate::ui::Ui::new(false), global, &lore);
-    let server = LoreServer::new(lore, common::write_context(global));
+    let server = LoreServer::new(lore, common::write_context(global))
+        .with_upkeep(super::upkeep::Starter::new(global));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -40,6 +40,8 @@ pub struct LoreServer {
     connection: Arc<Connection>,
     /// The state of calls that belong to no connection (stateless HTTP).
     process: Arc<Connection>,
+    /// Starts `lore upkeep` after a call whose reads left it due (see `Lore::defer_upkeep`).
+    upkeep: Option<crate::commands::upkeep::Starter>,
 }
 
 /// What belongs to one connection.
@@ -77,6 +79,15 @@ impl LoreServer {
             write,
             connection: Arc::default(),
             process: Arc::default(),
+            upkeep: None,
+        }
+    }
+
+    /// Starts `lore upkeep` after each call that left it due (the store's handle defers it).
+    pub fn with_upkeep(self, upkeep: crate::commands::upkeep::Starter) -> LoreServer {
+        LoreServer {
+            upkeep: Some(upkeep),
+            ..self
         }
     }
 
@@ -205,11 +216,16 @@ impl ServerHandler for LoreServer {
         let write = self.write_for(&context);
         let (sink, forwarder) = progress::for_request(&context);
         let lore = Arc::clone(&self.lore);
+        let upkeep = self.upkeep.clone();
         let joined = tokio::task::spawn_blocking(move || {
             let mut guard = lore.lock().unwrap_or_else(|p| p.into_inner());
             let mut env = Env::new(&mut guard, write).with_progress(sink);
             let reply = tools::call(&name, &mut env, args);
-            (reply, env.take_warnings())
+            let warnings = env.take_warnings();
+            if let Some(upkeep) = &upkeep {
+                upkeep.start_if_wanted(&mut guard);
+            }
+            (reply, warnings)
         })
         .await;
         if let Some(forwarder) = forwarder {

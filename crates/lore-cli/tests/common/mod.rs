@@ -5,6 +5,7 @@
 pub mod mcp_stdio;
 pub mod net;
 pub mod table;
+pub mod upkeep;
 
 use std::io::Write;
 use std::path::Path;
