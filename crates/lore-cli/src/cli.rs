@@ -117,6 +117,6 @@ pub fn run(ui: &mut Ui, cli: Cli) -> CmdResult {
         | Command::Mcp(_)
         | Command::Ui(_) => Ok(()),
     };
-    commands::upkeep::start_if_wanted(&mut session.lore, global);
+    crate::upkeep_start::start_if_wanted(&mut session.lore, global);
     result
 }

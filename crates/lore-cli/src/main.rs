@@ -9,6 +9,7 @@ mod location;
 mod mcp;
 mod progress_bar;
 mod ui;
+mod upkeep_start;
 mod webui;
 
 use std::process::ExitCode;

@@ -657,6 +657,30 @@ fn the_sync_page_names_each_side_and_what_each_button_keeps() {
 /// search end to end in the browser at 100k. Building the stores takes minutes, so it runs on
 /// demand: `cargo test --release -p lore-cli --test webui -- --ignored --nocapture`.
 #[test]
+fn a_search_page_leaves_a_grown_vector_cache_to_a_background_upkeep() {
+    use common::upkeep::{cache_inode, grow_cache, hold_cache_lock, wait_for_rewrite};
+    let repo = TestRepo::new();
+    let first = grow_cache(&repo);
+    let server = UiServer::start(&repo);
+    // The page is served while this test holds the cache's lock: the server did not write the
+    // file again itself (that would wait on the lock), it started `lore upkeep`, which waits.
+    let lock = hold_cache_lock(&repo);
+    let cookie = format!("lore_ui_{}={}", server.addr.port(), server.token);
+    let got = webdriver::http(
+        server.addr,
+        "GET",
+        "/memories?q=deploy+Tuesday",
+        &[("Cookie", &cookie)],
+        b"",
+    );
+    assert_eq!(got.status, 200);
+    assert!(got.body.contains("Deploy number"), "{}", got.body);
+    assert_eq!(cache_inode(&repo), first);
+    drop(lock);
+    wait_for_rewrite(&repo, first);
+}
+
+#[test]
 #[ignore]
 fn measure_first_page_and_search_at_scale() {
     for (memories, check) in [(10_000usize, "first page"), (100_000, "search")] {

@@ -252,7 +252,7 @@ fn handle(
     let answer = hooks::respond(agent, event, &outcome);
     report(Report::HandledThis(answer.clone()));
     replay_spooled(&mut lore, &ctx, report);
-    super::upkeep::start_if_wanted(&mut lore, global);
+    crate::upkeep_start::start_if_wanted(&mut lore, global);
     Ok(answer)
 }
 

@@ -63,7 +63,7 @@ pub fn run(global: &GlobalArgs, args: &McpArgs) -> CmdResult {
     lore.defer_upkeep();
     common::say_which_store(&mut crate::ui::Ui::new(false), global, &lore);
     let server = LoreServer::new(lore, common::write_context(global))
-        .with_upkeep(super::upkeep::Starter::new(global));
+        .with_upkeep(crate::upkeep_start::Starter::new(global));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

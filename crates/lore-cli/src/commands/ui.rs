@@ -49,7 +49,9 @@ pub fn run(global: &GlobalArgs, args: &UiArgs) -> CmdResult {
         ))
         .hint("pass --token TOKEN or set LORE_UI_TOKEN"));
     }
-    let lore = location::open(global)?;
+    let mut lore = location::open(global)?;
+    // A page waits on its reads: upkeep they find due runs apart, started after the page.
+    lore.defer_upkeep();
     common::say_which_store(&mut crate::ui::Ui::new(false), global, &lore);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -64,6 +66,7 @@ pub fn run(global: &GlobalArgs, args: &UiArgs) -> CmdResult {
             token,
             extra_origins: args.allow_origin.clone(),
             open_browser: !args.no_open,
+            upkeep: Some(crate::upkeep_start::Starter::new(global)),
         },
     ))
 }

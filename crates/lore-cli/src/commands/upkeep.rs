@@ -1,16 +1,11 @@
 //! `lore upkeep`: the index's upkeep that commands leave to run apart (the vector cache written
-//! again as one segment), and the detached `lore upkeep` a command starts when it left some.
-
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+//! again as one segment); [`crate::upkeep_start`] starts it detached.
 
 use clap::Args;
-use lore::Lore;
 use lore::ops::store as ops;
 
 use super::common::Session;
 use crate::error::CmdResult;
-use crate::global::GlobalArgs;
 use crate::ui::Ui;
 
 /// Catch the index up and write its vector cache again as one segment if catch-ups have
@@ -34,54 +29,4 @@ pub fn run(ui: &mut Ui, session: &mut Session, _args: &UpkeepArgs) -> CmdResult 
         }
     });
     Ok(())
-}
-
-/// Starts `lore upkeep` on `lore`'s store in the background, detached (its own process group,
-/// no terminal, nothing waited for), if a read left upkeep to run apart. The child is this
-/// binary with the same embedder options, so it reads the same cache; a failure to start it
-/// costs nothing but the upkeep (the next command tries again).
-pub fn start_if_wanted(lore: &mut Lore, global: &GlobalArgs) {
-    Starter::new(global).start_if_wanted(lore);
-}
-
-/// What starting `lore upkeep` needs from the command line: kept by a server, which starts one
-/// after a call as a command does after it has answered.
-#[derive(Clone, Debug)]
-pub struct Starter {
-    embedder: String,
-    model_dir: Option<PathBuf>,
-}
-
-impl Starter {
-    pub fn new(global: &GlobalArgs) -> Starter {
-        Starter {
-            embedder: global.embedder.clone(),
-            model_dir: global.model_dir.clone(),
-        }
-    }
-
-    /// See [`start_if_wanted`].
-    pub fn start_if_wanted(&self, lore: &mut Lore) {
-        if lore.take_wanted_upkeep() {
-            let _ = self.start(&lore.store().common_dir());
-        }
-    }
-
-    fn start(&self, git_dir: &Path) -> std::io::Result<()> {
-        use std::os::unix::process::CommandExt;
-        let mut command = Command::new(std::env::current_exe()?);
-        command.arg("--repo").arg(git_dir);
-        command.arg("--embedder").arg(&self.embedder);
-        if let Some(dir) = &self.model_dir {
-            command.arg("--model-dir").arg(dir);
-        }
-        command
-            .arg("upkeep")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .process_group(0)
-            .spawn()
-            .map(|_| ())
-    }
 }

@@ -41,7 +41,7 @@ pub struct LoreServer {
     /// The state of calls that belong to no connection (stateless HTTP).
     process: Arc<Connection>,
     /// Starts `lore upkeep` after a call whose reads left it due (see `Lore::defer_upkeep`).
-    upkeep: Option<crate::commands::upkeep::Starter>,
+    upkeep: Option<crate::upkeep_start::Starter>,
 }
 
 /// What belongs to one connection.
@@ -84,7 +84,7 @@ impl LoreServer {
     }
 
     /// Starts `lore upkeep` after each call that left it due (the store's handle defers it).
-    pub fn with_upkeep(self, upkeep: crate::commands::upkeep::Starter) -> LoreServer {
+    pub fn with_upkeep(self, upkeep: crate::upkeep_start::Starter) -> LoreServer {
         LoreServer {
             upkeep: Some(upkeep),
             ..self

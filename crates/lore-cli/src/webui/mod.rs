@@ -58,6 +58,8 @@ pub struct App {
     cookie: String,
     started: Instant,
     recalls: Mutex<VecDeque<RecallTiming>>,
+    /// Starts `lore upkeep` after a page whose reads left it due (see `Lore::defer_upkeep`).
+    upkeep: Option<crate::upkeep_start::Starter>,
 }
 
 /// What a page handler gets besides the store: the token for its forms, and the request's
@@ -125,6 +127,9 @@ impl App {
             let stamp = run_op(&mut env, lore::ops::browse::Tips {})
                 .map(|t| t.stamp)
                 .unwrap_or_default();
+            if let Some(upkeep) = &app.upkeep {
+                upkeep.start_if_wanted(&mut guard);
+            }
             drop(guard);
             let out = match page {
                 Ok(mut page) => {
@@ -396,6 +401,8 @@ pub struct Options {
     pub extra_origins: Vec<String>,
     /// Open the browser at the address.
     pub open_browser: bool,
+    /// Starts `lore upkeep` after a page that left it due (the store's handle defers it).
+    pub upkeep: Option<crate::upkeep_start::Starter>,
 }
 
 fn random_token() -> CmdResult<String> {
@@ -456,6 +463,7 @@ pub async fn serve(lore: Lore, write: WriteContext, options: Options) -> CmdResu
         cookie: format!("lore_ui_{port}"),
         started: Instant::now(),
         recalls: Mutex::new(VecDeque::new()),
+        upkeep: options.upkeep,
     });
     let host = if local.ip().is_loopback() {
         format!("127.0.0.1:{port}")
