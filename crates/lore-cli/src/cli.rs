@@ -76,6 +76,7 @@ pub fn run(ui: &mut Ui, cli: Cli) -> CmdResult {
         Command::Ui(args) => return commands::ui::run(global, args),
         Command::Setup(args) => return commands::setup::run(ui, global, args),
         Command::Eval(args) => return commands::eval::run(ui, global, args),
+        Command::Upkeep(args) => return commands::upkeep::run(ui, global, args),
         _ => {}
     }
     let mut session = Session::open(ui, global)?;
@@ -95,7 +96,6 @@ pub fn run(ui: &mut Ui, cli: Cli) -> CmdResult {
         Command::Ctx(args) => commands::ctx::run(ui, s, &args),
         Command::Verify(args) => commands::verify::run(ui, s, &args),
         Command::Reindex(args) => commands::reindex::run(ui, s, &args),
-        Command::Upkeep(args) => commands::upkeep::run(ui, s, &args),
         Command::Doctor(args) => commands::doctor::run(ui, s, &args),
         Command::Status(args) => commands::status::run(ui, s, &args),
         Command::Namespace(args) => commands::namespace::run(ui, s, &args),
@@ -115,7 +115,8 @@ pub fn run(ui: &mut Ui, cli: Cli) -> CmdResult {
         | Command::Hook(_)
         | Command::Setup(_)
         | Command::Mcp(_)
-        | Command::Ui(_) => Ok(()),
+        | Command::Ui(_)
+        | Command::Upkeep(_) => Ok(()),
     };
     crate::upkeep_start::start_if_wanted(&mut session.lore, global);
     result

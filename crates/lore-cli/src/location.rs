@@ -83,6 +83,16 @@ pub fn open(global: &GlobalArgs) -> CmdResult<Lore> {
     open_from(global, None)
 }
 
+/// Opens the store whose git directory is `git_dir` as it is, whatever its scope: no other
+/// scope is reached and the list of projects is not touched (for `lore upkeep --store`, which
+/// commands start on the store they read).
+pub fn open_store(global: &GlobalArgs, git_dir: &Path) -> CmdResult<Lore> {
+    let store = Store::discover_with(git_dir, &git_env())?;
+    let mut lore = Lore::new(store);
+    lore.set_embedder(embedder(global)?);
+    Ok(lore)
+}
+
 /// The user's home directory (for agent configuration in user scope).
 pub fn home_dir() -> CmdResult<PathBuf> {
     std::env::var_os("HOME")

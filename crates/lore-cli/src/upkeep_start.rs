@@ -32,28 +32,41 @@ impl Starter {
         }
     }
 
-    /// See [`start_if_wanted`].
+    /// See [`start_if_wanted`]: one `lore upkeep` per store that wants it (a recall over
+    /// several scopes may leave several).
     pub fn start_if_wanted(&self, lore: &mut Lore) {
-        if lore.take_wanted_upkeep() {
-            let _ = self.start(&lore.store().common_dir());
+        for git_dir in lore.take_wanted_upkeep() {
+            let _ = self.start(&git_dir);
         }
     }
 
+    /// Starts `lore upkeep --store <git dir>`: the store named by its git directory, whatever
+    /// scope it is (opened as a project with `--repo`, a personal or team store would be added
+    /// to the list of projects). A thread waits for the child, so that a server that starts
+    /// many leaves no zombies; a command exits before it ends, and the child is reparented.
     fn start(&self, git_dir: &Path) -> std::io::Result<()> {
         use std::os::unix::process::CommandExt;
         let mut command = Command::new(std::env::current_exe()?);
-        command.arg("--repo").arg(git_dir);
         command.arg("--embedder").arg(&self.embedder);
         if let Some(dir) = &self.model_dir {
-            command.arg("--model-dir").arg(dir);
+            command.arg(equals("--model-dir", dir));
         }
-        command
+        let mut child = command
             .arg("upkeep")
+            .arg(equals("--store", git_dir))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .process_group(0)
-            .spawn()
-            .map(|_| ())
+            .spawn()?;
+        std::thread::spawn(move || child.wait());
+        Ok(())
     }
+}
+
+/// `--option=<path>`: a path that begins with `-` is not taken for an option.
+fn equals(option: &str, path: &Path) -> std::ffi::OsString {
+    let mut arg = std::ffi::OsString::from(format!("{option}="));
+    arg.push(path);
+    arg
 }

@@ -440,3 +440,50 @@ fn a_damaged_personal_store_costs_its_own_hits_only() {
     );
     assert!(!alone.status.success(), "{alone:?}");
 }
+
+#[test]
+fn a_recall_over_every_scope_leaves_the_personal_store_to_an_upkeep_of_its_own() {
+    use common::upkeep::{grow_cache_with, hold_lock_of, inode, wait_for_replaced};
+    let user = User::new();
+    let repo = TestRepo::new();
+    let dir = repo.path();
+    user.ok(&dir, &["remember", A_DECISION]);
+    let cache = user
+        .lore_home()
+        .join("personal.git/lore/index.sqlite3.vectors");
+    let personal = |args: &[&str]| {
+        let mut all = vec!["--scope", "personal"];
+        all.extend_from_slice(args);
+        user.json(&dir, &all)
+    };
+    let first = grow_cache_with(&personal, &cache);
+    // A recall of every scope reads the personal store's grown cache while this test holds
+    // its lock: a rewrite inline would wait on it.
+    let lock = hold_lock_of(&cache);
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let _ = tx.send(user.recall(&dir, &["--scope", "all"], "deploy Tuesday"));
+        });
+        let found = rx
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("the recall waited for the personal cache to be written again");
+        assert!(
+            found.iter().any(|(scope, _, _)| scope == "personal"),
+            "{found:?}"
+        );
+        assert_eq!(inode(&cache), first);
+        drop(lock);
+    });
+    // Let go: an upkeep of the personal store writes it again, and leaves the projects as
+    // they were (the personal store is not one of them, and nothing is read twice).
+    wait_for_replaced(&cache, first);
+    let listed = user.json(&dir, &["scope", "list"]);
+    assert_eq!(listed["projects"].as_array().unwrap().len(), 1, "{listed}");
+    let found = user.recall(&dir, &["--scope", "all"], "parser caches every template");
+    let parser: Vec<_> = found
+        .iter()
+        .filter(|(_, _, s)| s.contains("parser caches"))
+        .collect();
+    assert_eq!(parser.len(), 1, "{found:?}");
+}

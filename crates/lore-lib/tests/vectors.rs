@@ -318,8 +318,8 @@ fn a_deferring_handle_leaves_compaction_to_upkeep() {
         "{expected:?}"
     );
     assert!(agrees(&mut reader));
-    assert!(reader.take_wanted_upkeep());
-    assert!(!reader.take_wanted_upkeep());
+    assert_eq!(reader.take_wanted_upkeep(), [reader.store().common_dir()]);
+    assert!(reader.take_wanted_upkeep().is_empty());
     assert_eq!(segments(&repo), Some(before));
     // One upkeep at a time: while another process runs one, this one returns at once.
     let cache = vectors_cache_path(&index_path(reader.store()));
@@ -338,5 +338,96 @@ fn a_deferring_handle_leaves_compaction_to_upkeep() {
     let mut after = open(&repo);
     assert!(agrees(&mut after));
     assert_eq!(top(&mut after, "tau phi"), expected);
-    assert!(!after.take_wanted_upkeep());
+    assert!(after.take_wanted_upkeep().is_empty());
+}
+
+/// The index's files (the database, and its write-ahead log and shared memory when present),
+/// read so that they can be put back.
+fn saved_index(lore: &Lore) -> Vec<(std::path::PathBuf, Option<Vec<u8>>)> {
+    let index = index_path(lore.store());
+    ["", "-wal", "-shm"]
+        .iter()
+        .map(|suffix| {
+            let mut path = index.clone().into_os_string();
+            path.push(suffix);
+            let path = std::path::PathBuf::from(path);
+            let bytes = std::fs::read(&path).ok();
+            (path, bytes)
+        })
+        .collect()
+}
+
+fn put_back(saved: &[(std::path::PathBuf, Option<Vec<u8>>)]) {
+    for (path, bytes) in saved {
+        match bytes {
+            Some(bytes) => std::fs::write(path, bytes).unwrap(),
+            None => {
+                let _ = std::fs::remove_file(path);
+            }
+        }
+    }
+}
+
+#[test]
+fn a_segment_a_catch_up_left_without_committing_is_dropped_by_the_next_append() {
+    let repo = TestRepo::new();
+    let mut lore = open(&repo);
+    for i in 0..4 {
+        remember(&lore, &format!("seed memory {i} about sigma"));
+    }
+    top(&mut lore, "sigma");
+    let saved = saved_index(&lore);
+    drop(lore);
+    // A catch-up appends its segment, then its commit is lost (the index put back as it was
+    // before): the process was killed between the two.
+    let mut writer = open(&repo);
+    remember(&writer, "the lost commit of rho");
+    writer.index().unwrap();
+    drop(writer);
+    assert_eq!(segments(&repo), Some(2));
+    put_back(&saved);
+    // The next catch-up indexes the memory again, from the state the file's dead segment
+    // follows: it drops that segment and appends its own.
+    let mut after = open(&repo);
+    after.index().unwrap();
+    assert_eq!(segments(&repo), Some(2), "extended, not left for a rebuild");
+    assert!(agrees(&mut after));
+    assert_eq!(top(&mut after, "rho lost")[0], "the lost commit of rho");
+}
+
+#[test]
+fn a_torn_segment_after_the_index_state_does_not_stop_compaction() {
+    let repo = TestRepo::new();
+    let mut lore = open(&repo);
+    for i in 0..4 {
+        remember(&lore, &format!("seed memory {i} about sigma"));
+    }
+    top(&mut lore, "sigma");
+    for i in 0..20 {
+        let mut writer = open(&repo);
+        remember(&writer, &format!("later {i} tau phi"));
+        writer.index().unwrap();
+    }
+    let before = segments(&repo).unwrap();
+    assert!(before > 17, "{before}");
+    // A catch-up killed while appending: part of a segment after the last committed one.
+    let cache = vectors_cache_path(&index_path(lore.store()));
+    let mut bytes = std::fs::read(&cache).unwrap();
+    let tail = bytes[bytes.len() - 300..].to_vec();
+    bytes.extend_from_slice(&tail[..200]);
+    std::fs::write(&cache, &bytes).unwrap();
+    assert_eq!(segments(&repo), Some(before), "readers stop at their state");
+    let mut reader = open(&repo);
+    reader.defer_upkeep();
+    let expected = top(&mut reader, "tau phi");
+    assert_eq!(reader.take_wanted_upkeep().len(), 1);
+    // The upkeep writes the file again as one segment, the torn part gone.
+    assert!(open(&repo).upkeep().unwrap());
+    assert_eq!(segments(&repo), Some(1));
+    assert!(std::fs::metadata(&cache).unwrap().len() < bytes.len() as u64);
+    let mut after = open(&repo);
+    after.defer_upkeep();
+    assert_eq!(top(&mut after, "tau phi"), expected);
+    assert!(after.take_wanted_upkeep().is_empty());
+    assert!(!open(&repo).upkeep().unwrap());
 }

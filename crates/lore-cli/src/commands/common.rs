@@ -31,11 +31,16 @@ impl Session {
         // Nobody waits for upkeep a read finds due: it runs apart, after the command.
         lore.defer_upkeep();
         say_which_store(ui, global, &lore);
-        Ok(Session {
+        Ok(Session::of(ui, global, lore))
+    }
+
+    /// A session over a handle opened otherwise.
+    pub fn of(ui: &mut Ui, global: &GlobalArgs, lore: Lore) -> Session {
+        Session {
             lore,
             write: write_context(global),
             progress: crate::progress_bar::for_terminal(ui.json()),
-        })
+        }
     }
 
     /// Runs an operation, showing its warnings and the index's notices on stderr.

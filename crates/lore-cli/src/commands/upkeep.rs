@@ -1,11 +1,14 @@
 //! `lore upkeep`: the index's upkeep that commands leave to run apart (the vector cache written
 //! again as one segment); [`crate::upkeep_start`] starts it detached.
 
+use std::path::PathBuf;
+
 use clap::Args;
 use lore::ops::store as ops;
 
 use super::common::Session;
 use crate::error::CmdResult;
+use crate::global::GlobalArgs;
 use crate::ui::Ui;
 
 /// Catch the index up and write its vector cache again as one segment if catch-ups have
@@ -14,9 +17,18 @@ use crate::ui::Ui;
 /// Commands do not wait for this: a command that finds the cache grown starts `lore upkeep` in
 /// the background (at a million memories it takes seconds).
 #[derive(Args, Debug)]
-pub struct UpkeepArgs {}
+pub struct UpkeepArgs {
+    /// The store by its git directory, whatever its scope (how commands start it: the store
+    /// is neither looked for nor added to the list of projects).
+    #[arg(long, value_name = "GIT_DIR", hide = true)]
+    pub store: Option<PathBuf>,
+}
 
-pub fn run(ui: &mut Ui, session: &mut Session, _args: &UpkeepArgs) -> CmdResult {
+pub fn run(ui: &mut Ui, global: &GlobalArgs, args: &UpkeepArgs) -> CmdResult {
+    let mut session = match &args.store {
+        Some(git_dir) => Session::of(ui, global, crate::location::open_store(global, git_dir)?),
+        None => Session::open(ui, global)?,
+    };
     let out = session.run(ui, ops::Upkeep {})?;
     ui.emit(&out, |s| {
         if out.vectors_compacted {

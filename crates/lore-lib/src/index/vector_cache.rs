@@ -32,12 +32,17 @@
 //!
 //! **Torn or damaged files** (a crash mid-append, a truncated copy, bytes flipped) fail the
 //! length, parent or checksum checks and are rebuilt from the table, never trusted (a damaged
-//! chunk found by a search makes that search load the table instead).
+//! chunk found by a search makes that search load the table instead). A segment left after the
+//! index's state by a catch-up that never committed (killed between its append and its commit,
+//! whole or in part) is dropped by the next append or compaction, which hold the index's write
+//! lock and so know no catch-up is under way.
 //!
 //! **Concurrency.** Appends and whole rewrites hold `index.sqlite3.vectors.lock` (see
 //! [`crate::localstate`]); an append also runs inside the catch-up's SQLite write transaction,
-//! and only onto a file whose last stamp is the one that transaction started from. Readers take
-//! no lock: a rewrite is a rename, and an append only adds bytes after the segments they read.
+//! and only onto a file that holds the state that transaction started from; a compaction takes
+//! that write lock too (before the file's), and only while the state it read is the latest.
+//! Readers take no lock: a rewrite is a rename, and an append only changes bytes after the
+//! segments they read.
 //! The workspace forbids `unsafe`, so the file is read rather than mapped: components are read
 //! per chunk with positioned reads.
 
@@ -255,6 +260,8 @@ pub struct Loaded {
     pub matrix: VectorMatrix,
     /// Segments applied to build it.
     pub segments: usize,
+    /// Where the segment of the wanted stamp ends in the file.
+    pub end: u64,
 }
 
 /// Reads `len` bytes at `at`.
@@ -328,7 +335,11 @@ pub fn read(path: &Path, stamp: u64, dims: usize, embedder: &str, whole: bool) -
     if whole || (!matrix.is_listed() && matrix.len() < vectors::SHORTLIST_FROM) {
         matrix.read_values(size)?;
     }
-    Some(Loaded { matrix, segments })
+    Some(Loaded {
+        matrix,
+        segments,
+        end: at,
+    })
 }
 
 /// One segment as read, its components left in the file (what it adds is appended to a
@@ -499,18 +510,24 @@ pub fn write_whole(
     stamp: u64,
     embedder: &str,
 ) -> std::result::Result<(), String> {
-    write_whole_over(path, matrix, stamp, embedder, false)
+    write_whole_over(path, matrix, stamp, embedder, None).map(|_| ())
 }
 
-/// [`write_whole`] for a compaction: the file is replaced only if its last segment is still
-/// `stamp` (a catch-up that appended since keeps its segment, and the file stays as it is).
+/// [`write_whole`] for a compaction of the index's current state: `hold_writers` is called
+/// after the slow part (the partition's k-means) and before the file's lock; it takes the
+/// index's write lock for the rest of the compaction and says whether the state read is still
+/// the latest. Only then is the file replaced (a catch-up that appended since keeps its segment),
+/// and any segment after `stamp` is dropped: no catch-up is under way, so it is what one that
+/// never committed left (a process killed between its append and its commit). Returns whether
+/// it wrote.
 pub fn compact_whole(
     path: &Path,
     matrix: &VectorMatrix,
     stamp: u64,
     embedder: &str,
-) -> std::result::Result<(), String> {
-    write_whole_over(path, matrix, stamp, embedder, true)
+    hold_writers: &dyn Fn() -> bool,
+) -> std::result::Result<bool, String> {
+    write_whole_over(path, matrix, stamp, embedder, Some(hold_writers))
 }
 
 fn write_whole_over(
@@ -518,18 +535,18 @@ fn write_whole_over(
     matrix: &VectorMatrix,
     stamp: u64,
     embedder: &str,
-    only_over_stamp: bool,
-) -> std::result::Result<(), String> {
+    hold_writers: Option<&dyn Fn() -> bool>,
+) -> std::result::Result<bool, String> {
     if stamp == 0 {
-        return Ok(());
+        return Ok(false);
     }
     // Vectors read in place from the file (in part, when its lists stay there) are not
     // resident: nothing to write from.
     if matrix.is_listed() {
-        return Ok(());
+        return Ok(false);
     }
     let Ok(values) = matrix.resident_values() else {
-        return Ok(());
+        return Ok(false);
     };
     let unsaved = |what: &str, e: &dyn std::fmt::Display| {
         format!(
@@ -538,18 +555,13 @@ fn write_whole_over(
             path.display()
         )
     };
-    // The k-means runs before the lock: a catch-up's append waits on it inside SQLite's write
-    // transaction, so every writer would wait for it.
+    // The k-means runs before the locks: a catch-up's append waits on the file's lock inside
+    // SQLite's write transaction, so every writer would wait for it.
     let partition = partition_of(matrix, &values);
-    let _lock = FileLock::exclusive(path).map_err(|e| unsaved("locked", &e))?;
-    if only_over_stamp {
-        let last = File::open(path)
-            .ok()
-            .and_then(|file| last_stamp(&file, matrix.dims(), embedder));
-        if last.map(|(last, _)| last) != Some(stamp) {
-            return Ok(());
-        }
+    if hold_writers.is_some_and(|hold| !hold()) {
+        return Ok(false);
     }
+    let _lock = FileLock::exclusive(path).map_err(|e| unsaved("locked", &e))?;
     let mut bytes = header(matrix.dims(), embedder, &matrix.center);
     bytes.extend_from_slice(&segment(
         (0, stamp),
@@ -563,7 +575,8 @@ fn write_whole_over(
         &matrix.center,
         partition.as_ref(),
     ));
-    localstate::replace_contents(path, &bytes).map_err(|e| unsaved("written", &e))
+    localstate::replace_contents(path, &bytes).map_err(|e| unsaved("written", &e))?;
+    Ok(true)
 }
 
 /// How the chunks of a whole matrix are written as lists: the partition it was read with,
@@ -650,12 +663,23 @@ pub fn append(
     else {
         return Ok(false);
     };
-    let Some((last, center)) = last_stamp(&file, dims, embedder) else {
+    let Some((center, _)) = read_header(&file, dims, embedder) else {
         return Ok(false);
     };
-    if last != change.parent {
-        return Ok(false);
-    }
+    let end = match last_stamp(&file, dims, embedder) {
+        Some((last, _)) if last == change.parent => match file.metadata() {
+            Ok(meta) => meta.len(),
+            Err(_) => return Ok(false),
+        },
+        // Whatever follows the parent's segment was appended by a catch-up that never
+        // committed (this one holds the index's write lock, taken at the parent's state): a
+        // process killed between its append and its commit. It is dropped; readers never read
+        // past the segment of the stamp they see.
+        _ => match read(path, change.parent, dims, embedder, false) {
+            Some(loaded) => loaded.end,
+            None => return Ok(false),
+        },
+    };
     let rows = Rows {
         memory: &added.memory,
         scales: &added.scales,
@@ -670,7 +694,8 @@ pub fn append(
         None,
     );
     let appended = file
-        .seek(SeekFrom::End(0))
+        .set_len(end)
+        .and_then(|_| file.seek(SeekFrom::Start(end)))
         .and_then(|_| file.write_all(&bytes));
     // A partial segment fails every later read's checks; the next reader rebuilds.
     Ok(appended.is_ok())

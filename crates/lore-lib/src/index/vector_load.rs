@@ -84,7 +84,7 @@ impl Index {
             Some(whole) => whole.matrix,
             None => VectorMatrix::load(tx, dims)?,
         };
-        self.note(compact_whole(cache, &whole, stamp, name));
+        self.note(compact_whole(cache, &whole, stamp, name, &|| hold_writers(tx)).map(|_| ()));
         Ok(())
     }
 
@@ -121,12 +121,17 @@ impl Index {
         let whole = wanted
             .then(|| read(&cache, stamp, dims, &name, true))
             .flatten();
+        let mut written = false;
         if let Some(whole) = &whole {
-            self.note(compact_whole(&cache, &whole.matrix, stamp, &name));
+            let hold = || hold_writers(&tx);
+            match compact_whole(&cache, &whole.matrix, stamp, &name, &hold) {
+                Ok(done) => written = done,
+                Err(warning) => self.warnings.borrow_mut().push(warning),
+            }
         }
         tx.finish()?;
         self.compaction_wanted.set(false);
-        Ok(whole.is_some())
+        Ok(written)
     }
 
     /// After a search found a damaged chunk in the cache file: the vectors loaded from the
@@ -203,5 +208,71 @@ impl Index {
             true,
         )
         .map(|loaded| loaded.segments))
+    }
+}
+
+/// Takes the index's write lock inside `tx`, a read transaction, for the rest of it (no
+/// catch-up can append to the vector cache meanwhile); false when a catch-up committed since
+/// `tx` read its state (SQLite refuses to upgrade a stale read) or is under way.
+fn hold_writers(tx: &rusqlite::Transaction<'_>) -> bool {
+    tx.execute(
+        "UPDATE meta SET value = value WHERE name = 'vectors_stamp'",
+        [],
+    )
+    .is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::hold_writers;
+
+    fn connection(path: &std::path::Path) -> rusqlite::Connection {
+        let conn = rusqlite::Connection::open(path).unwrap();
+        conn.pragma_update(None, "journal_mode", "wal").unwrap();
+        conn
+    }
+
+    fn read_stamp(tx: &rusqlite::Transaction<'_>) -> String {
+        tx.query_row(
+            "SELECT value FROM meta WHERE name = 'vectors_stamp'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn writers_are_held_only_from_the_latest_state() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("index.sqlite3");
+        let compactor = connection(&path);
+        compactor
+            .execute_batch(
+                "CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+                 INSERT INTO meta VALUES ('vectors_stamp', '1');",
+            )
+            .unwrap();
+        let writer = connection(&path);
+        writer.busy_timeout(std::time::Duration::ZERO).unwrap();
+        let bump = |to: &str| {
+            writer.execute(
+                "UPDATE meta SET value = ?1 WHERE name = 'vectors_stamp'",
+                [to],
+            )
+        };
+        // The state read is the latest: the writers are held until the transaction ends.
+        let tx = compactor.unchecked_transaction().unwrap();
+        assert_eq!(read_stamp(&tx), "1");
+        assert!(hold_writers(&tx));
+        assert!(bump("2").is_err(), "a catch-up waits for the compaction");
+        tx.finish().unwrap();
+        bump("2").unwrap();
+        // A catch-up committed after the state was read: not the latest, nothing is held.
+        let tx = compactor.unchecked_transaction().unwrap();
+        assert_eq!(read_stamp(&tx), "2");
+        bump("3").unwrap();
+        assert!(!hold_writers(&tx));
+        tx.finish().unwrap();
+        bump("4").unwrap();
     }
 }

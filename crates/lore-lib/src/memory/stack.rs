@@ -217,6 +217,7 @@ impl Lore {
             embedder: self.embedder.clone(),
             time_zone: self.time_zone.clone(),
             secret_policy: self.store.secret_policy_override(),
+            defer_upkeep: self.defer_upkeep,
         }
     }
 
@@ -271,6 +272,9 @@ struct Opener {
     time_zone: super::ZoneSource,
     /// The front end's `--secrets` override: it holds for every store a command writes to.
     secret_policy: Option<crate::secrets::SecretPolicy>,
+    /// Whether this handle leaves upkeep to run apart (see [`Lore::defer_upkeep`]): the stores
+    /// it stacks with do too.
+    defer_upkeep: bool,
 }
 
 impl Opener {
@@ -300,11 +304,19 @@ impl Opener {
         lore.time_zone = self.time_zone.clone();
         lore.set_secret_policy(self.secret_policy);
         lore.own_scope = scope.clone();
+        if self.defer_upkeep {
+            lore.defer_upkeep();
+        }
         Ok(Some(lore))
     }
 }
 
 impl Stack {
+    /// The other scopes' handles opened so far.
+    pub(super) fn opened_mut(&mut self) -> impl Iterator<Item = &mut Lore> {
+        self.opened.iter_mut().filter_map(|(_, l)| l.as_mut())
+    }
+
     /// Runs `f` on the handle of another scope, opened on first use; its warnings, labelled,
     /// go to `warnings`.
     fn with_opened<T>(

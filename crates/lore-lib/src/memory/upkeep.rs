@@ -3,7 +3,7 @@
 //! cache written again as one segment apart from the command that found it grown; what the
 //! store takes on disk, for `status`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::{Lore, missing_index};
 use crate::error::Result;
@@ -23,10 +23,18 @@ impl Lore {
         }
     }
 
-    /// Whether a read left upkeep for [`Lore::upkeep`] (with [`Lore::defer_upkeep`]) since
-    /// this was last asked.
-    pub fn take_wanted_upkeep(&mut self) -> bool {
-        self.index.as_ref().is_some_and(|i| i.take_wanted_upkeep())
+    /// The stores (their git directories) whose reads left upkeep for [`Lore::upkeep`] (with
+    /// [`Lore::defer_upkeep`]) since this was last asked: this handle's own, and those of the
+    /// other scopes' stores it read (a recall over `--scope all`).
+    pub fn take_wanted_upkeep(&mut self) -> Vec<PathBuf> {
+        let mut wanted = Vec::new();
+        if self.index.as_ref().is_some_and(|i| i.take_wanted_upkeep()) {
+            wanted.push(self.store.common_dir());
+        }
+        for other in self.stack.opened_mut() {
+            wanted.extend(other.take_wanted_upkeep());
+        }
+        wanted
     }
 
     /// The upkeep reads leave (see [`Lore::defer_upkeep`]): the index caught up, then its vector
