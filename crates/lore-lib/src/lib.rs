@@ -33,6 +33,7 @@ pub mod scope;
 pub mod secrets;
 pub mod setup;
 pub mod specifics;
+mod sqlite_plans;
 pub mod steps;
 pub mod store;
 pub mod sync;

@@ -1,7 +1,7 @@
 //! The index's tables, its schema version, and the statements that write rows.
 
 use git2::Oid;
-use rusqlite::{Connection, OptionalExtension, Statement, params};
+use rusqlite::{CachedStatement, Connection, OptionalExtension, params};
 
 use crate::error::{Error, Result};
 use crate::model::Memory;
@@ -92,6 +92,10 @@ pub enum SchemaState {
     Other(i64),
 }
 
+/// Statements a connection keeps compiled: more than a catch-up and a search use together
+/// (rusqlite's default, 16, is fewer: the oldest were compiled again on every catch-up).
+const STATEMENTS_CACHED: usize = 64;
+
 /// Sets connection options and creates the schema in an empty database. An error is SQLite's
 /// (a damaged file shows as `SQLITE_CORRUPT` or `SQLITE_NOTADB`).
 pub fn prepare(conn: &Connection) -> Result<SchemaState> {
@@ -114,6 +118,8 @@ pub fn prepare(conn: &Connection) -> Result<SchemaState> {
     }
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     conn.pragma_update(None, "temp_store", "MEMORY")?;
+    crate::sqlite_plans::keep_plans(conn)?;
+    conn.set_prepared_statement_cache_capacity(STATEMENTS_CACHED);
     let found = version(conn)?;
     if found == SCHEMA_VERSION {
         // Cheap sanity check that the tables are readable.
@@ -210,9 +216,8 @@ pub fn create(conn: &Connection) -> rusqlite::Result<()> {
 /// The memory tip recorded in the index.
 pub fn read_tip(conn: &Connection) -> Result<Option<Oid>> {
     let value: Option<String> = conn
-        .query_row("SELECT value FROM meta WHERE name = 'tip'", [], |r| {
-            r.get(0)
-        })
+        .prepare_cached("SELECT value FROM meta WHERE name = 'tip'")?
+        .query_row([], |r| r.get(0))
         .optional()?;
     match value {
         None => Ok(None),
@@ -224,20 +229,19 @@ pub fn read_tip(conn: &Connection) -> Result<Option<Oid>> {
 /// Records the memory tip the index now reflects.
 pub fn write_tip(conn: &Connection, tip: Option<Oid>) -> Result<()> {
     let value = tip.map(|t| t.to_string()).unwrap_or_default();
-    conn.execute(
+    conn.prepare_cached(
         "INSERT INTO meta (name, value) VALUES ('tip', ?1)
          ON CONFLICT (name) DO UPDATE SET value = excluded.value",
-        params![value],
-    )?;
+    )?
+    .execute(params![value])?;
     Ok(())
 }
 
 /// How many memories are indexed (kept in `meta` so ranking needs no table scan).
 pub fn read_doc_count(conn: &Connection) -> Result<i64> {
     let value: Option<String> = conn
-        .query_row("SELECT value FROM meta WHERE name = 'docs'", [], |r| {
-            r.get(0)
-        })
+        .prepare_cached("SELECT value FROM meta WHERE name = 'docs'")?
+        .query_row([], |r| r.get(0))
         .optional()?;
     match value.and_then(|v| v.parse().ok()) {
         Some(n) => Ok(n),
@@ -267,29 +271,28 @@ pub fn rows_intact(conn: &Connection) -> Result<bool> {
 /// A value from `meta`.
 pub fn read_meta(conn: &Connection, name: &str) -> Result<Option<String>> {
     Ok(conn
-        .query_row("SELECT value FROM meta WHERE name = ?1", [name], |r| {
-            r.get(0)
-        })
+        .prepare_cached("SELECT value FROM meta WHERE name = ?1")?
+        .query_row([name], |r| r.get(0))
         .optional()?)
 }
 
 /// Sets a value in `meta`.
 pub fn write_meta(conn: &Connection, name: &str, value: &str) -> Result<()> {
-    conn.execute(
+    conn.prepare_cached(
         "INSERT INTO meta (name, value) VALUES (?1, ?2)
          ON CONFLICT (name) DO UPDATE SET value = excluded.value",
-        params![name, value],
-    )?;
+    )?
+    .execute(params![name, value])?;
     Ok(())
 }
 
 /// Records the number of indexed memories.
 pub fn write_doc_count(conn: &Connection, docs: i64) -> Result<()> {
-    conn.execute(
+    conn.prepare_cached(
         "INSERT INTO meta (name, value) VALUES ('docs', ?1)
          ON CONFLICT (name) DO UPDATE SET value = excluded.value",
-        params![docs.to_string()],
-    )?;
+    )?
+    .execute(params![docs.to_string()])?;
     Ok(())
 }
 
@@ -324,16 +327,16 @@ pub fn content_hash(summary: &str, body: &str) -> String {
 
 /// Prepared statements for applying file changes.
 pub struct Writer<'c> {
-    insert: Statement<'c>,
-    remove: Statement<'c>,
-    find: Statement<'c>,
-    update: Statement<'c>,
-    uncount: Statement<'c>,
-    remove_invalid: Statement<'c>,
-    insert_invalid: Statement<'c>,
-    insert_mention: Statement<'c>,
-    insert_text: Statement<'c>,
-    count: Statement<'c>,
+    insert: CachedStatement<'c>,
+    remove: CachedStatement<'c>,
+    find: CachedStatement<'c>,
+    update: CachedStatement<'c>,
+    uncount: CachedStatement<'c>,
+    remove_invalid: CachedStatement<'c>,
+    insert_invalid: CachedStatement<'c>,
+    insert_mention: CachedStatement<'c>,
+    insert_text: CachedStatement<'c>,
+    count: CachedStatement<'c>,
     conn: &'c Connection,
     /// Net change in the number of indexed memories.
     pub delta: i64,
@@ -348,35 +351,35 @@ pub struct Writer<'c> {
 impl<'c> Writer<'c> {
     pub fn new(conn: &'c Connection) -> Result<Self> {
         Ok(Self {
-            insert: conn.prepare(
+            insert: conn.prepare_cached(
                 "INSERT INTO memories (path, blob, id, namespace, key, summary, body, tags,
                                        status, created, updated, record, content, session)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
             )?,
-            remove: conn.prepare(
+            remove: conn.prepare_cached(
                 "DELETE FROM memories WHERE path = ?1 RETURNING rowid, summary, body, tags",
             )?,
-            find: conn.prepare(
+            find: conn.prepare_cached(
                 "SELECT rowid, summary, body, tags, namespace, status FROM memories WHERE path = ?1",
             )?,
-            update: conn.prepare(
+            update: conn.prepare_cached(
                 "UPDATE memories SET blob = ?2, id = ?3, namespace = ?4, key = ?5, status = ?6,
                      created = ?7, updated = ?8, record = ?9, session = ?10
                  WHERE rowid = ?1",
             )?,
-            uncount: conn.prepare(
+            uncount: conn.prepare_cached(
                 "UPDATE counts SET n = n - 1 WHERE namespace = ?1 AND status = ?2",
             )?,
-            remove_invalid: conn.prepare("DELETE FROM invalid WHERE path = ?1")?,
-            insert_invalid: conn.prepare(
+            remove_invalid: conn.prepare_cached("DELETE FROM invalid WHERE path = ?1")?,
+            insert_invalid: conn.prepare_cached(
                 "INSERT OR REPLACE INTO invalid (path, blob, message) VALUES (?1, ?2, ?3)",
             )?,
             insert_mention: conn
-                .prepare("INSERT OR IGNORE INTO mentions (path, memory) VALUES (?1, ?2)")?,
-            insert_text: conn.prepare(
+                .prepare_cached("INSERT OR IGNORE INTO mentions (path, memory) VALUES (?1, ?2)")?,
+            insert_text: conn.prepare_cached(
                 "INSERT INTO memories_fts (rowid, summary, body, tags) VALUES (?1, ?2, ?3, ?4)",
             )?,
-            count: conn.prepare(
+            count: conn.prepare_cached(
                 "INSERT INTO counts (namespace, status, n) VALUES (?1, ?2, 1)
                  ON CONFLICT (namespace, status) DO UPDATE SET n = n + 1",
             )?,

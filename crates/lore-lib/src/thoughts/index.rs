@@ -73,6 +73,7 @@ fn open_connection(path: &std::path::Path) -> Result<Connection> {
     conn.busy_timeout(std::time::Duration::from_secs(30))?;
     conn.pragma_update(None, "journal_mode", "WAL")?;
     conn.pragma_update(None, "synchronous", "NORMAL")?;
+    crate::sqlite_plans::keep_plans(&conn)?;
     Ok(conn)
 }
 

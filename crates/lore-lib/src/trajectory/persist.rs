@@ -260,6 +260,7 @@ impl KeptFile {
         }
         let conn = Connection::open(path)?;
         conn.busy_timeout(busy)?;
+        crate::sqlite_plans::keep_plans(&conn)?;
         // A mapped read keeps reading the core blob to few system calls.
         conn.execute_batch("PRAGMA page_size = 65536; PRAGMA mmap_size = 1073741824;")?;
         let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
