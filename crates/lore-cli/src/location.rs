@@ -87,7 +87,7 @@ pub fn open(global: &GlobalArgs) -> CmdResult<Lore> {
 /// scope is reached and the list of projects is not touched (for `lore upkeep --store`, which
 /// commands start on the store they read).
 pub fn open_store(global: &GlobalArgs, git_dir: &Path) -> CmdResult<Lore> {
-    let store = Store::discover_with(git_dir, &git_env())?;
+    let store = Store::open_git_dir_with(git_dir, &git_env())?;
     let mut lore = Lore::new(store);
     lore.set_embedder(embedder(global)?);
     Ok(lore)

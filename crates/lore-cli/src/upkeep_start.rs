@@ -8,8 +8,9 @@ use lore::Lore;
 
 use crate::global::GlobalArgs;
 
-/// Starts `lore upkeep` on `lore`'s store in the background, detached (its own process group,
-/// no terminal, nothing waited for), if a read left upkeep to run apart. The child is this
+/// Starts `lore upkeep` in the background, detached (its own process group, no terminal,
+/// nothing waited for), for the stores whose reads left upkeep to run apart (`lore`'s own and
+/// those of the other scopes it read). The child is this
 /// binary with the same embedder options, so it reads the same cache; a failure to start it
 /// costs nothing but the upkeep (the next command tries again).
 pub fn start_if_wanted(lore: &mut Lore, global: &GlobalArgs) {
@@ -32,28 +33,32 @@ impl Starter {
         }
     }
 
-    /// See [`start_if_wanted`]: one `lore upkeep` per store that wants it (a recall over
-    /// several scopes may leave several).
+    /// See [`start_if_wanted`]: one `lore upkeep` for every store that wants it (a recall over
+    /// several scopes may leave several), which keeps them up one after another rather than
+    /// reading several caches at once.
     pub fn start_if_wanted(&self, lore: &mut Lore) {
-        for git_dir in lore.take_wanted_upkeep() {
-            let _ = self.start(&git_dir);
+        let wanted = lore.take_wanted_upkeep();
+        if !wanted.is_empty() {
+            let _ = self.start(&wanted);
         }
     }
 
-    /// Starts `lore upkeep --store <git dir>`: the store named by its git directory, whatever
+    /// Starts `lore upkeep --store <git dir>…`: each store named by its git directory, whatever
     /// scope it is (opened as a project with `--repo`, a personal or team store would be added
     /// to the list of projects). A thread waits for the child, so that a server that starts
     /// many leaves no zombies; a command exits before it ends, and the child is reparented.
-    fn start(&self, git_dir: &Path) -> std::io::Result<()> {
+    fn start(&self, git_dirs: &[PathBuf]) -> std::io::Result<()> {
         use std::os::unix::process::CommandExt;
         let mut command = Command::new(std::env::current_exe()?);
         command.arg("--embedder").arg(&self.embedder);
         if let Some(dir) = &self.model_dir {
             command.arg(equals("--model-dir", dir));
         }
+        command.arg("upkeep");
+        for git_dir in git_dirs {
+            command.arg(equals("--store", git_dir));
+        }
         let mut child = command
-            .arg("upkeep")
-            .arg(equals("--store", git_dir))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())

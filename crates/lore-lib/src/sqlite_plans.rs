@@ -1,7 +1,7 @@
 //! One option every SQLite connection of lore's sets: plans that do not depend on the values
 //! bound, so that a cached statement is compiled once per connection.
 //!
-//! SQLite may let the value bound to a parameter steer a plan (`x = ?` guessed more selective
+//! SQLite may let the value bound to a parameter steer a plan (`x = ?` guessed less selective
 //! when the value is 0 or 1, a `LIMIT ?`, a partial index's condition). It then marks the
 //! statement, and `sqlite3_clear_bindings` — which rusqlite's statement cache calls whenever a
 //! cached statement is handed back — expires every marked statement: each later use compiles
@@ -45,6 +45,29 @@ mod tests {
         conn.prepare_cached(sql)
             .unwrap()
             .get_status(StatementStatus::RePrepare)
+    }
+
+    fn plans_kept(conn: &Connection) -> bool {
+        conn.db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG)
+            .unwrap()
+    }
+
+    #[test]
+    fn every_connection_of_lores_keeps_its_plans() {
+        let dir = tempfile::tempdir().unwrap();
+        let index = Connection::open(dir.path().join("index.sqlite3")).unwrap();
+        crate::index::schema::prepare(&index).unwrap();
+        assert!(plans_kept(&index), "the index");
+        let thoughts =
+            crate::thoughts::index::open_connection(&dir.path().join("thoughts.sqlite3")).unwrap();
+        assert!(plans_kept(&thoughts), "the thought index");
+        let kept = crate::trajectory::KeptFile::open(
+            &dir.path().join("kept.sqlite3"),
+            std::time::Duration::from_secs(1),
+        )
+        .unwrap();
+        assert!(plans_kept(kept.connection()), "a trajectory's kept index");
+        assert!(!plans_kept(&Connection::open_in_memory().unwrap()));
     }
 
     #[test]

@@ -393,6 +393,19 @@ fn a_segment_a_catch_up_left_without_committing_is_dropped_by_the_next_append() 
     assert_eq!(segments(&repo), Some(2), "extended, not left for a rebuild");
     assert!(agrees(&mut after));
     assert_eq!(top(&mut after, "rho lost")[0], "the lost commit of rho");
+    drop(after);
+    // Killed while appending: part of a segment after the last committed one. The next
+    // catch-up cuts it off too.
+    let cache = vectors_cache_path(&index_path(&Store::discover(&repo.path()).unwrap()));
+    let mut bytes = std::fs::read(&cache).unwrap();
+    let tail = bytes[bytes.len() - 300..].to_vec();
+    bytes.extend_from_slice(&tail[..200]);
+    std::fs::write(&cache, &bytes).unwrap();
+    let mut writer = open(&repo);
+    remember(&writer, "after the torn append of upsilon");
+    writer.index().unwrap();
+    assert_eq!(segments(&repo), Some(3), "extended, not left for a rebuild");
+    assert!(agrees(&mut writer));
 }
 
 #[test]

@@ -18,17 +18,27 @@ use crate::ui::Ui;
 /// the background (at a million memories it takes seconds).
 #[derive(Args, Debug)]
 pub struct UpkeepArgs {
-    /// The store by its git directory, whatever its scope (how commands start it: the store
-    /// is neither looked for nor added to the list of projects).
+    /// The stores by their git directories, whatever their scopes, kept up one after another
+    /// (how commands start it: a store is neither looked for nor added to the list of
+    /// projects).
     #[arg(long, value_name = "GIT_DIR", hide = true)]
-    pub store: Option<PathBuf>,
+    pub store: Vec<PathBuf>,
 }
 
 pub fn run(ui: &mut Ui, global: &GlobalArgs, args: &UpkeepArgs) -> CmdResult {
-    let mut session = match &args.store {
-        Some(git_dir) => Session::of(ui, global, crate::location::open_store(global, git_dir)?),
-        None => Session::open(ui, global)?,
-    };
+    if args.store.is_empty() {
+        let mut session = Session::open(ui, global)?;
+        return keep_up(ui, &mut session);
+    }
+    for git_dir in &args.store {
+        let lore = crate::location::open_store(global, git_dir)?;
+        let mut session = Session::of(ui, global, lore);
+        keep_up(ui, &mut session)?;
+    }
+    Ok(())
+}
+
+fn keep_up(ui: &mut Ui, session: &mut Session) -> CmdResult {
     let out = session.run(ui, ops::Upkeep {})?;
     ui.emit(&out, |s| {
         if out.vectors_compacted {

@@ -514,9 +514,10 @@ pub fn write_whole(
 }
 
 /// [`write_whole`] for a compaction of the index's current state: `hold_writers` is called
-/// after the slow part (the partition's k-means) and before the file's lock; it takes the
-/// index's write lock for the rest of the compaction and says whether the state read is still
-/// the latest. Only then is the file replaced (a catch-up that appended since keeps its segment),
+/// after the slow part (the partition's k-means, the new file written beside the old) and
+/// before the file's lock; it takes the index's write lock for the rest of the compaction and
+/// says whether the state read is still the latest (an error: the index cannot be written).
+/// Only then is the file replaced, by a rename (a catch-up that appended since keeps its segment),
 /// and any segment after `stamp` is dropped: no catch-up is under way, so it is what one that
 /// never committed left (a process killed between its append and its commit). Returns whether
 /// it wrote.
@@ -525,7 +526,7 @@ pub fn compact_whole(
     matrix: &VectorMatrix,
     stamp: u64,
     embedder: &str,
-    hold_writers: &dyn Fn() -> bool,
+    hold_writers: &dyn Fn() -> std::result::Result<bool, String>,
 ) -> std::result::Result<bool, String> {
     write_whole_over(path, matrix, stamp, embedder, Some(hold_writers))
 }
@@ -535,7 +536,7 @@ fn write_whole_over(
     matrix: &VectorMatrix,
     stamp: u64,
     embedder: &str,
-    hold_writers: Option<&dyn Fn() -> bool>,
+    hold_writers: Option<&dyn Fn() -> std::result::Result<bool, String>>,
 ) -> std::result::Result<bool, String> {
     if stamp == 0 {
         return Ok(false);
@@ -555,13 +556,9 @@ fn write_whole_over(
             path.display()
         )
     };
-    // The k-means runs before the locks: a catch-up's append waits on the file's lock inside
-    // SQLite's write transaction, so every writer would wait for it.
+    // The k-means and the file's bytes come before the locks: a catch-up's append waits on the
+    // file's lock inside SQLite's write transaction, so every writer would wait for them.
     let partition = partition_of(matrix, &values);
-    if hold_writers.is_some_and(|hold| !hold()) {
-        return Ok(false);
-    }
-    let _lock = FileLock::exclusive(path).map_err(|e| unsaved("locked", &e))?;
     let mut bytes = header(matrix.dims(), embedder, &matrix.center);
     bytes.extend_from_slice(&segment(
         (0, stamp),
@@ -575,7 +572,17 @@ fn write_whole_over(
         &matrix.center,
         partition.as_ref(),
     ));
-    localstate::replace_contents(path, &bytes).map_err(|e| unsaved("written", &e))?;
+    let written = localstate::write_beside(path, &bytes).map_err(|e| unsaved("written", &e))?;
+    drop(bytes);
+    // Writers held off, then the file's lock: only the rename happens under both (the file's
+    // lock is only ever held for a rename or a catch-up's append, which cannot be under way).
+    if let Some(hold) = hold_writers
+        && !hold()?
+    {
+        return Ok(false);
+    }
+    let _lock = FileLock::exclusive(path).map_err(|e| unsaved("locked", &e))?;
+    written.put_in_place().map_err(|e| unsaved("written", &e))?;
     Ok(true)
 }
 
@@ -642,9 +649,10 @@ impl Added {
     }
 }
 
-/// Appends what one catch-up changed as a segment stamped `change.stamp`, if the file's last
-/// segment is `change.parent` (the state the catch-up started from). Returns whether it
-/// appended; a file it cannot extend is left for the next reader to rebuild.
+/// Appends what one catch-up changed as a segment stamped `change.stamp` after the segment of
+/// `change.parent` (the state the catch-up started from), dropping whatever follows that segment
+/// (see below). Returns whether it appended; a file that does not hold the parent's state is
+/// left for the next reader to rebuild.
 pub fn append(
     path: &Path,
     change: &Change,

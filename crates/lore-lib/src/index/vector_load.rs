@@ -213,13 +213,20 @@ impl Index {
 
 /// Takes the index's write lock inside `tx`, a read transaction, for the rest of it (no
 /// catch-up can append to the vector cache meanwhile); false when a catch-up committed since
-/// `tx` read its state (SQLite refuses to upgrade a stale read) or is under way.
-fn hold_writers(tx: &rusqlite::Transaction<'_>) -> bool {
-    tx.execute(
+/// `tx` read its state (SQLite refuses to upgrade a stale read) or is under way; an error when
+/// the index cannot be written at all (said as a warning: the cache stays as it is).
+fn hold_writers(tx: &rusqlite::Transaction<'_>) -> std::result::Result<bool, String> {
+    match tx.execute(
         "UPDATE meta SET value = value WHERE name = 'vectors_stamp'",
         [],
-    )
-    .is_ok()
+    ) {
+        Ok(_) => Ok(true),
+        Err(e) if e.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseBusy) => Ok(false),
+        Err(e) => Err(format!(
+            "the vector cache was not written again as one segment: the index cannot be \
+             written ({e})"
+        )),
+    }
 }
 
 #[cfg(test)]
@@ -263,7 +270,7 @@ mod tests {
         // The state read is the latest: the writers are held until the transaction ends.
         let tx = compactor.unchecked_transaction().unwrap();
         assert_eq!(read_stamp(&tx), "1");
-        assert!(hold_writers(&tx));
+        assert_eq!(hold_writers(&tx), Ok(true));
         assert!(bump("2").is_err(), "a catch-up waits for the compaction");
         tx.finish().unwrap();
         bump("2").unwrap();
@@ -271,8 +278,16 @@ mod tests {
         let tx = compactor.unchecked_transaction().unwrap();
         assert_eq!(read_stamp(&tx), "2");
         bump("3").unwrap();
-        assert!(!hold_writers(&tx));
+        assert_eq!(hold_writers(&tx), Ok(false));
         tx.finish().unwrap();
         bump("4").unwrap();
+        // An index that cannot be written at all is an error, not a state gone stale.
+        let read_only = rusqlite::Connection::open_with_flags(
+            &path,
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+        )
+        .unwrap();
+        let tx = read_only.unchecked_transaction().unwrap();
+        assert!(hold_writers(&tx).is_err());
     }
 }

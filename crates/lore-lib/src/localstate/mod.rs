@@ -111,24 +111,57 @@ pub fn unique_temp_path(file: &Path) -> Result<PathBuf> {
 /// Replaces `file`'s content with `bytes`: written and synced under a unique temporary name,
 /// then renamed over `file`. The caller holds `file`'s exclusive lock.
 pub fn replace_contents(file: &Path, bytes: &[u8]) -> Result<()> {
+    let written = write_beside(file, bytes)?;
+    written.put_in_place()
+}
+
+/// A temporary file written (and synced) beside the file it is to replace, put in its place by
+/// [`Written::put_in_place`]; removed if dropped before.
+pub struct Written {
+    tmp: PathBuf,
+    file: PathBuf,
+    placed: bool,
+}
+
+/// Writes `bytes` to a temporary file beside `file` (the slow part of a replacement, done before
+/// any lock a rename needs).
+pub fn write_beside(file: &Path, bytes: &[u8]) -> Result<Written> {
     let context = || format!("writing {}", file.display());
     if let Some(dir) = file.parent() {
         std::fs::create_dir_all(dir)
             .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
     }
-    let tmp = unique_temp_path(file)?;
-    let written = File::create(&tmp)
+    let written = Written {
+        tmp: unique_temp_path(file)?,
+        file: file.to_path_buf(),
+        placed: false,
+    };
+    File::create(&written.tmp)
         .and_then(|mut f| {
             f.write_all(bytes)?;
             f.sync_all()
         })
-        .and_then(|()| std::fs::rename(&tmp, file));
-    if let Err(e) = written {
-        // The temporary file is ours alone; it is removed so no stray copy is left.
-        let _ = std::fs::remove_file(&tmp);
-        return Err(Error::io(context(), e));
+        .map_err(|e| Error::io(context(), e))?;
+    Ok(written)
+}
+
+impl Written {
+    /// Renames the temporary file over the file it replaces.
+    pub fn put_in_place(mut self) -> Result<()> {
+        std::fs::rename(&self.tmp, &self.file)
+            .map_err(|e| Error::io(format!("writing {}", self.file.display()), e))?;
+        self.placed = true;
+        Ok(())
     }
-    Ok(())
+}
+
+impl Drop for Written {
+    fn drop(&mut self) {
+        // The temporary file is ours alone; it is removed so no stray copy is left.
+        if !self.placed {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
 }
 
 /// A JSON document kept in one local file (capture's per-session state), changed only under its

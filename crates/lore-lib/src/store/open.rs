@@ -55,6 +55,19 @@ impl Store {
         }
     }
 
+    /// Opens the repository whose git directory is exactly `git_dir` (no search upward: a path
+    /// that is no repository is an error, never the repository around it).
+    pub fn open_git_dir_with(git_dir: &Path, env: &GitEnv) -> Result<Store> {
+        let flags = git2::RepositoryOpenFlags::NO_SEARCH;
+        match Repository::open_ext(git_dir, flags, std::iter::empty::<&std::ffi::OsStr>()) {
+            Ok(repo) => Self::wrap(repo, StoreKind::Repository, env),
+            Err(e) if e.code() == ErrorCode::NotFound => {
+                Err(Error::NotARepository(git_dir.to_path_buf()))
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
     /// Opens (creating on first use) a personal store: a bare repository at `dir`, reading only
     /// its own configuration.
     pub fn open_personal(dir: &Path) -> Result<Store> {

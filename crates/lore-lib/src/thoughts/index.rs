@@ -68,7 +68,7 @@ pub fn index_path(store: &Store) -> PathBuf {
     store.common_dir().join("lore").join("thoughts.sqlite3")
 }
 
-fn open_connection(path: &std::path::Path) -> Result<Connection> {
+pub(crate) fn open_connection(path: &std::path::Path) -> Result<Connection> {
     let conn = Connection::open(path)?;
     conn.busy_timeout(std::time::Duration::from_secs(30))?;
     conn.pragma_update(None, "journal_mode", "WAL")?;

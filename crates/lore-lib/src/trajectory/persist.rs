@@ -229,6 +229,14 @@ pub struct KeptFile {
     conn: Rc<Connection>,
 }
 
+#[cfg(test)]
+impl KeptFile {
+    /// The file's connection, for tests of its options.
+    pub(crate) fn connection(&self) -> &Connection {
+        &self.conn
+    }
+}
+
 /// A kept index found in the file, with the stamp its keeper gave it; the read transaction it
 /// was found in lasts as long as this (and the index read from it).
 pub struct KeptSet {
