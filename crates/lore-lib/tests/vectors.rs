@@ -293,22 +293,44 @@ fn a_cache_that_cannot_be_written_is_said_not_dropped() {
     assert_eq!(top(&mut again, "upload"), ["retry the upload with backoff"]);
 }
 
-#[test]
-fn a_deferring_handle_leaves_compaction_to_upkeep() {
-    let repo = TestRepo::new();
-    let mut lore = open(&repo);
+/// A store of four memories whose vector cache is written (one search), and its handle.
+fn seeded(repo: &TestRepo) -> Lore {
+    let mut lore = open(repo);
     for i in 0..4 {
         remember(&lore, &format!("seed memory {i} about sigma"));
     }
     top(&mut lore, "sigma");
-    // Catch-ups by new processes, each appending a segment, well past the compaction point.
-    for i in 0..24 {
-        let mut writer = open(&repo);
+    lore
+}
+
+/// `catch_ups` writes, each caught up by a new process appending a segment to the cache (past
+/// the compaction point); returns the segments the cache then holds.
+fn grow(repo: &TestRepo, catch_ups: usize) -> usize {
+    for i in 0..catch_ups {
+        let mut writer = open(repo);
         remember(&writer, &format!("later {i} tau phi"));
         writer.index().unwrap();
     }
-    let before = segments(&repo).unwrap();
-    assert!(before > 17, "{before}");
+    let grown = segments(repo).unwrap();
+    assert!(grown > 17, "{grown}");
+    grown
+}
+
+/// Appends part of a segment to the cache, as a catch-up killed while appending leaves it;
+/// returns the file's length.
+fn tear(cache: &std::path::Path) -> u64 {
+    let mut bytes = std::fs::read(cache).unwrap();
+    let tail = bytes[bytes.len() - 300..].to_vec();
+    bytes.extend_from_slice(&tail[..200]);
+    std::fs::write(cache, &bytes).unwrap();
+    bytes.len() as u64
+}
+
+#[test]
+fn a_deferring_handle_leaves_compaction_to_upkeep() {
+    let repo = TestRepo::new();
+    seeded(&repo);
+    let before = grow(&repo, 24);
     // A deferring reader searches as any other, says upkeep is due (once), and leaves the file.
     let mut reader = open(&repo);
     reader.defer_upkeep();
@@ -371,11 +393,7 @@ fn put_back(saved: &[(std::path::PathBuf, Option<Vec<u8>>)]) {
 #[test]
 fn a_segment_a_catch_up_left_without_committing_is_dropped_by_the_next_append() {
     let repo = TestRepo::new();
-    let mut lore = open(&repo);
-    for i in 0..4 {
-        remember(&lore, &format!("seed memory {i} about sigma"));
-    }
-    top(&mut lore, "sigma");
+    let lore = seeded(&repo);
     let saved = saved_index(&lore);
     drop(lore);
     // A catch-up appends its segment, then its commit is lost (the index put back as it was
@@ -396,11 +414,9 @@ fn a_segment_a_catch_up_left_without_committing_is_dropped_by_the_next_append() 
     drop(after);
     // Killed while appending: part of a segment after the last committed one. The next
     // catch-up cuts it off too.
-    let cache = vectors_cache_path(&index_path(&Store::discover(&repo.path()).unwrap()));
-    let mut bytes = std::fs::read(&cache).unwrap();
-    let tail = bytes[bytes.len() - 300..].to_vec();
-    bytes.extend_from_slice(&tail[..200]);
-    std::fs::write(&cache, &bytes).unwrap();
+    tear(&vectors_cache_path(&index_path(
+        &Store::discover(&repo.path()).unwrap(),
+    )));
     let mut writer = open(&repo);
     remember(&writer, "after the torn append of upsilon");
     writer.index().unwrap();
@@ -411,24 +427,11 @@ fn a_segment_a_catch_up_left_without_committing_is_dropped_by_the_next_append() 
 #[test]
 fn a_torn_segment_after_the_index_state_does_not_stop_compaction() {
     let repo = TestRepo::new();
-    let mut lore = open(&repo);
-    for i in 0..4 {
-        remember(&lore, &format!("seed memory {i} about sigma"));
-    }
-    top(&mut lore, "sigma");
-    for i in 0..20 {
-        let mut writer = open(&repo);
-        remember(&writer, &format!("later {i} tau phi"));
-        writer.index().unwrap();
-    }
-    let before = segments(&repo).unwrap();
-    assert!(before > 17, "{before}");
+    let lore = seeded(&repo);
+    let before = grow(&repo, 20);
     // A catch-up killed while appending: part of a segment after the last committed one.
     let cache = vectors_cache_path(&index_path(lore.store()));
-    let mut bytes = std::fs::read(&cache).unwrap();
-    let tail = bytes[bytes.len() - 300..].to_vec();
-    bytes.extend_from_slice(&tail[..200]);
-    std::fs::write(&cache, &bytes).unwrap();
+    let torn = tear(&cache);
     assert_eq!(segments(&repo), Some(before), "readers stop at their state");
     let mut reader = open(&repo);
     reader.defer_upkeep();
@@ -437,7 +440,7 @@ fn a_torn_segment_after_the_index_state_does_not_stop_compaction() {
     // The upkeep writes the file again as one segment, the torn part gone.
     assert!(open(&repo).upkeep().unwrap());
     assert_eq!(segments(&repo), Some(1));
-    assert!(std::fs::metadata(&cache).unwrap().len() < bytes.len() as u64);
+    assert!(std::fs::metadata(&cache).unwrap().len() < torn);
     let mut after = open(&repo);
     after.defer_upkeep();
     assert_eq!(top(&mut after, "tau phi"), expected);

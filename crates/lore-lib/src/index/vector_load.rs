@@ -10,11 +10,13 @@ use crate::error::Result;
 
 /// Loading the matrix for searches, and checks of the cache for tests.
 impl Index {
-    /// Keeps a cache write's failure for [`Index::take_warnings`].
-    fn note(&self, written: std::result::Result<(), String>) {
-        if let Err(warning) = written {
+    /// Keeps a cache write's failure for [`Index::take_warnings`]; what it returned, or the
+    /// default (nothing written) when it failed.
+    fn note<T: Default>(&self, written: std::result::Result<T, String>) -> T {
+        written.unwrap_or_else(|warning| {
             self.warnings.borrow_mut().push(warning);
-        }
+            T::default()
+        })
     }
 
     /// What went wrong without stopping the operation (a cache that could not be saved),
@@ -84,7 +86,9 @@ impl Index {
             Some(whole) => whole.matrix,
             None => VectorMatrix::load(tx, dims)?,
         };
-        self.note(compact_whole(cache, &whole, stamp, name, &|| hold_writers(tx)).map(|_| ()));
+        self.note(compact_whole(cache, &whole, stamp, name, &|| {
+            hold_writers(tx)
+        }));
         Ok(())
     }
 
@@ -121,14 +125,10 @@ impl Index {
         let whole = wanted
             .then(|| read(&cache, stamp, dims, &name, true))
             .flatten();
-        let mut written = false;
-        if let Some(whole) = &whole {
+        let written = whole.as_ref().is_some_and(|whole| {
             let hold = || hold_writers(&tx);
-            match compact_whole(&cache, &whole.matrix, stamp, &name, &hold) {
-                Ok(done) => written = done,
-                Err(warning) => self.warnings.borrow_mut().push(warning),
-            }
-        }
+            self.note(compact_whole(&cache, &whole.matrix, stamp, &name, &hold))
+        });
         tx.finish()?;
         self.compaction_wanted.set(false);
         Ok(written)
