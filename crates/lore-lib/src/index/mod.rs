@@ -9,6 +9,7 @@
 mod best;
 mod catch_up;
 mod expand;
+pub(crate) mod fts_terms;
 pub mod mentions;
 mod open;
 pub(crate) mod postings;

@@ -274,12 +274,93 @@ fn temp_tables(conn: &Connection) -> Result<()> {
     Ok(())
 }
 
-/// Tokenizes memories as the index's FTS5 table does.
+/// Tokenizes memories as the index's FTS5 table does: in Rust where [`fts_terms`] answers for
+/// all of a memory's text, else through FTS5 itself.
+///
+/// [`fts_terms`]: super::fts_terms
+fn tokenize(conn: &Connection, docs: &[(i64, Text)]) -> Result<Tokenized> {
+    let mut entries: HashMap<(String, i64), Vec<Entry>> = HashMap::new();
+    let mut lengths: HashMap<i64, u32> = docs.iter().map(|(r, _)| (*r, 0)).collect();
+    let mut asked = Vec::new();
+    let mut counts: HashMap<String, [u32; 3]> = HashMap::new();
+    for doc in docs {
+        match counted_in_rust(&doc.1, &mut counts) {
+            Some(length) => {
+                lengths.insert(doc.0, length);
+                for (term, counts) in counts.drain() {
+                    push_entry(&mut entries, term, doc.0, counts);
+                }
+            }
+            None => asked.push(doc),
+        }
+    }
+    if !asked.is_empty() {
+        tokenize_with_fts5(conn, &asked, &mut entries, &mut lengths)?;
+    }
+    for ((_, block), list) in entries.iter_mut() {
+        for e in list.iter_mut() {
+            e.length = lengths[&((*block << BLOCK_BITS) | e.offset as i64)];
+        }
+    }
+    let mut lengths: Vec<(i64, u32)> = lengths.into_iter().collect();
+    lengths.sort_unstable();
+    Ok(Tokenized { entries, lengths })
+}
+
+/// Counts each term of a memory per column into `counts` (left empty when it returns `None`)
+/// and returns its length in tokens, or `None` when its text is FTS5's to tokenize.
+fn counted_in_rust(text: &Text, counts: &mut HashMap<String, [u32; 3]>) -> Option<u32> {
+    let mut length = 0u32;
+    for (column, field) in [&text.summary, &text.body, &text.tags]
+        .into_iter()
+        .enumerate()
+    {
+        let answered = super::fts_terms::each_term(field, |term| {
+            length += 1;
+            match counts.get_mut(term) {
+                Some(c) => c[column] += 1,
+                None => {
+                    let mut c = [0; 3];
+                    c[column] = 1;
+                    counts.insert(term.to_owned(), c);
+                }
+            }
+        });
+        if !answered {
+            counts.clear();
+            return None;
+        }
+    }
+    Some(length)
+}
+
+/// Adds a memory's entry for `term` (its length filled in later).
+fn push_entry(
+    entries: &mut HashMap<(String, i64), Vec<Entry>>,
+    term: String,
+    doc: i64,
+    counts: [u32; 3],
+) {
+    let block = doc >> BLOCK_BITS;
+    entries.entry((term, block)).or_default().push(Entry {
+        offset: (doc & ((1 << BLOCK_BITS) - 1)) as u16,
+        counts: counts.map(|c| c.min(u16::MAX as u32) as u16),
+        length: 0,
+    });
+}
+
+/// Tokenizes memories through FTS5: a temporary table with the index's tokenizer, read back
+/// through its instances.
 ///
 /// The temporary table keeps no content (`content = ''`), so emptying it is one `delete-all`
 /// rather than a delete of every row's terms; its instances come term by term, document by
 /// document, so a term's text is copied once per document rather than once per occurrence.
-fn tokenize(conn: &Connection, docs: &[(i64, Text)]) -> Result<Tokenized> {
+fn tokenize_with_fts5(
+    conn: &Connection,
+    docs: &[&(i64, Text)],
+    entries: &mut HashMap<(String, i64), Vec<Entry>>,
+    lengths: &mut HashMap<i64, u32>,
+) -> Result<()> {
     temp_tables(conn)?;
     let clear = "INSERT INTO temp.lore_docs (lore_docs) VALUES ('delete-all')";
     conn.prepare_cached(clear)?.execute([])?;
@@ -287,24 +368,14 @@ fn tokenize(conn: &Connection, docs: &[(i64, Text)]) -> Result<Tokenized> {
         let mut insert = conn.prepare_cached(
             "INSERT INTO temp.lore_docs (rowid, summary, body, tags) VALUES (?1, ?2, ?3, ?4)",
         )?;
-        for (rowid, text) in docs {
+        for (rowid, text) in docs.iter().copied() {
             insert.execute(params![rowid, text.summary, text.body, text.tags])?;
         }
     }
-    let mut entries: HashMap<(String, i64), Vec<Entry>> = HashMap::new();
-    let mut lengths: HashMap<i64, u32> = docs.iter().map(|(r, _)| (*r, 0)).collect();
     {
         let mut stmt = conn.prepare_cached("SELECT term, doc, col FROM temp.lore_docs_terms")?;
         let mut rows = stmt.query([])?;
         let mut current: Option<(String, i64, [u32; 3])> = None;
-        let mut push = |term: String, doc: i64, counts: [u32; 3]| {
-            let block = doc >> BLOCK_BITS;
-            entries.entry((term, block)).or_default().push(Entry {
-                offset: (doc & ((1 << BLOCK_BITS) - 1)) as u16,
-                counts: counts.map(|c| c.min(u16::MAX as u32) as u16),
-                length: 0,
-            });
-        };
         let mut length_of = (0i64, 0u32);
         while let Some(row) = rows.next()? {
             let term = super::schema::text_at(row, 0)?;
@@ -326,7 +397,7 @@ fn tokenize(conn: &Connection, docs: &[(i64, Text)]) -> Result<Tokenized> {
                 Some((t, d, counts)) if *d == doc && t == term => counts[column] += 1,
                 _ => {
                     if let Some((t, d, counts)) = current.take() {
-                        push(t, d, counts);
+                        push_entry(entries, t, d, counts);
                     }
                     let mut counts = [0u32; 3];
                     counts[column] = 1;
@@ -338,18 +409,11 @@ fn tokenize(conn: &Connection, docs: &[(i64, Text)]) -> Result<Tokenized> {
             *lengths.entry(length_of.0).or_default() += length_of.1;
         }
         if let Some((t, d, counts)) = current.take() {
-            push(t, d, counts);
+            push_entry(entries, t, d, counts);
         }
     }
     conn.prepare_cached(clear)?.execute([])?;
-    for ((_, block), list) in entries.iter_mut() {
-        for e in list.iter_mut() {
-            e.length = lengths[&((*block << BLOCK_BITS) | e.offset as i64)];
-        }
-    }
-    let mut lengths: Vec<(i64, u32)> = lengths.into_iter().collect();
-    lengths.sort_unstable();
-    Ok(Tokenized { entries, lengths })
+    Ok(())
 }
 
 /// Merges entries into (or, when `remove`, takes them out of) their blocks, in term and block

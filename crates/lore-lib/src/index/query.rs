@@ -344,6 +344,9 @@ const STEMS_KEPT: usize = 1_024;
 /// Each query word as the index's tokenizer stems it, via an FTS5 table of the connection's own
 /// (`None` when a word does not come out as exactly one term); remembered for the process.
 pub(crate) fn stems(conn: &Connection, words: &[String]) -> Result<Option<Vec<String>>> {
+    if let Some(found) = stems_in_rust(words) {
+        return Ok(found);
+    }
     let text = words.join(" ");
     if let Some(found) = STEMS
         .lock()
@@ -389,6 +392,27 @@ pub(crate) fn stems(conn: &Connection, words: &[String]) -> Result<Option<Vec<St
         known.insert(text, found.clone());
     }
     Ok(found)
+}
+
+/// The words' stems as [`stems`] gives them, made in Rust ([`super::fts_terms`]); `None` when
+/// a word holds a character only FTS5 can tokenize.
+fn stems_in_rust(words: &[String]) -> Option<Option<Vec<String>>> {
+    let mut stems = Vec::with_capacity(words.len());
+    let mut one_each = true;
+    for word in words {
+        let mut terms = 0;
+        let answered = super::fts_terms::each_term(word, |t| {
+            terms += 1;
+            if terms == 1 {
+                stems.push(t.to_owned());
+            }
+        });
+        if !answered {
+            return None;
+        }
+        one_each &= terms == 1;
+    }
+    Some(one_each.then_some(stems))
 }
 
 /// Each word's stem as the index's tokenizer makes it, or `None` for a word that does not come

@@ -22,6 +22,9 @@ impl Rng {
     }
 }
 
+/// A word only FTS5's own tokenizer reads (folded to `resume`).
+const NON_ASCII: &str = "Résumé";
+
 fn word(i: usize) -> String {
     const SYL: [&str; 8] = ["ka", "lo", "mi", "ne", "ru", "sa", "ti", "vo"];
     // Five syllables: 32,768 distinct words, enough for the 20,000-word vocabulary.
@@ -29,9 +32,13 @@ fn word(i: usize) -> String {
 }
 
 /// A memory of 40 words drawn from a 20,000-word vocabulary (low indices common), with one of
-/// 50 tags; `i` spreads its update time over seven seconds (many ties).
+/// 50 tags; `i` spreads its update time over seven seconds (many ties). Every fifth body ends
+/// in a word with a non-ASCII letter (tokenized by FTS5 itself, the others in Rust).
 fn memory(rng: &mut Rng, i: i64, namespace: &str, status: Status) -> Memory {
-    let words: Vec<String> = (0..40).map(|_| word(rng.skewed(20_000))).collect();
+    let mut words: Vec<String> = (0..40).map(|_| word(rng.skewed(20_000))).collect();
+    if i % 5 == 0 {
+        words.push(NON_ASCII.to_string());
+    }
     Memory {
         body: words[5..].join(" "),
         tags: vec![word(rng.skewed(50))],
@@ -216,12 +223,15 @@ fn postings_rank_exactly_like_fts5_with_filters_and_after_changes() {
         for q in 0..150 {
             // Common words (the first few of the vocabulary), rare ones, and mixes.
             let n = 1 + (rng.next() % 4) as usize;
-            let words: Vec<String> = (0..n)
+            let mut words: Vec<String> = (0..n)
                 .map(|k| match (q + k) % 3 {
                     0 => word((rng.next() % 4) as usize),
                     _ => word(rng.skewed(20_000)),
                 })
                 .collect();
+            if q % 7 == 0 {
+                words.push(NON_ASCII.to_string());
+            }
             let text = words.join(" ");
             let filter = filters(rng);
             let terms = query::query_terms(&text);
