@@ -168,6 +168,22 @@ fn segment(
     center: &[f32],
     partition: Option<&Partition>,
 ) -> Vec<u8> {
+    let mut out = Vec::new();
+    segment_into(&mut out, (parent, stamp), removed, rows, center, partition)
+        .expect("writing to memory cannot fail");
+    out
+}
+
+/// Writes a segment (see [`segment`]) to `out` as it is made: the rows' components (most of a
+/// whole cache) go from the matrix to `out` without a copy of them all in memory.
+fn segment_into(
+    out: &mut dyn Write,
+    (parent, stamp): (u64, u64),
+    removed: &[i64],
+    rows: &Rows,
+    center: &[f32],
+    partition: Option<&Partition>,
+) -> std::io::Result<()> {
     let dims = center.len();
     let added = rows.memory.len();
     let sketch_len = sketch::sketch_len(dims);
@@ -219,9 +235,8 @@ fn segment(
             .extend_from_slice(&u64::from(crc32fast::hash(&heads[head_start..])).to_le_bytes());
     }
     let centroid_dims = if partition.is_some() { dims } else { 0 };
-    let mut body = Vec::with_capacity(
-        COUNTS + removed.len() * 8 + directory.len() + heads.len() + added * dims + TRAILER,
-    );
+    // What precedes the heads (checksummed with the stamp), then the heads and the rows.
+    let mut body = Vec::with_capacity(COUNTS + removed.len() * 8 + directory.len());
     for count in [
         parent,
         removed.len() as u64,
@@ -242,16 +257,16 @@ fn segment(
     }
     let stamp_bytes = stamp.to_le_bytes();
     let sum = checksum(&[&body, &stamp_bytes]);
-    body.extend_from_slice(&heads);
+    out.write_all(&body)?;
+    out.write_all(&heads)?;
     for &i in &order {
-        body.extend_from_slice(row(i));
+        out.write_all(row(i))?;
     }
-    let len = body.len() as u64;
-    body.extend_from_slice(&stamp_bytes);
-    body.extend_from_slice(&len.to_le_bytes());
-    body.extend_from_slice(&sum.to_le_bytes());
-    body.extend_from_slice(END_MARK);
-    body
+    let len = (body.len() + heads.len() + order.len() * dims) as u64;
+    out.write_all(&stamp_bytes)?;
+    out.write_all(&len.to_le_bytes())?;
+    out.write_all(&sum.to_le_bytes())?;
+    out.write_all(END_MARK)
 }
 
 /// What reading the cache found.
@@ -559,21 +574,24 @@ fn write_whole_over(
     // The k-means and the file's bytes come before the locks: a catch-up's append waits on the
     // file's lock inside SQLite's write transaction, so every writer would wait for them.
     let partition = partition_of(matrix, &values);
-    let mut bytes = header(matrix.dims(), embedder, &matrix.center);
-    bytes.extend_from_slice(&segment(
-        (0, stamp),
-        &[],
-        &Rows {
-            memory: matrix.memory(),
-            scales: matrix.scales(),
-            values: &values,
-            sketches: Some(&matrix.sketches),
-        },
-        &matrix.center,
-        partition.as_ref(),
-    ));
-    let written = localstate::write_beside(path, &bytes).map_err(|e| unsaved("written", &e))?;
-    drop(bytes);
+    let rows = Rows {
+        memory: matrix.memory(),
+        scales: matrix.scales(),
+        values: &values,
+        sketches: Some(&matrix.sketches),
+    };
+    let written = localstate::write_beside_with(path, |out| {
+        out.write_all(&header(matrix.dims(), embedder, &matrix.center))?;
+        segment_into(
+            out,
+            (0, stamp),
+            &[],
+            &rows,
+            &matrix.center,
+            partition.as_ref(),
+        )
+    })
+    .map_err(|e| unsaved("written", &e))?;
     // Writers held off, then the file's lock: only the rename happens under both (the file's
     // lock is only ever held for a rename or a catch-up's append, which cannot be under way).
     if let Some(hold) = hold_writers

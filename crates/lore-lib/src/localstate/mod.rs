@@ -126,6 +126,15 @@ pub struct Written {
 /// Writes `bytes` to a temporary file beside `file` (the slow part of a replacement, done before
 /// any lock a rename needs).
 pub fn write_beside(file: &Path, bytes: &[u8]) -> Result<Written> {
+    write_beside_with(file, |out| out.write_all(bytes))
+}
+
+/// Like [`write_beside`], the content written by `write` as it goes (buffered), so a large file
+/// is never whole in memory.
+pub fn write_beside_with(
+    file: &Path,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<Written> {
     let context = || format!("writing {}", file.display());
     if let Some(dir) = file.parent() {
         std::fs::create_dir_all(dir)
@@ -137,9 +146,10 @@ pub fn write_beside(file: &Path, bytes: &[u8]) -> Result<Written> {
         placed: false,
     };
     File::create(&written.tmp)
-        .and_then(|mut f| {
-            f.write_all(bytes)?;
-            f.sync_all()
+        .and_then(|f| {
+            let mut out = std::io::BufWriter::with_capacity(1 << 20, f);
+            write(&mut out)?;
+            out.into_inner().map_err(|e| e.into_error())?.sync_all()
         })
         .map_err(|e| Error::io(context(), e))?;
     Ok(written)
