@@ -19,6 +19,14 @@ use crate::store::{FileChange, Store};
 /// A catch-up that indexed at least this many memories merges the full-text index's segments.
 const MERGE_SEGMENTS_AFTER: usize = 1000;
 
+/// Whether `inserted` memories arriving beside `before` are worth merging the whole full-text
+/// index for: many, and large beside the index (a merge rewrites all of it, so a run of
+/// batches merges a bounded number of times, and a few memories added to a large store never
+/// pay for rewriting it; FTS5's own incremental merging keeps their segments few).
+pub(super) fn merges_whole(inserted: usize, before: i64) -> bool {
+    inserted >= MERGE_SEGMENTS_AFTER && inserted as i64 * 4 >= before
+}
+
 /// What applying the changed files did to the rows.
 struct Applied {
     /// Net change in the number of indexed memories.
@@ -106,7 +114,7 @@ impl Index {
         let applied = apply_changes(&tx, store, &changes, inline, progress, &mut report)?;
         // Rows rewritten in place wrote no full-text terms: only the rows inserted count.
         let inserted = applied.inserted_rows.len();
-        if inserted >= MERGE_SEGMENTS_AFTER && inserted as i64 * 4 >= docs_before {
+        if merges_whole(inserted, docs_before) {
             // One large catch-up leaves the full-text index in many segments, and every later
             // query (and every new process) pays a seek per segment: merge them now. Only when
             // the change is large beside the index, so a run of batches (an import) merges a

@@ -141,9 +141,10 @@ impl Operation for Import {
                 }
             },
         }
-        if out.report.written + out.report.replaced > 0 {
+        let added = out.report.written + out.report.replaced;
+        if added > 0 {
             env.progress.phase("packing", None);
-            env.lore.settle_after_import()?;
+            env.lore.settle_after_import(added)?;
         }
         // They quote the records' values: never a secret in what is shown.
         out.warnings = out
