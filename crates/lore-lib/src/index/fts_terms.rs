@@ -81,12 +81,18 @@ fn emit(word: &mut Vec<u8>, term: &mut impl FnMut(&str)) {
     if (3..=PORTER_MAX_TOKEN).contains(&word.len()) {
         porter(word);
     }
+    // FTS5 keeps (and looks up) at most this much of a term.
+    word.truncate(MAX_TERM_BYTES);
     term(std::str::from_utf8(word).expect("ASCII"));
     word.clear();
 }
 
 /// Tokens longer than this many bytes are not stemmed (`FTS5_PORTER_MAX_TOKEN`).
 const PORTER_MAX_TOKEN: usize = 64;
+
+/// FTS5 cuts every term to this many bytes, in what it indexes and in queries
+/// (`FTS5_MAX_TOKEN_SIZE`).
+const MAX_TERM_BYTES: usize = 32_768;
 
 /// SQLite's Porter stemmer, step by step as `fts5_porter.c` takes them, on a lowercase ASCII
 /// word of 3 to [`PORTER_MAX_TOKEN`] bytes.

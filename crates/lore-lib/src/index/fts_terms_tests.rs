@@ -142,6 +142,18 @@ fn examples_from_the_rules() {
     }
 }
 
+#[test]
+fn words_at_the_stemming_and_term_size_limits_come_out_as_fts5_makes_them() {
+    // Porter stems 3 to 64 bytes; FTS5 keeps at most 32,768 bytes of a term.
+    let conn = fts5();
+    for n in [2, 3, 4, 62, 63, 64, 65, 66, 32_767, 32_768, 32_769, 40_000] {
+        let word = format!("b{}ting", "a".repeat(n - 5.min(n)));
+        let word = &word[word.len() - n..];
+        let text = format!("{word} {word}ational x");
+        assert_eq!(terms(&text).unwrap(), fts5_terms(&conn, &text), "{n} bytes");
+    }
+}
+
 /// Pieces words are built from: stems, and the suffixes Porter's steps look for.
 const PIECES: &[&str] = &[
     "a", "e", "i", "o", "u", "y", "b", "c", "d", "l", "n", "r", "s", "t", "w", "x", "z", "ss",

@@ -6,14 +6,15 @@ use super::Index;
 use crate::error::Result;
 
 impl Index {
-    /// After `added` memories arrived at once: merges the full-text index's segments into one
-    /// when they are many beside the index (see `catch_up::merges_whole`; a few added to a
-    /// large store do not pay for rewriting it all), and writes the vector cache whole when
-    /// it is missing or stale. Cost: at most one pass over the full-text index and, without a
-    /// current cache, one over the vectors.
-    pub fn settle(&self, added: usize) -> Result<()> {
-        let before = super::schema::read_doc_count(&self.conn)? - added as i64;
-        if super::catch_up::merges_whole(added, before) {
+    /// After many memories arrived at once (`written` new ones, `replaced` rewritten in
+    /// place): merges the full-text index's segments into one when what arrived is many
+    /// beside what was there (see `catch_up::merges_whole`; a few added to a large store do
+    /// not pay for rewriting it all), and writes the vector cache whole when it is missing or
+    /// stale. Cost: at most one pass over the full-text index and, without a current cache,
+    /// one over the vectors.
+    pub fn settle(&self, written: usize, replaced: usize) -> Result<()> {
+        let before = super::schema::read_doc_count(&self.conn)? - written as i64;
+        if super::catch_up::merges_whole(written + replaced, before) {
             self.conn.execute(
                 "INSERT INTO memories_fts (memories_fts) VALUES ('optimize')",
                 [],
@@ -45,10 +46,10 @@ mod tests {
         })
     }
 
-    /// Rows written while the index settles after `added` memories arrived.
+    /// Rows written while the index settles after `added` new memories arrived.
     fn written_settling(index: &Index, added: usize) -> u64 {
         let before = index.conn.total_changes();
-        index.settle(added).unwrap();
+        index.settle(added, 0).unwrap();
         index.conn.total_changes() - before
     }
 
@@ -67,5 +68,9 @@ mod tests {
         // A quarter or more of the index: merged into one segment.
         assert!(written_settling(&index, 2_000) > 0);
         assert_eq!(written_settling(&index, 10), 0);
+        // 1,100 rewritten in place beside the 6,000 there: not many beside them.
+        let before = index.conn.total_changes();
+        index.settle(0, 1_100).unwrap();
+        assert_eq!(index.conn.total_changes(), before);
     }
 }

@@ -126,7 +126,7 @@ pub struct Written {
 /// Writes `bytes` to a temporary file beside `file` (the slow part of a replacement, done before
 /// any lock a rename needs).
 pub fn write_beside(file: &Path, bytes: &[u8]) -> Result<Written> {
-    write_beside_with(file, |out| out.write_all(bytes))
+    write_temp(file, |f| f.write_all(bytes))
 }
 
 /// Like [`write_beside`], the content written by `write` as it goes (buffered), so a large file
@@ -134,6 +134,18 @@ pub fn write_beside(file: &Path, bytes: &[u8]) -> Result<Written> {
 pub fn write_beside_with(
     file: &Path,
     write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<Written> {
+    write_temp(file, |f| {
+        let mut out = std::io::BufWriter::with_capacity(1 << 20, f);
+        write(&mut out)?;
+        out.flush()
+    })
+}
+
+/// Writes a temporary file beside `file` through `write`, then syncs it.
+fn write_temp(
+    file: &Path,
+    write: impl FnOnce(&mut File) -> std::io::Result<()>,
 ) -> Result<Written> {
     let context = || format!("writing {}", file.display());
     if let Some(dir) = file.parent() {
@@ -146,10 +158,9 @@ pub fn write_beside_with(
         placed: false,
     };
     File::create(&written.tmp)
-        .and_then(|f| {
-            let mut out = std::io::BufWriter::with_capacity(1 << 20, f);
-            write(&mut out)?;
-            out.into_inner().map_err(|e| e.into_error())?.sync_all()
+        .and_then(|mut f| {
+            write(&mut f)?;
+            f.sync_all()
         })
         .map_err(|e| Error::io(context(), e))?;
     Ok(written)

@@ -141,10 +141,10 @@ impl Operation for Import {
                 }
             },
         }
-        let added = out.report.written + out.report.replaced;
-        if added > 0 {
+        let (written, replaced) = (out.report.written, out.report.replaced);
+        if written + replaced > 0 {
             env.progress.phase("packing", None);
-            env.lore.settle_after_import(added)?;
+            env.lore.settle_after_import(written, replaced)?;
         }
         // They quote the records' values: never a secret in what is shown.
         out.warnings = out
