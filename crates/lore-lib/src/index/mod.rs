@@ -15,6 +15,7 @@ mod open;
 pub(crate) mod postings;
 mod postings_block;
 pub(crate) mod query;
+pub(crate) mod query_stems;
 pub mod rank;
 #[cfg(test)]
 mod recall_tests;

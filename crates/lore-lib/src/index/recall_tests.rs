@@ -320,6 +320,6 @@ fn a_word_dropped_beside_a_word_split_shifts_no_stem() {
     let conn = Connection::open_in_memory().unwrap();
     let words = ["\u{93e}", "\u{915}\u{93e}\u{930}", "caching"].map(String::from);
     assert!(words.iter().all(|w| w.chars().all(char::is_alphanumeric)));
-    let stems = query::stem_each(&conn, &words).unwrap();
+    let stems = super::query_stems::stem_each(&conn, &words).unwrap();
     assert_eq!(stems, [None, None, Some("cach".to_string())]);
 }

@@ -54,7 +54,7 @@ pub fn sharing_telling_words(
         true => {
             // Two words of one stem are one term: read (and weighed) once.
             let mut seen = HashSet::new();
-            let stems = query::stem_each(conn, &words)?;
+            let stems = super::query_stems::stem_each(conn, &words)?;
             Lists::Postings(
                 stems
                     .into_iter()

@@ -224,7 +224,7 @@ impl ThoughtIndex {
     /// Reading the postings is one pass over the words' entries, where FTS5 looks up each
     /// matching thought's length.
     fn bm25_candidates(&self, words: &[String], n: usize) -> Result<Option<Vec<i64>>> {
-        let Some(stems) = crate::index::query::stems(&self.conn, words)? else {
+        let Some(stems) = crate::index::query_stems::stems(&self.conn, words)? else {
             return Ok(None);
         };
         // The postings are written in the transaction that writes the thoughts, so they hold

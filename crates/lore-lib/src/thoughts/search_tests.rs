@@ -265,7 +265,7 @@ fn fts_scores(index: &ThoughtIndex, query: &str) -> BTreeMap<i64, f64> {
 
 /// Each matching row's BM25 from the postings.
 fn postings_scores(index: &ThoughtIndex, query: &str) -> BTreeMap<i64, f64> {
-    let stems = crate::index::query::stems(&index.conn, &words(query))
+    let stems = crate::index::query_stems::stems(&index.conn, &words(query))
         .unwrap()
         .unwrap();
     let docs = crate::index::schema::read_meta(&index.conn, "postings_docs")
