@@ -447,3 +447,56 @@ fn a_torn_segment_after_the_index_state_does_not_stop_compaction() {
     assert!(after.take_wanted_upkeep().is_empty());
     assert!(!open(&repo).upkeep().unwrap());
 }
+
+/// The index's stored vectors: how many chunks, and whose embedder they are.
+fn stored_vectors(repo: &TestRepo) -> (i64, String) {
+    let lore = open(repo);
+    let conn = rusqlite::Connection::open(index_path(lore.store())).unwrap();
+    let chunks = conn
+        .query_row("SELECT count(*) FROM chunks", [], |r| r.get(0))
+        .unwrap();
+    let embedder = conn
+        .query_row("SELECT value FROM meta WHERE name = 'embedder'", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    (chunks, embedder)
+}
+
+fn lexical(repo: &TestRepo) -> Lore {
+    let mut lore = Lore::new(Store::discover(&repo.path()).unwrap());
+    lore.set_embedder(None);
+    lore
+}
+
+#[test]
+fn a_lexical_read_leaves_another_tiers_vectors_and_a_lexical_write_drops_them() {
+    let repo = TestRepo::new();
+    let mut lore = open(&repo);
+    remember(&lore, "alpha beta gamma");
+    remember(&lore, "delta epsilon zeta");
+    assert_eq!(top(&mut lore, "gamma alpha")[0], "alpha beta gamma");
+    let (chunks, embedder) = stored_vectors(&repo);
+    assert!(chunks >= 2 && !embedder.is_empty(), "{chunks} {embedder:?}");
+
+    // A lexical-only read (`--embedder none`) finds by BM25 and leaves the vectors as they are,
+    // so the tier's next command has nothing to embed again.
+    let mut reader = lexical(&repo);
+    assert_eq!(top(&mut reader, "zeta delta")[0], "delta epsilon zeta");
+    assert_eq!(stored_vectors(&repo), (chunks, embedder.clone()));
+    let mut again = open(&repo);
+    assert_eq!(top(&mut again, "gamma alpha")[0], "alpha beta gamma");
+    assert!(agrees(&mut again));
+
+    // A lexical write adds a row without vectors: the vectors are dropped, and the tier's next
+    // handle embeds every memory again, the new one too.
+    let writer = lexical(&repo);
+    remember(&writer, "eta theta iota");
+    let mut reader = lexical(&repo);
+    assert_eq!(top(&mut reader, "iota")[0], "eta theta iota");
+    assert_eq!(stored_vectors(&repo).0, 0);
+    let mut embedding = open(&repo);
+    assert_eq!(top(&mut embedding, "theta eta")[0], "eta theta iota");
+    assert!(agrees(&mut embedding));
+    assert_eq!(stored_vectors(&repo), (chunks + 1, embedder));
+}

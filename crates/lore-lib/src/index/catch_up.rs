@@ -40,6 +40,16 @@ fn embedder_matches(conn: &Connection, wanted: &str) -> Result<bool> {
     Ok(schema::read_meta(conn, "embedder")?.unwrap_or_default() == wanted)
 }
 
+/// Whether an index already at the tip needs nothing for a handle embedding with `wanted`: its
+/// vectors are that embedder's, or the handle embeds nothing (lexical only, `wanted` empty). A
+/// lexical handle reads no vectors, so another tier's are left for that tier: dropping them made
+/// the next command of that tier embed the whole store again (a minute at a million memories)
+/// after one `--embedder none` read. A lexical handle that writes still drops them (the rows it
+/// adds would have none).
+fn vectors_serve(conn: &Connection, wanted: &str) -> Result<bool> {
+    Ok(wanted.is_empty() || embedder_matches(conn, wanted)?)
+}
+
 impl Index {
     /// [`Index::catch_up`], reporting progress (files applied, memories embedded) to
     /// `progress`.
@@ -47,7 +57,7 @@ impl Index {
         let tip = store.tip()?;
         let wanted = self.embedder_name();
         if self.indexed_tip()? == tip
-            && embedder_matches(&self.conn, &wanted)?
+            && vectors_serve(&self.conn, &wanted)?
             && Index::rows_intact(&self.rows_verified, &self.conn)?
         {
             self.drop_matrix_of_another_stamp()?;
@@ -87,7 +97,7 @@ impl Index {
         let same_embedder = embedder_matches(&tx, &wanted)?;
         // Rows lost inside the file (the count kept beside them disagrees): rebuilt from git.
         let intact = Index::rows_intact(&self.rows_verified, &tx)?;
-        if indexed == tip && same_embedder && intact {
+        if indexed == tip && (same_embedder || wanted.is_empty()) && intact {
             let current = vector_cache::read_stamp(&tx)? == held_stamp;
             drop(tx);
             *self.held.get_mut() = held.filter(|_| current);
