@@ -1,6 +1,11 @@
 //! The best-scoring rows of a long stream of (row, score) pairs, ties at the cut kept, holding
 //! a bounded number of pairs at a time (BM25 over common words scores most of the store).
 
+use super::postings_scores::Scores;
+
+/// Pairs held beyond twice the limit before a cut (a cut costs a pass over what is held).
+const CUT_AFTER: usize = 4_096;
+
 /// The `limit` highest-scoring (row, score) pairs handed to it, and every pair tied with the
 /// last of them (every pair when `limit` is 0), holding a bounded number at a time.
 pub(super) struct BestWithTies {
@@ -13,6 +18,8 @@ pub(super) struct BestWithTies {
     cut_at: usize,
     /// Pairs handed to it.
     seen: usize,
+    /// Whether pairs below the floor were left out before being handed to it.
+    left_out: bool,
 }
 
 impl BestWithTies {
@@ -21,8 +28,9 @@ impl BestWithTies {
             limit,
             held: Vec::new(),
             floor: f64::NEG_INFINITY,
-            cut_at: limit.saturating_mul(2).saturating_add(4_096),
+            cut_at: limit.saturating_mul(2).saturating_add(CUT_AFTER),
             seen: 0,
+            left_out: false,
         }
     }
 
@@ -38,9 +46,17 @@ impl BestWithTies {
         }
     }
 
+    /// The `limit`-th best score of the pairs handed so far (cutting those below it; minus
+    /// infinity before `limit` pairs came, or when every pair is kept): nothing below it can be
+    /// kept.
+    pub(super) fn floor(&mut self) -> f64 {
+        self.cut();
+        self.floor
+    }
+
     /// Drops every pair below the `limit`-th best score.
     fn cut(&mut self) {
-        if self.held.len() > self.limit && self.limit > 0 {
+        if self.held.len() >= self.limit && self.limit > 0 {
             let order = |a: &(i64, f64), b: &(i64, f64)| b.1.total_cmp(&a.1);
             self.held.select_nth_unstable_by(self.limit - 1, order);
             let cut = self.held[self.limit - 1].1;
@@ -52,8 +68,22 @@ impl BestWithTies {
     /// The pairs kept, in no particular order, and whether they are every pair handed to it.
     pub(super) fn finish(mut self) -> (Vec<(i64, f64)>, bool) {
         self.cut();
-        let every = self.held.len() == self.seen;
+        let every = !self.left_out && self.held.len() == self.seen;
         (self.held, every)
+    }
+}
+
+impl Scores for BestWithTies {
+    fn add(&mut self, row: i64, score: f64) {
+        BestWithTies::add(self, row, score);
+    }
+
+    fn floor(&mut self) -> f64 {
+        BestWithTies::floor(self)
+    }
+
+    fn left_out(&mut self) {
+        self.left_out = true;
     }
 }
 

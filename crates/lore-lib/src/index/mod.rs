@@ -14,6 +14,7 @@ pub mod mentions;
 mod open;
 pub(crate) mod postings;
 mod postings_block;
+pub(crate) mod postings_scores;
 pub(crate) mod query;
 pub(crate) mod query_stems;
 pub mod rank;

@@ -33,7 +33,6 @@ use rusqlite::{Connection, OptionalExtension, params};
 use super::postings_block::{
     BLOCK_BITS, ENTRY_MAX, Entry, damaged_block, decode_block, each_entry, encode_list, entries_in,
 };
-use super::query::BM25_WEIGHTS;
 use crate::error::Result;
 
 /// The postings' tables (the totals are kept in the index's `meta`).
@@ -536,7 +535,7 @@ pub fn dump(conn: &Connection) -> Result<(Vec<Posting>, (i64, i64))> {
 /// The statement reading a term's postings: blocks in block order, then the tail in row-id
 /// order, in one statement so that a fold committed meanwhile by another process cannot hide
 /// entries (each statement reads its own snapshot).
-const READ_TERM: &str = "SELECT block, NULL, data FROM postings WHERE term = ?1
+pub(super) const READ_TERM: &str = "SELECT block, NULL, data FROM postings WHERE term = ?1
      UNION ALL SELECT NULL, rowid, data FROM postings_tail WHERE term = ?1
      ORDER BY 1 NULLS LAST, 2";
 
@@ -546,7 +545,7 @@ pub fn cover(conn: &Connection, docs: i64) -> Result<bool> {
 }
 
 /// The totals (memories, tokens) when the postings cover the index's `docs` memories.
-fn covering_totals(conn: &Connection, docs: i64) -> Result<Option<(i64, i64)>> {
+pub(super) fn covering_totals(conn: &Connection, docs: i64) -> Result<Option<(i64, i64)>> {
     let (n, tokens) = totals(conn)?;
     Ok((n == docs && n > 0).then_some((n, tokens)))
 }
@@ -573,148 +572,4 @@ pub fn rows_holding_at_most(conn: &Connection, stem: &str, cap: usize) -> Result
         each_posting(block, tail, data, |rowid, _| found.push(rowid))?;
     }
     Ok(Some(found))
-}
-
-/// FTS5's BM25 constants.
-const K1: f64 = 1.2;
-const B: f64 = 0.75;
-
-/// One query phrase's postings as read: its blocks' data in block order, the tail's entries in
-/// row-id order, and how many entries the blocks hold (counted without decoding:
-/// [`entries_in`]).
-#[derive(Default)]
-struct PhrasePostings {
-    blocks: Vec<(i64, Vec<u8>)>,
-    tail: Vec<(i64, Entry)>,
-    in_blocks: usize,
-}
-
-impl PhrasePostings {
-    /// Reads `stem`'s postings with `read` (see [`scores`]).
-    fn read(read: &mut rusqlite::CachedStatement<'_>, stem: &str) -> Result<PhrasePostings> {
-        let mut phrase = PhrasePostings::default();
-        let mut rows = read.query(params![stem])?;
-        while let Some(row) = rows.next()? {
-            let block: Option<i64> = row.get(0)?;
-            let tail_row: Option<i64> = row.get(1)?;
-            let data: Vec<u8> = row.get(2)?;
-            match (block, tail_row) {
-                (Some(block), _) => {
-                    phrase.in_blocks += entries_in(&data);
-                    phrase.blocks.push((block, data));
-                }
-                (None, Some(rowid)) => each_entry(&data, |e| phrase.tail.push((rowid, e)))?,
-                (None, None) => {}
-            }
-        }
-        if !phrase.tail.is_sorted_by_key(|(rowid, _)| *rowid) {
-            phrase.tail.sort_by_key(|(rowid, _)| *rowid);
-        }
-        Ok(phrase)
-    }
-
-    fn hits(&self) -> usize {
-        self.in_blocks + self.tail.len()
-    }
-}
-
-/// Hands `each` the BM25 score of every memory holding one of `stems` (each a query phrase, in
-/// query order), as FTS5's `bm25()` with [`BM25_WEIGHTS`] computes it, in row-id order; `false`
-/// (and nothing handed) when the postings do not cover the index (`docs` memories).
-///
-/// Scores are summed a block of row ids at a time in a small array, each phrase's part added in
-/// phrase order (the order FTS5 sums them in, so the scores are the same to the last bit): the
-/// cost is one pass over the entries, however many phrases and however common.
-pub fn scores(
-    conn: &Connection,
-    stems: &[String],
-    docs: i64,
-    each: impl FnMut(i64, f64),
-) -> Result<bool> {
-    weighted_scores(conn, stems, docs, BM25_WEIGHTS, each)
-}
-
-/// [`scores`] with the columns (summary, body, tags) weighted by `weights`: the thoughts
-/// index keeps a thought's text as the summary, weighted 1, as its one-column FTS5 table's
-/// `bm25()` weighs it.
-pub fn weighted_scores(
-    conn: &Connection,
-    stems: &[String],
-    docs: i64,
-    weights: (f64, f64, f64),
-    mut each: impl FnMut(i64, f64),
-) -> Result<bool> {
-    let Some((n, tokens)) = covering_totals(conn, docs)? else {
-        return Ok(false);
-    };
-    let rows = n as f64;
-    let avgdl = tokens as f64 / rows;
-    let (ws, wb, wt) = weights;
-    let mut read = conn.prepare_cached(READ_TERM)?;
-    let phrases = (stems.iter())
-        .map(|stem| PhrasePostings::read(&mut read, stem))
-        .collect::<Result<Vec<_>>>()?;
-    let idfs: Vec<f64> = (phrases.iter())
-        .map(|p| {
-            let hits = p.hits() as f64;
-            let idf = ((rows - hits + 0.5) / (hits + 0.5)).ln();
-            if idf <= 0.0 { 1e-6 } else { idf }
-        })
-        .collect();
-    let part = |phrase: usize, e: &Entry| {
-        let [s, b, t] = e.counts.map(f64::from);
-        let f = ws * s + wb * b + wt * t;
-        let d = e.length as f64;
-        idfs[phrase] * ((f * (K1 + 1.0)) / (f + K1 * (1.0 - B + B * d / avgdl)))
-    };
-    let mut blocks: Vec<i64> = (phrases.iter())
-        .flat_map(|p| {
-            let tail = p.tail.iter().map(|(rowid, _)| rowid >> BLOCK_BITS);
-            p.blocks.iter().map(|(block, _)| *block).chain(tail)
-        })
-        .collect();
-    blocks.sort_unstable();
-    blocks.dedup();
-    const WIDTH: usize = 1 << BLOCK_BITS;
-    let mut sums = [0f64; WIDTH];
-    let mut touched = [0u64; WIDTH / 64];
-    let mut next = vec![(0usize, 0usize); phrases.len()];
-    let mut decoded = vec![0usize; phrases.len()];
-    for &block in &blocks {
-        for (i, phrase) in phrases.iter().enumerate() {
-            let mut add = |offset: usize, e: &Entry| {
-                sums[offset] += part(i, e);
-                touched[offset / 64] |= 1 << (offset % 64);
-            };
-            let (in_blocks, in_tail) = &mut next[i];
-            if let Some((b, data)) = phrase.blocks.get(*in_blocks)
-                && *b == block
-            {
-                each_entry(data, |e| {
-                    decoded[i] += 1;
-                    add(usize::from(e.offset), &e);
-                })?;
-                *in_blocks += 1;
-            }
-            while let Some((rowid, e)) = phrase.tail.get(*in_tail)
-                && rowid >> BLOCK_BITS == block
-            {
-                add((rowid & (WIDTH as i64 - 1)) as usize, e);
-                *in_tail += 1;
-            }
-        }
-        for (w, word) in touched.iter_mut().enumerate() {
-            while *word != 0 {
-                let offset = w * 64 + word.trailing_zeros() as usize;
-                each((block << BLOCK_BITS) | offset as i64, sums[offset]);
-                sums[offset] = 0.0;
-                *word &= *word - 1;
-            }
-        }
-    }
-    // A block whose entries were miscounted is damaged (it decoded, but not as counted).
-    if (phrases.iter().zip(&decoded)).any(|(p, &d)| p.in_blocks != d) {
-        return Err(damaged_block());
-    }
-    Ok(true)
 }

@@ -373,7 +373,7 @@ pub(crate) fn recall_scored(
     type Ranked = (Vec<(i64, f64)>, bool);
     let best = |wide: usize| -> Result<Option<Ranked>> {
         let mut best = super::best::BestWithTies::new(wide);
-        let covered = super::postings::scores(conn, &stems, docs, |row, s| best.add(row, s))?;
+        let covered = super::postings_scores::scores(conn, &stems, docs, &mut best)?;
         Ok(covered.then(|| {
             let (mut ranked, every) = best.finish();
             ranked.sort_unstable_by(order);

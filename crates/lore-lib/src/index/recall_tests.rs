@@ -323,3 +323,87 @@ fn a_word_dropped_beside_a_word_split_shifts_no_stem() {
     let stems = super::query_stems::stem_each(&conn, &words).unwrap();
     assert_eq!(stems, [None, None, Some("cach".to_string())]);
 }
+
+/// Keeps the best `limit` scores as recall does, counting the blocks the scorer passed over.
+struct Counting {
+    best: super::best::BestWithTies,
+    left_out: usize,
+}
+
+impl super::postings_scores::Scores for Counting {
+    fn add(&mut self, row: i64, score: f64) {
+        self.best.add(row, score);
+    }
+    fn floor(&mut self) -> f64 {
+        self.best.floor()
+    }
+    fn left_out(&mut self) {
+        self.left_out += 1;
+    }
+}
+
+/// A scorer keeping the best few is spared the blocks of row ids where no memory can reach its
+/// floor, and keeps exactly (to the last bit, ties at the cut included) what it keeps when every
+/// matching memory is scored.
+#[test]
+fn blocks_passed_over_below_the_floor_change_nothing_kept() {
+    use super::best::BestWithTies;
+    use super::postings_scores::scores;
+    let dir = tempfile::tempdir().unwrap();
+    let (mut index, _) = Index::open(&dir.path().join("i.sqlite3")).unwrap();
+    let mut rng = Rng::new(0x51_7cc1_b727_220a);
+    change(&mut index, &mut rng, &[], 0..12_000, &[]);
+    // A small change: its entries stay in the postings' tail.
+    change(&mut index, &mut rng, &[4, 11_000], 12_000..12_030, &[]);
+    assert!(tail_len(&index) > 0);
+    let docs = index.doc_count().unwrap();
+    let (mut passed_over, mut queries_spared) = (0, 0);
+    for q in 0..120 {
+        let n = 1 + (rng.next() % 4) as usize;
+        let words: Vec<String> = (0..n)
+            .map(|k| match (q + k) % 3 {
+                0 => word((rng.next() % 4) as usize),
+                _ => word(rng.skewed(20_000)),
+            })
+            .collect();
+        let stems = super::query_stems::stems(&index.conn, &words)
+            .unwrap()
+            .unwrap();
+        let limit = [1, 10, 40, 0][q % 4];
+        let mut every = Vec::new();
+        assert!(scores(&index.conn, &stems, docs, &mut |r, s| every.push((r, s))).unwrap());
+        let mut expected = BestWithTies::new(limit);
+        every.iter().for_each(|&(r, s)| expected.add(r, s));
+        let mut pruned = Counting {
+            best: BestWithTies::new(limit),
+            left_out: 0,
+        };
+        assert!(scores(&index.conn, &stems, docs, &mut pruned).unwrap());
+        let bits = |(mut kept, _): (Vec<(i64, f64)>, bool)| {
+            kept.sort_by_key(|p| p.0);
+            kept.into_iter()
+                .map(|(r, s)| (r, s.to_bits()))
+                .collect::<Vec<_>>()
+        };
+        let (kept, all) = pruned.best.finish();
+        assert_eq!(
+            bits((kept, all)),
+            bits(expected.finish()),
+            "{words:?} limit {limit}"
+        );
+        assert!(!all || pruned.left_out == 0);
+        if limit == 0 {
+            assert_eq!(
+                pruned.left_out, 0,
+                "nothing is left out when every score is kept"
+            );
+        }
+        passed_over += pruned.left_out;
+        queries_spared += usize::from(pruned.left_out > 0);
+    }
+    // The comparison means something only if blocks were passed over often.
+    assert!(
+        queries_spared >= 15 && passed_over >= 50,
+        "blocks passed over in {queries_spared} of 120 queries ({passed_over} in all)"
+    );
+}

@@ -234,12 +234,12 @@ impl ThoughtIndex {
             .unwrap_or(0);
         let mut scored: Vec<(f64, i64)> = Vec::new();
         let weights = (1.0, 0.0, 0.0);
-        let covered = crate::index::postings::weighted_scores(
+        let covered = crate::index::postings_scores::weighted_scores(
             &self.conn,
             &stems,
             docs,
             weights,
-            |rowid, score| scored.push((score, rowid)),
+            &mut |rowid, score| scored.push((score, rowid)),
         )?;
         if !covered {
             return Ok(None);

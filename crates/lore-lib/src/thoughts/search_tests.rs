@@ -273,9 +273,15 @@ fn postings_scores(index: &ThoughtIndex, query: &str) -> BTreeMap<i64, f64> {
         .and_then(|v| v.parse().ok())
         .unwrap_or(0);
     let mut out = BTreeMap::new();
-    crate::index::postings::weighted_scores(&index.conn, &stems, docs, (1.0, 0.0, 0.0), |r, s| {
-        out.insert(r, s);
-    })
+    crate::index::postings_scores::weighted_scores(
+        &index.conn,
+        &stems,
+        docs,
+        (1.0, 0.0, 0.0),
+        &mut |r, s| {
+            out.insert(r, s);
+        },
+    )
     .unwrap();
     out
 }
