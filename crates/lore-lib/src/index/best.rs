@@ -20,6 +20,8 @@ pub(super) struct BestWithTies {
     seen: usize,
     /// Whether pairs below the floor were left out before being handed to it.
     left_out: bool,
+    /// Pairs held after the last cut (a cut of the same pairs again changes nothing).
+    held_at_cut: usize,
 }
 
 impl BestWithTies {
@@ -31,6 +33,7 @@ impl BestWithTies {
             cut_at: limit.saturating_mul(2).saturating_add(CUT_AFTER),
             seen: 0,
             left_out: false,
+            held_at_cut: 0,
         }
     }
 
@@ -56,12 +59,13 @@ impl BestWithTies {
 
     /// Drops every pair below the `limit`-th best score.
     fn cut(&mut self) {
-        if self.held.len() >= self.limit && self.limit > 0 {
+        if self.held.len() >= self.limit && self.limit > 0 && self.held.len() != self.held_at_cut {
             let order = |a: &(i64, f64), b: &(i64, f64)| b.1.total_cmp(&a.1);
             self.held.select_nth_unstable_by(self.limit - 1, order);
             let cut = self.held[self.limit - 1].1;
             self.held.retain(|&(_, s)| s >= cut);
             self.floor = cut;
+            self.held_at_cut = self.held.len();
         }
     }
 
