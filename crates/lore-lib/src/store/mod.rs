@@ -589,6 +589,7 @@ impl Store {
             last.insert(path.as_str(), i);
         }
         let odb = self.repo.odb()?;
+        let mut has = pack::Holdings::new(&odb);
         let mut builder = git2::build::TreeUpdateBuilder::new();
         for (i, edit) in edits.iter().enumerate() {
             let (Edit::Upsert { path, .. } | Edit::Remove { path }) = edit;
@@ -604,7 +605,7 @@ impl Store {
                     // its texts are copies of versions the repository holds (ours, theirs, the
                     // base, some re-encoded as YAML), not new text; the guard passes it.
                     let copies_only = layout::classify(path) == layout::PathKind::Conflict;
-                    if !odb.exists(blob) {
+                    if !has.object(blob)? {
                         if !copies_only {
                             self.guard_carried(path, content, prior)?;
                         }
