@@ -49,11 +49,16 @@ impl BestWithTies {
         }
     }
 
-    /// The `limit`-th best score of the pairs handed so far (cutting those below it; minus
-    /// infinity before `limit` pairs came, or when every pair is kept): nothing below it can be
+    /// A score nothing below which can be kept: the `limit`-th best of the pairs handed so far
+    /// when they first number `limit`, then again each time the pairs held have doubled since
+    /// the last cut (an older floor is still a floor, and cuts stay a bounded share of the
+    /// adds however often it is asked); minus infinity before that, or when every pair is
     /// kept.
     pub(super) fn floor(&mut self) -> f64 {
-        self.cut();
+        let first = self.floor == f64::NEG_INFINITY;
+        if first || self.held.len() >= self.held_at_cut.saturating_mul(2) {
+            self.cut();
+        }
         self.floor
     }
 
@@ -69,7 +74,9 @@ impl BestWithTies {
         }
     }
 
-    /// The pairs kept, in no particular order, and whether they are every pair handed to it.
+    /// The pairs kept, in no particular order, and whether they are every pair there was: every
+    /// pair handed to it, and none left out below its floor by the scorer
+    /// ([`Scores::left_out`]).
     pub(super) fn finish(mut self) -> (Vec<(i64, f64)>, bool) {
         self.cut();
         let every = !self.left_out && self.held.len() == self.seen;
@@ -96,17 +103,41 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    /// Pairs a scorer left out below the floor make the ranking partial, even when every pair
+    /// handed over is kept.
+    #[test]
+    fn pairs_left_out_make_the_ranking_partial() {
+        let mut best = BestWithTies::new(2);
+        best.add(1, 5.0);
+        best.add(2, 4.0);
+        assert_eq!(best.floor(), 4.0);
+        Scores::left_out(&mut best);
+        let (kept, every) = best.finish();
+        assert_eq!(kept.len(), 2);
+        assert!(!every);
+        let mut whole = BestWithTies::new(2);
+        whole.add(1, 5.0);
+        whole.add(2, 4.0);
+        assert!(whole.finish().1);
+    }
+
     proptest! {
         /// The pairs kept are those scoring at least the `limit`-th best score of all, however
-        /// many pairs came and however many tie.
+        /// many pairs came and however many tie, and however often the floor was asked; the
+        /// floor never falls and never passes that score.
         #[test]
         fn keeps_the_best_and_every_tie_at_the_cut(
             scores in proptest::collection::vec(0u8..40, 0..12_000),
             limit in 0usize..30,
+            ask_every in 1usize..64,
         ) {
             let mut best = BestWithTies::new(limit);
+            let mut floors = Vec::new();
             for (row, &s) in scores.iter().enumerate() {
                 best.add(row as i64, f64::from(s));
+                if row % ask_every == 0 {
+                    floors.push(best.floor());
+                }
             }
             let (mut got, every) = best.finish();
             got.sort_by_key(|p| p.0);
@@ -122,6 +153,10 @@ mod tests {
                 .map(|(row, &s)| (row as i64, f64::from(s)))
                 .collect();
             prop_assert_eq!(got, expected);
+            prop_assert!(floors.windows(2).all(|w| w[0] <= w[1]));
+            let reached = limit > 0 && scores.len() >= limit;
+            prop_assert!(floors.iter().all(|&f| !reached && f == f64::NEG_INFINITY
+                || reached && f <= f64::from(cut)));
         }
     }
 }

@@ -44,8 +44,8 @@ fn embedder_matches(conn: &Connection, wanted: &str) -> Result<bool> {
 /// vectors are that embedder's, or the handle embeds nothing (lexical only, `wanted` empty). A
 /// lexical handle reads no vectors, so another tier's are left for that tier: dropping them made
 /// the next command of that tier embed the whole store again (a minute at a million memories)
-/// after one `--embedder none` read. A lexical handle that writes still drops them (the rows it
-/// adds would have none).
+/// after one `--embedder none` read. A lexical handle that writes, or that has to catch the
+/// index up (the tip moved), still drops them (the rows it indexes would have none).
 fn vectors_serve(conn: &Connection, wanted: &str) -> Result<bool> {
     Ok(wanted.is_empty() || embedder_matches(conn, wanted)?)
 }

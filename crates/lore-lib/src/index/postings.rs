@@ -1,7 +1,7 @@
 //! BM25 scored in Rust from the index's own postings: exact (the same scores as FTS5's `bm25()`
 //! with the same weights), without FTS5's per-row auxiliary call and document-size lookup. The
 //! thoughts index keeps the same tables for its texts (each thought's text as the summary column,
-//! scored with [`weighted_scores`] and weights `(1, 0, 0)`).
+//! scored with [`super::postings_scores::weighted_scores`] and weights `(1, 0, 0)`).
 //!
 //! **Postings.** `postings(term, block, data)`: for each stemmed term and each block of 1,024
 //! row ids, the memories of the block holding the term, each as its row id's offset in the
@@ -21,10 +21,10 @@
 //! A removed memory's entries are deleted from the tail when they are there, else taken out of
 //! their blocks.
 //!
-//! **Scoring** follows FTS5's `bm25()`: for each query phrase in order,
-//! `idf · f·(k1 + 1) / (f + k1·(1 − b + b·D/avgdl))` with `f` the weighted count, `D` the length,
-//! `idf = ln((N − n + 0.5)/(n + 0.5))` floored at 1e-6, `k1 = 1.2`, `b = 0.75`; reading a common
-//! term is a few hundred blob rows instead of a b-tree lookup per memory.
+//! **Scoring** (in [`super::postings_scores`]) follows FTS5's `bm25()`: for each query phrase in
+//! order, `idf · f·(k1 + 1) / (f + k1·(1 − b + b·D/avgdl))` with `f` the weighted count, `D` the
+//! length, `idf = ln((N − n + 0.5)/(n + 0.5))` floored at 1e-6, `k1 = 1.2`, `b = 0.75`; reading a
+//! common term is a few hundred blob rows instead of a b-tree lookup per memory.
 
 use std::collections::HashMap;
 

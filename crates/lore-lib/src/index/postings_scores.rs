@@ -5,7 +5,7 @@
 use rusqlite::params;
 
 use super::postings::{READ_TERM, covering_totals};
-use super::postings_block::{BLOCK_BITS, Entry, damaged_block, each_entry, entries_in};
+use super::postings_block::{BLOCK_BITS, Entry, each_entry, entries_in};
 use super::query::BM25_WEIGHTS;
 use crate::error::Result;
 
@@ -35,11 +35,12 @@ impl<F: FnMut(i64, f64)> Scores for F {
     }
 }
 
-/// One query phrase's postings as read: its blocks' data (with how many entries each holds,
-/// counted without decoding: [`entries_in`]) in block order, the tail's entries in row-id order.
+/// One query phrase's postings as read: its blocks' data in block order, the tail's entries in
+/// row-id order, and how many entries the blocks hold (counted without decoding:
+/// [`entries_in`]).
 #[derive(Default)]
 struct PhrasePostings {
-    blocks: Vec<(i64, Vec<u8>, usize)>,
+    blocks: Vec<(i64, Vec<u8>)>,
     tail: Vec<(i64, Entry)>,
     in_blocks: usize,
 }
@@ -55,9 +56,8 @@ impl PhrasePostings {
             let data: Vec<u8> = row.get(2)?;
             match (block, tail_row) {
                 (Some(block), _) => {
-                    let entries = entries_in(&data);
-                    phrase.in_blocks += entries;
-                    phrase.blocks.push((block, data, entries));
+                    phrase.in_blocks += entries_in(&data);
+                    phrase.blocks.push((block, data));
                 }
                 (None, Some(rowid)) => each_entry(&data, |e| phrase.tail.push((rowid, e)))?,
                 (None, None) => {}
@@ -83,19 +83,14 @@ struct Cursor<'p> {
 
 impl Cursor<'_> {
     /// Hands `f` each of the phrase's entries in `block` (its offset in the block, the entry),
-    /// staying where it is. A block that decodes to another count than was counted is damaged.
+    /// staying where it is; a block that does not decode whole is damage (an error, answered by
+    /// a rebuild). A block passed over is not decoded, so damage there shows when a later query
+    /// decodes it.
     fn each_in(&self, block: i64, mut f: impl FnMut(usize, &Entry)) -> Result<()> {
-        if let Some((b, data, count)) = self.phrase.blocks.get(self.block)
+        if let Some((b, data)) = self.phrase.blocks.get(self.block)
             && *b == block
         {
-            let mut decoded = 0;
-            each_entry(data, |e| {
-                decoded += 1;
-                f(usize::from(e.offset), &e);
-            })?;
-            if decoded != *count {
-                return Err(damaged_block());
-            }
+            each_entry(data, |e| f(usize::from(e.offset), &e))?;
         }
         for (rowid, e) in &self.phrase.tail[self.tail..] {
             if rowid >> BLOCK_BITS != block {
@@ -149,7 +144,7 @@ impl BlockSums {
     }
 }
 
-/// Hands `scores` the BM25 score of every memory holding one of `stems` (each a query phrase,
+/// Hands `out` the BM25 score of every memory holding one of `stems` (each a query phrase,
 /// in query order), as FTS5's `bm25()` with [`BM25_WEIGHTS`] computes it, in row-id order;
 /// `false` (and nothing handed) when the postings do not cover the index (`docs` memories).
 ///

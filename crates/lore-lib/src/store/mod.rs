@@ -605,9 +605,12 @@ impl Store {
                     // its texts are copies of versions the repository holds (ours, theirs, the
                     // base, some re-encoded as YAML), not new text; the guard passes it.
                     let copies_only = layout::classify(path) == layout::PathKind::Conflict;
-                    if !has.object(blob)? {
-                        if !copies_only {
-                            self.guard_carried(path, content, prior)?;
+                    if !has.object(blob) {
+                        if !copies_only
+                            && let Err(refused) = self.guard_carried(path, content, prior)
+                            && !has.surely(blob)
+                        {
+                            return Err(refused);
                         }
                         self.repo.blob(content)?;
                     }
