@@ -309,7 +309,16 @@ fn a_killed_sync_takes_its_git_with_it() {
     let git_dir = repo.path().join(".git").display().to_string();
     let needle = format!("--git-dir\0{git_dir}");
     let started = std::time::Instant::now();
-    while processes_holding(&needle).is_empty() {
+    // Until git itself runs: `setpriv` (which sets the parent-death signal, then becomes git)
+    // holds the same arguments, and lore killed before it set the signal would leave git alive.
+    let is_git = |pid: &u32| {
+        std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "git")
+    };
+    loop {
+        let found = processes_holding(&needle);
+        if !found.is_empty() && found.iter().all(is_git) {
+            break;
+        }
         assert!(started.elapsed().as_secs() < 20, "git never started");
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
