@@ -187,6 +187,18 @@ fn change(
     tx.commit().unwrap();
 }
 
+/// One to four query words for query `q`: common ones (the first few of the vocabulary), rare
+/// ones, and mixes.
+fn query_words(rng: &mut Rng, q: usize) -> Vec<String> {
+    let n = 1 + (rng.next() % 4) as usize;
+    (0..n)
+        .map(|k| match (q + k) % 3 {
+            0 => word((rng.next() % 4) as usize),
+            _ => word(rng.skewed(20_000)),
+        })
+        .collect()
+}
+
 #[test]
 fn postings_rank_exactly_like_fts5_with_filters_and_after_changes() {
     let dir = tempfile::tempdir().unwrap();
@@ -221,14 +233,7 @@ fn postings_rank_exactly_like_fts5_with_filters_and_after_changes() {
     };
     let check = |index: &Index, rng: &mut Rng, round: &str| {
         for q in 0..150 {
-            // Common words (the first few of the vocabulary), rare ones, and mixes.
-            let n = 1 + (rng.next() % 4) as usize;
-            let mut words: Vec<String> = (0..n)
-                .map(|k| match (q + k) % 3 {
-                    0 => word((rng.next() % 4) as usize),
-                    _ => word(rng.skewed(20_000)),
-                })
-                .collect();
+            let mut words = query_words(rng, q);
             if q % 7 == 0 {
                 words.push(NON_ASCII.to_string());
             }
@@ -387,13 +392,7 @@ fn blocks_passed_over_below_the_floor_change_nothing_kept() {
     let docs = index.doc_count().unwrap();
     let (mut passed_over, mut queries_spared) = (0, 0);
     for q in 0..120 {
-        let n = 1 + (rng.next() % 4) as usize;
-        let mut words: Vec<String> = (0..n)
-            .map(|k| match (q + k) % 3 {
-                0 => word((rng.next() % 4) as usize),
-                _ => word(rng.skewed(20_000)),
-            })
-            .collect();
+        let mut words = query_words(&mut rng, q);
         if q % 3 == 1 {
             words.push("everywhere".into());
         }
