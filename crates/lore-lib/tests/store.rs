@@ -437,3 +437,34 @@ fn a_lock_left_by_a_dead_writer_is_removed_with_a_warning_and_a_held_one_is_not(
     assert_eq!(all(&mut lore).len(), 2);
     assert!(lore.status().unwrap().stale_locks.is_empty());
 }
+
+#[test]
+fn a_diff_asked_again_is_the_same_and_another_pair_gets_its_own() {
+    let repo = TestRepo::new();
+    let lore = open(&repo);
+    let store = Store::discover(&repo.path()).unwrap();
+    let tip = |s: &Store| s.tip().unwrap();
+    lore.remember(&new("decisions", "Pick SQLite"), &ctx())
+        .unwrap();
+    let a = tip(&store);
+    lore.remember(&new("learnings", "WAL needs a checkpoint"), &ctx())
+        .unwrap();
+    let b = tip(&store);
+    lore.remember(&new("decisions", "Pick git refs"), &ctx())
+        .unwrap();
+    let c = tip(&store);
+    let paths = |changes: Vec<lore::store::FileChange>| -> Vec<String> {
+        changes.into_iter().map(|c| c.path).collect()
+    };
+    let ab = paths(store.diff(a, b).unwrap());
+    assert_eq!(ab.len(), 1, "{ab:?}");
+    assert!(ab[0].starts_with("learnings/"), "{ab:?}");
+    assert_eq!(paths(store.diff(a, b).unwrap()), ab);
+    // Another pair after it: its own changes, not the kept ones.
+    let ac = paths(store.diff(a, c).unwrap());
+    assert_eq!(ac.len(), 2, "{ac:?}");
+    let bc = paths(store.diff(b, c).unwrap());
+    assert_eq!(bc.len(), 1);
+    assert!(bc[0].starts_with("decisions/"), "{bc:?}");
+    assert_eq!(paths(store.diff(a, b).unwrap()), ab);
+}

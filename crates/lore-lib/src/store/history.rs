@@ -26,7 +26,58 @@ pub struct FileVersion {
     pub blob: Option<Oid>,
 }
 
+/// Diffs with at most this many changes are kept for the next [`Store::diff`] asking the same.
+const KEPT_DIFF_MAX: usize = 4_096;
+
+/// A diff kept: the two commits and the changes between them.
+pub(super) struct KeptDiff {
+    old: Option<Oid>,
+    new: Option<Oid>,
+    changes: Vec<FileChange>,
+}
+
 impl Store {
+    /// The file-level differences between the trees of two commits (either may be absent).
+    ///
+    /// The last diff (of at most [`KEPT_DIFF_MAX`] changes) is kept and handed out again when
+    /// the same two commits are asked: a checked write asks the index's tip against the store's
+    /// twice (before the write, then on the tip it lands on), and the trees of a large store
+    /// are read from its packs each time (libgit2 keeps no tree over 4 KiB in its cache).
+    /// Commits do not change, so neither does the difference between two.
+    pub fn diff(&self, old: Option<Oid>, new: Option<Oid>) -> Result<Vec<FileChange>> {
+        if let Ok(last) = self.last_diff.lock()
+            && let Some(k) = last.as_ref().filter(|k| k.old == old && k.new == new)
+        {
+            return Ok(k.changes.clone());
+        }
+        let old_tree = match old {
+            Some(c) => Some(self.repo.find_commit(c)?.tree()?),
+            None => None,
+        };
+        let new_tree = match new {
+            Some(c) => Some(self.repo.find_commit(c)?.tree()?),
+            None => None,
+        };
+        let mut changes = Vec::new();
+        diff_trees(
+            &self.repo,
+            old_tree.as_ref(),
+            new_tree.as_ref(),
+            "",
+            &mut changes,
+        )?;
+        if changes.len() <= KEPT_DIFF_MAX
+            && let Ok(mut last) = self.last_diff.lock()
+        {
+            *last = Some(KeptDiff {
+                old,
+                new,
+                changes: changes.clone(),
+            });
+        }
+        Ok(changes)
+    }
+
     /// The versions of the files at `paths` along the memory chain, newest first. A version is
     /// recorded where a commit's blob at a path differs from its first parent's and, for a
     /// merge, from every other parent's too (a merge that took one side's version is not one).
@@ -86,7 +137,7 @@ pub(crate) fn blob_at(tree: &Tree<'_>, path: &str) -> Result<Option<Oid>> {
     }
 }
 
-pub(super) fn diff_trees(
+fn diff_trees(
     repo: &Repository,
     old: Option<&Tree<'_>>,
     new: Option<&Tree<'_>>,

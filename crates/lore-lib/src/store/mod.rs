@@ -31,7 +31,6 @@ use crate::retry::Backoff;
 pub use git_env::GitEnv;
 pub use history::FileVersion;
 pub(crate) use history::blob_at;
-use history::diff_trees;
 pub use layout::{LORE_REF_PREFIX, MEMORY_REF};
 pub use lost::ChainHead;
 pub(crate) use pack::pack_sizes;
@@ -71,6 +70,8 @@ pub struct Store {
     warnings: std::sync::Mutex<open::Warnings>,
     before_ref_update: Option<Box<dyn Fn() + Send>>,
     secret_policy: Option<crate::secrets::SecretPolicy>,
+    /// The last diff taken ([`Store::diff`]).
+    last_diff: std::sync::Mutex<Option<history::KeptDiff>>,
 }
 
 /// One change to the memory tree.
@@ -365,27 +366,6 @@ impl Store {
             }
             TreeWalkResult::Ok
         })?;
-        Ok(out)
-    }
-
-    /// The file-level differences between the trees of two commits (either may be absent).
-    pub fn diff(&self, old: Option<Oid>, new: Option<Oid>) -> Result<Vec<FileChange>> {
-        let old_tree = match old {
-            Some(c) => Some(self.repo.find_commit(c)?.tree()?),
-            None => None,
-        };
-        let new_tree = match new {
-            Some(c) => Some(self.repo.find_commit(c)?.tree()?),
-            None => None,
-        };
-        let mut out = Vec::new();
-        diff_trees(
-            &self.repo,
-            old_tree.as_ref(),
-            new_tree.as_ref(),
-            "",
-            &mut out,
-        )?;
         Ok(out)
     }
 

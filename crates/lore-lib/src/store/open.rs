@@ -97,6 +97,7 @@ impl Store {
             warnings: std::sync::Mutex::new(Warnings::default()),
             before_ref_update: None,
             secret_policy: None,
+            last_diff: std::sync::Mutex::new(None),
         };
         if !conditional.is_empty() {
             store.warn(format!(
