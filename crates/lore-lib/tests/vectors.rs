@@ -500,3 +500,73 @@ fn a_lexical_read_leaves_another_tiers_vectors_and_a_lexical_write_drops_them() 
     assert!(agrees(&mut embedding));
     assert_eq!(stored_vectors(&repo), (chunks + 1, embedder));
 }
+
+#[test]
+fn the_vector_search_beside_bm25_ranks_as_the_one_after_it() {
+    use lore::index::RankOptions;
+    let repo = TestRepo::new();
+    let mut lore = open(&repo);
+    const WORDS: &[&str] = &[
+        "cache", "deploy", "retry", "schema", "token", "index", "branch", "merge", "build",
+        "queue", "parser", "config", "latency", "socket", "thread", "lock", "vector", "sketch",
+    ];
+    let ctx = WriteContext::default();
+    let memories: Vec<lore::Memory> = (0..600usize)
+        .map(|i| {
+            let words: Vec<&str> = (0..5)
+                .map(|k| WORDS[(i * 5 + k * 7 + i / 3) % WORDS.len()])
+                .collect();
+            let new = NewMemory {
+                namespace: if i % 40 == 0 {
+                    "decisions"
+                } else {
+                    "learnings"
+                }
+                .into(),
+                summary: format!("{} {i}", words.join(" ")),
+                ..NewMemory::default()
+            };
+            lore.prepare(&new, &ctx).unwrap()
+        })
+        .collect();
+    lore.write_batch(&memories, &lore::BatchWrite::import("fill"), &ctx)
+        .unwrap();
+    let filters = [
+        ListFilter::default(),
+        ListFilter {
+            namespace: Some("decisions".into()),
+            limit: Some(5),
+            ..ListFilter::default()
+        },
+        ListFilter {
+            namespace: Some("learnings".into()),
+            limit: Some(20),
+            ..ListFilter::default()
+        },
+    ];
+    // No recency: the two searches run at different instants.
+    let options = RankOptions {
+        half_life_days: None,
+        ..RankOptions::default()
+    };
+    let ranked = |lore: &mut Lore, q: &str, f: &ListFilter, from: usize| {
+        lore.index().unwrap().set_side_by_side_from(from);
+        (lore.search(q, f, &options, true).unwrap())
+            .into_iter()
+            .map(|h| (h.memory.summary, h.score.to_bits()))
+            .collect::<Vec<_>>()
+    };
+    for q in [
+        "socket lock thread",
+        "vector sketch 17",
+        "deploy",
+        "merge the config",
+    ] {
+        for f in &filters {
+            let after = ranked(&mut lore, q, f, usize::MAX);
+            let beside = ranked(&mut lore, q, f, 0);
+            assert!(!after.is_empty(), "{q}");
+            assert_eq!(beside, after, "{q} {f:?}");
+        }
+    }
+}

@@ -129,6 +129,9 @@ pub struct Index {
     rows_verified: std::cell::Cell<bool>,
     /// Failures that lost nothing but should be heard (see [`Index::take_warnings`]).
     warnings: std::cell::RefCell<Vec<String>>,
+    /// Chunks from which a search runs its vector side beside BM25 (see
+    /// [`Index::set_side_by_side_from`]).
+    side_by_side_from: std::cell::Cell<usize>,
 }
 
 /// A matrix and the catch-ups' changes not yet applied to it.

@@ -234,6 +234,7 @@ impl Index {
             vectors_stamp: std::cell::Cell::new(0),
             rows_verified: std::cell::Cell::new(false),
             warnings: std::cell::RefCell::new(Vec::new()),
+            side_by_side_from: std::cell::Cell::new(super::search::SIDE_BY_SIDE_FROM),
         }
     }
 

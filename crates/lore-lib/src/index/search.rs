@@ -30,7 +30,63 @@ type Ranked = Vec<(rank::Candidate, f64, Explain)>;
 /// A search over vectors that turned out damaged, or its value.
 type Checked<T> = std::result::Result<T, vectors::Damaged>;
 
+/// Chunks from which the vector search runs on a thread of its own beside BM25 (where both
+/// read from disk, tens of milliseconds each at a million memories); below, a thread would
+/// cost more than the overlap saves.
+pub(super) const SIDE_BY_SIDE_FROM: usize = vectors::SHORTLIST_FROM;
+
+/// With a filter, the vector search first takes the unfiltered best this many times the pool,
+/// then checks them against the filter.
+const WIDE: usize = 8;
+
+/// The query's vector and the vector search's first pass (before any filter is applied),
+/// found without the database, so that they may be found on another thread.
+struct FirstPass {
+    query: Vec<f32>,
+    probe: vectors::Probe,
+    found: Checked<Vec<(i64, f32)>>,
+}
+
+impl FirstPass {
+    /// Embeds `text` and searches `matrix` for the best `pool` chunks' memories (`WIDE` times
+    /// as many when `filtered`); `None` without an embedder, vectors or query text.
+    fn find(
+        embedder: Option<&dyn crate::embed::Embedder>,
+        matrix: Option<&VectorMatrix>,
+        text: &str,
+        filtered: bool,
+        pool: usize,
+    ) -> Result<Option<FirstPass>> {
+        let (Some(embedder), Some(matrix)) = (embedder, matrix) else {
+            return Ok(None);
+        };
+        if matrix.is_empty() || text.trim().is_empty() {
+            return Ok(None);
+        }
+        let query = embedder
+            .embed_queries(&[text])?
+            .pop()
+            .expect("one vector per text");
+        let probe = vectors::Probe::new(&query);
+        let limit = if filtered { pool * WIDE } else { pool };
+        let found = matrix.search(&probe, limit, |_| true);
+        Ok(Some(FirstPass {
+            query,
+            probe,
+            found,
+        }))
+    }
+}
+
 impl Index {
+    /// Runs the vector side of a search on a thread of its own from `chunks` vectors on (by
+    /// default from [`SIDE_BY_SIDE_FROM`]): 0 always, `usize::MAX` never. The ranking is the
+    /// same either way; tests compare the two.
+    #[doc(hidden)]
+    pub fn set_side_by_side_from(&self, chunks: usize) {
+        self.side_by_side_from.set(chunks);
+    }
+
     /// Hybrid recall: BM25 and vector candidates fused, weighted, flagged and collapsed (see
     /// [`rank`]). Without an embedder it ranks by BM25 with the same weights.
     pub fn search(
@@ -75,9 +131,10 @@ impl Index {
         // A window filters candidates after they are found: look further for them.
         let widen = if within.is_some() { 4 } else { 1 };
         let pool = options.candidates.max(limit * 3) * widen;
-        let mut found = self.lexical_candidates(text, filter, pool)?;
+        let (found, first) = self.both_searches(matrix, text, filter, pool);
+        let mut found = found?;
         let query_vector =
-            match self.add_vector_candidates(matrix, text, filter, pool, &mut found)? {
+            match self.add_vector_candidates(matrix, first?, filter, pool, &mut found)? {
                 Ok(q) => q,
                 Err(damaged) => return Ok(Err(damaged)),
             };
@@ -119,6 +176,32 @@ impl Index {
         Ok(Ok(hits))
     }
 
+    /// The BM25 candidates and the vector search's first pass, side by side on two threads
+    /// when the vectors are many ([`SIDE_BY_SIDE_FROM`]); the database is read on this one,
+    /// whose connection may not be shared.
+    fn both_searches(
+        &self,
+        matrix: Option<&VectorMatrix>,
+        text: &str,
+        filter: &ListFilter,
+        pool: usize,
+    ) -> (Result<Candidates>, Result<Option<FirstPass>>) {
+        let embedder = self.embedder.as_deref();
+        let filtered = query::restricts(filter);
+        let first = move || FirstPass::find(embedder, matrix, text, filtered, pool);
+        if matrix.is_none_or(|m| m.len() < self.side_by_side_from.get()) || embedder.is_none() {
+            return (self.lexical_candidates(text, filter, pool), first());
+        }
+        std::thread::scope(|scope| {
+            let vector = scope.spawn(first);
+            let lexical = self.lexical_candidates(text, filter, pool);
+            let first = vector
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            (lexical, first)
+        })
+    }
+
     /// The BM25 candidates: the best `pool` memories passing `filter`, in rank order.
     fn lexical_candidates(
         &self,
@@ -148,28 +231,25 @@ impl Index {
     }
 
     /// Adds the vector candidates (the best `pool` by cosine, above the embedder's relevance
-    /// floor) and gives every candidate its best chunk's cosine; returns the query's vector
-    /// (`None` without an embedder, vectors or query text).
+    /// floor; `first` their unfiltered first pass) and gives every candidate its best chunk's
+    /// cosine; returns the query's vector (`None` without an embedder, vectors or query text).
     fn add_vector_candidates(
         &self,
         matrix: Option<&VectorMatrix>,
-        text: &str,
+        first: Option<FirstPass>,
         filter: &ListFilter,
         pool: usize,
         found: &mut Candidates,
     ) -> Result<Checked<Option<Vec<f32>>>> {
-        let (Some(embedder), Some(matrix)) = (&self.embedder, matrix) else {
+        let (Some(embedder), Some(matrix), Some(first)) = (&self.embedder, matrix, first) else {
             return Ok(Ok(None));
         };
-        if matrix.is_empty() || text.trim().is_empty() {
-            return Ok(Ok(None));
-        }
-        let q = embedder
-            .embed_queries(&[text])?
-            .pop()
-            .expect("one vector per text");
-        let probe = vectors::Probe::new(&q);
-        let by_vector = match self.vector_candidates(matrix, &probe, filter, pool)? {
+        let FirstPass {
+            query: q,
+            probe,
+            found: first,
+        } = first;
+        let by_vector = match self.vector_candidates(matrix, &probe, filter, pool, first)? {
             Ok(by_vector) => by_vector,
             Err(damaged) => return Ok(Err(damaged)),
         };
@@ -204,24 +284,26 @@ impl Index {
         Ok(Ok(Some(q)))
     }
 
-    /// The `pool` memories passing `filter` whose best chunk is most similar to the probe. With a
-    /// filter, the unfiltered top `8 × pool` is checked row by row first (exact whenever `pool`
-    /// of them pass); only a selective filter pays for listing every row it allows.
+    /// The `pool` memories passing `filter` whose best chunk is most similar to the probe,
+    /// from the search's `first` pass. With a filter, that pass is the unfiltered top `WIDE ×
+    /// pool`, checked row by row (exact whenever `pool` of them pass); only a selective filter
+    /// pays for listing every row it allows.
     fn vector_candidates(
         &self,
         matrix: &VectorMatrix,
         probe: &vectors::Probe,
         filter: &ListFilter,
         pool: usize,
+        first: Checked<Vec<(i64, f32)>>,
     ) -> Result<Checked<Vec<(i64, f32)>>> {
-        if !query::restricts(filter) {
-            return Ok(matrix.search(probe, pool, |_| true));
-        }
-        let wide_limit = pool * 8;
-        let wide = match matrix.search(probe, wide_limit, |_| true) {
+        let wide = match first {
             Ok(wide) => wide,
             Err(damaged) => return Ok(Err(damaged)),
         };
+        if !query::restricts(filter) {
+            return Ok(Ok(wide));
+        }
+        let wide_limit = pool * WIDE;
         // A listed matrix's search reads only the lists nearest the query.
         let scanned_all = wide.len() < wide_limit && !matrix.is_listed();
         let mut kept = Vec::with_capacity(pool);
