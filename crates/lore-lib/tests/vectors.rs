@@ -21,6 +21,30 @@ fn remember(lore: &Lore, summary: &str) {
     lore.remember(&new, &WriteContext::default()).unwrap();
 }
 
+/// Writes `n` memories in one batch, memory `i`'s summary `summary(i)` and its namespace
+/// "decisions" when `i` is a multiple of `decisions_every` (a selective namespace), else
+/// "learnings".
+fn fill(lore: &mut Lore, n: usize, decisions_every: usize, summary: impl Fn(usize) -> String) {
+    let ctx = WriteContext::default();
+    let memories: Vec<lore::Memory> = (0..n)
+        .map(|i| {
+            let ns = if i % decisions_every == 0 {
+                "decisions"
+            } else {
+                "learnings"
+            };
+            let new = NewMemory {
+                namespace: ns.into(),
+                summary: summary(i),
+                ..NewMemory::default()
+            };
+            lore.prepare(&new, &ctx).unwrap()
+        })
+        .collect();
+    lore.write_batch(&memories, &lore::BatchWrite::import("fill"), &ctx)
+        .unwrap();
+}
+
 fn top(lore: &mut Lore, q: &str) -> Vec<String> {
     lore.recall(q, &ListFilter::default())
         .unwrap()
@@ -63,28 +87,13 @@ fn filtered_vector_search_equals_filtering_the_full_ranking() {
         "cache", "deploy", "retry", "schema", "token", "index", "branch", "merge", "build",
         "queue", "parser", "config", "latency", "socket", "thread", "lock",
     ];
-    let ctx = WriteContext::default();
-    let memories: Vec<lore::Memory> = (0..400usize)
-        .map(|i| {
-            let words: Vec<&str> = (0..6)
-                .map(|k| WORDS[(i * 7 + k * 3 + i / 5) % 16])
-                .collect();
-            let new = NewMemory {
-                // A selective namespace (5 memories) and a broad one.
-                namespace: if i % 80 == 0 {
-                    "decisions"
-                } else {
-                    "learnings"
-                }
-                .into(),
-                summary: format!("{} {i}", words.join(" ")),
-                ..NewMemory::default()
-            };
-            lore.prepare(&new, &ctx).unwrap()
-        })
-        .collect();
-    lore.write_batch(&memories, &lore::BatchWrite::import("fill"), &ctx)
-        .unwrap();
+    // A selective namespace (5 memories) and a broad one.
+    fill(&mut lore, 400, 80, |i| {
+        let words: Vec<&str> = (0..6)
+            .map(|k| WORDS[(i * 7 + k * 3 + i / 5) % 16])
+            .collect();
+        format!("{} {i}", words.join(" "))
+    });
     // Vector order only: no BM25 weight, no recency.
     let options = RankOptions {
         fusion: Fusion::Score { lexical: 0.0 },
@@ -510,27 +519,12 @@ fn the_vector_search_beside_bm25_ranks_as_the_one_after_it() {
         "cache", "deploy", "retry", "schema", "token", "index", "branch", "merge", "build",
         "queue", "parser", "config", "latency", "socket", "thread", "lock", "vector", "sketch",
     ];
-    let ctx = WriteContext::default();
-    let memories: Vec<lore::Memory> = (0..600usize)
-        .map(|i| {
-            let words: Vec<&str> = (0..5)
-                .map(|k| WORDS[(i * 5 + k * 7 + i / 3) % WORDS.len()])
-                .collect();
-            let new = NewMemory {
-                namespace: if i % 40 == 0 {
-                    "decisions"
-                } else {
-                    "learnings"
-                }
-                .into(),
-                summary: format!("{} {i}", words.join(" ")),
-                ..NewMemory::default()
-            };
-            lore.prepare(&new, &ctx).unwrap()
-        })
-        .collect();
-    lore.write_batch(&memories, &lore::BatchWrite::import("fill"), &ctx)
-        .unwrap();
+    fill(&mut lore, 600, 40, |i| {
+        let words: Vec<&str> = (0..5)
+            .map(|k| WORDS[(i * 5 + k * 7 + i / 3) % WORDS.len()])
+            .collect();
+        format!("{} {i}", words.join(" "))
+    });
     let filters = [
         ListFilter::default(),
         ListFilter {
