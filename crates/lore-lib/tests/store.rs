@@ -467,4 +467,8 @@ fn a_diff_asked_again_is_the_same_and_another_pair_gets_its_own() {
     assert_eq!(bc.len(), 1);
     assert!(bc[0].starts_with("decisions/"), "{bc:?}");
     assert_eq!(paths(store.diff(a, b).unwrap()), ab);
+    // The pair the other way round: the file removed, not added.
+    let ba = store.diff(b, a).unwrap();
+    assert_eq!(ba.len(), 1);
+    assert!(ba[0].old.is_some() && ba[0].new.is_none(), "{ba:?}");
 }

@@ -510,11 +510,50 @@ fn a_lexical_read_leaves_another_tiers_vectors_and_a_lexical_write_drops_them() 
     assert_eq!(stored_vectors(&repo), (chunks + 1, embedder));
 }
 
+/// [`FakeEmbedder`] noting the thread each query is embedded on.
+struct ThreadNoting {
+    inner: FakeEmbedder,
+    query_threads: std::sync::Mutex<Vec<std::thread::ThreadId>>,
+}
+
+impl lore::embed::Embedder for ThreadNoting {
+    fn id(&self) -> &lore::embed::EmbedderId {
+        self.inner.id()
+    }
+
+    fn embed(&self, texts: &[&str]) -> lore::Result<Vec<Vec<f32>>> {
+        self.inner.embed(texts)
+    }
+
+    fn embed_queries(&self, texts: &[&str]) -> lore::Result<Vec<Vec<f32>>> {
+        let mut threads = self.query_threads.lock().unwrap();
+        threads.push(std::thread::current().id());
+        self.inner.embed_queries(texts)
+    }
+
+    fn chunking(&self) -> lore::embed::ChunkPolicy {
+        self.inner.chunking()
+    }
+
+    fn near_duplicate(&self) -> f32 {
+        self.inner.near_duplicate()
+    }
+
+    fn relevance_floor(&self) -> f32 {
+        self.inner.relevance_floor()
+    }
+}
+
 #[test]
 fn the_vector_search_beside_bm25_ranks_as_the_one_after_it() {
     use lore::index::RankOptions;
     let repo = TestRepo::new();
     let mut lore = open(&repo);
+    let noting = Arc::new(ThreadNoting {
+        inner: FakeEmbedder::new(32),
+        query_threads: std::sync::Mutex::new(Vec::new()),
+    });
+    lore.set_embedder(Some(noting.clone()));
     const WORDS: &[&str] = &[
         "cache", "deploy", "retry", "schema", "token", "index", "branch", "merge", "build",
         "queue", "parser", "config", "latency", "socket", "thread", "lock", "vector", "sketch",

@@ -131,10 +131,9 @@ impl Index {
         // A window filters candidates after they are found: look further for them.
         let widen = if within.is_some() { 4 } else { 1 };
         let pool = options.candidates.max(limit * 3) * widen;
-        let (found, first) = self.both_searches(matrix, text, filter, pool);
-        let mut found = found?;
+        let (mut found, first) = self.both_searches(matrix, text, filter, pool)?;
         let query_vector =
-            match self.add_vector_candidates(matrix, first?, filter, pool, &mut found)? {
+            match self.add_vector_candidates(matrix, first, filter, pool, &mut found)? {
                 Ok(q) => q,
                 Err(damaged) => return Ok(Err(damaged)),
             };
@@ -178,28 +177,41 @@ impl Index {
 
     /// The BM25 candidates and the vector search's first pass, side by side on two threads
     /// when the vectors are many ([`SIDE_BY_SIDE_FROM`]); the database is read on this one,
-    /// whose connection may not be shared.
+    /// whose connection may not be shared. One after the other otherwise, or when the system
+    /// refuses a thread; then a BM25 error returns before the query is embedded. Side by side,
+    /// BM25's error is the one returned when both fail (a panic on the other thread is passed
+    /// on).
     fn both_searches(
         &self,
         matrix: Option<&VectorMatrix>,
         text: &str,
         filter: &ListFilter,
         pool: usize,
-    ) -> (Result<Candidates>, Result<Option<FirstPass>>) {
+    ) -> Result<(Candidates, Option<FirstPass>)> {
         let embedder = self.embedder.as_deref();
         let filtered = query::restricts(filter);
         let first = move || FirstPass::find(embedder, matrix, text, filtered, pool);
-        if matrix.is_none_or(|m| m.len() < self.side_by_side_from.get()) || embedder.is_none() {
-            return (self.lexical_candidates(text, filter, pool), first());
+        let beside = embedder.is_some()
+            && !text.trim().is_empty()
+            && matrix.is_some_and(|m| m.len() >= self.side_by_side_from.get());
+        if beside {
+            let both = std::thread::scope(|scope| {
+                let vector = std::thread::Builder::new()
+                    .name("lore-vectors".into())
+                    .spawn_scoped(scope, first)
+                    .ok()?;
+                let lexical = self.lexical_candidates(text, filter, pool);
+                let first = vector
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                Some((lexical, first))
+            });
+            if let Some((lexical, first)) = both {
+                return Ok((lexical?, first?));
+            }
         }
-        std::thread::scope(|scope| {
-            let vector = scope.spawn(first);
-            let lexical = self.lexical_candidates(text, filter, pool);
-            let first = vector
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            (lexical, first)
-        })
+        let lexical = self.lexical_candidates(text, filter, pool)?;
+        Ok((lexical, first()?))
     }
 
     /// The BM25 candidates: the best `pool` memories passing `filter`, in rank order.

@@ -20,11 +20,14 @@ const CHUNKS_PER_LIST: usize = 512;
 /// [`PROBED_SHARE`] of them, whichever is more.
 const PROBED_MIN: usize = 49_152;
 /// The share of all chunks a search reads at least (1 / this). It rules above 786,432 chunks
-/// (about 600,000 memories); below, [`PROBED_MIN`] does. Measured on real text (LongMemEval's
-/// 114,000 chat turns as memories, 303,000 chunks, its 241 questions, the floor set aside): a
-/// sixteenth found every question's evidence as often as reading every list did (hybrid and
-/// vector-only recall@10 the same), its top ten agreeing with that exact scan 0.996 (vector
-/// only: 0.944); an eighth cost a million-memory recall about 9 ms more (docs/performance.md).
+/// (about 375,000 memories at the bench corpus's 2.1 chunks a memory); between 393,216 chunks,
+/// where an eighth used to rule, and that size a search reads the [`PROBED_MIN`] floor, less
+/// than before. Measured on real text (LongMemEval's 114,000 chat turns as memories, 303,000
+/// chunks, its 241 questions, the floor set aside): a sixteenth found every question's
+/// evidence as often as reading every list did (hybrid: the same to three decimals;
+/// vector-only: 0.394 of questions found and 0.292 of the evidence, against 0.390 and 0.290),
+/// its top ten agreeing with that exact scan 0.996 (vector only: 0.944); an eighth cost a
+/// million-memory recall 5–9 ms more (docs/performance.md).
 const PROBED_SHARE: usize = 16;
 /// Passes of k-means over its sample.
 const ITERATIONS: usize = 8;
