@@ -472,3 +472,46 @@ fn a_diff_asked_again_is_the_same_and_another_pair_gets_its_own() {
     assert_eq!(ba.len(), 1);
     assert!(ba[0].old.is_some() && ba[0].new.is_none(), "{ba:?}");
 }
+
+#[test]
+fn a_diff_asked_again_is_served_without_reading_its_trees() {
+    let repo = TestRepo::new();
+    let store = Store::discover(&repo.path()).unwrap();
+    let write = |files: std::ops::Range<usize>| {
+        let edits: Vec<Edit> = files
+            .map(|i| Edit::Upsert {
+                path: format!("learnings/a/b/file-{i:04}-with-a-longer-name.md"),
+                content: format!("file {i}\n").into_bytes(),
+            })
+            .collect();
+        let message = lore::store::Message {
+            subject: "fill".into(),
+            ..Default::default()
+        };
+        store
+            .transact(|_| Ok((edits.clone(), message.clone(), ())))
+            .unwrap()
+            .1
+    };
+    // One directory of 200 files: its tree (about 10 KiB) is over the 4 KiB up to which
+    // libgit2 keeps trees in its own cache, so reading it again means reading the object.
+    let old = write(0..200);
+    let new = write(200..201);
+    let changes = store.diff(old, new).unwrap();
+    assert_eq!(changes.len(), 1);
+    let big = repo.git(&["rev-parse", &format!("{}:learnings/a/b", new.unwrap())]);
+    let big = big.trim();
+    std::fs::remove_file(
+        repo.path()
+            .join(".git/objects")
+            .join(&big[..2])
+            .join(&big[2..]),
+    )
+    .expect("the new tree is a loose object");
+    assert_eq!(store.diff(old, new).unwrap(), changes, "the kept diff");
+    let fresh = Store::discover(&repo.path()).unwrap();
+    assert!(
+        fresh.diff(old, new).is_err(),
+        "a handle that kept nothing must read the tree that is gone"
+    );
+}

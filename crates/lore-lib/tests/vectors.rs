@@ -582,13 +582,22 @@ fn the_vector_search_beside_bm25_ranks_as_the_one_after_it() {
         half_life_days: None,
         ..RankOptions::default()
     };
+    // Each ranking with the thread its query was embedded on.
     let ranked = |lore: &mut Lore, q: &str, f: &ListFilter, from: usize| {
         lore.index().unwrap().set_side_by_side_from(from);
-        (lore.search(q, f, &options, true).unwrap())
-            .into_iter()
+        let hits = lore.search(q, f, &options, true).unwrap();
+        assert!(
+            hits.iter()
+                .any(|h| h.explain.as_ref().is_some_and(|e| e.cosine.is_some())),
+            "{q}: the vectors took part"
+        );
+        let ranking: Vec<_> = (hits.into_iter())
             .map(|h| (h.memory.summary, h.score.to_bits()))
-            .collect::<Vec<_>>()
+            .collect();
+        let thread = noting.query_threads.lock().unwrap().pop();
+        (ranking, thread.expect("the query was embedded"))
     };
+    let here = std::thread::current().id();
     for q in [
         "socket lock thread",
         "vector sketch 17",
@@ -596,8 +605,10 @@ fn the_vector_search_beside_bm25_ranks_as_the_one_after_it() {
         "merge the config",
     ] {
         for f in &filters {
-            let after = ranked(&mut lore, q, f, usize::MAX);
-            let beside = ranked(&mut lore, q, f, 0);
+            let (after, on) = ranked(&mut lore, q, f, usize::MAX);
+            assert_eq!(on, here, "{q}: embedded on the caller's thread");
+            let (beside, on) = ranked(&mut lore, q, f, 0);
+            assert_ne!(on, here, "{q}: embedded on a thread of its own");
             assert!(!after.is_empty(), "{q}");
             assert_eq!(beside, after, "{q} {f:?}");
         }
