@@ -564,6 +564,35 @@ impl Memory {
         }
     }
 
+    /// A memory with every field a record holds set (but the supersession links), for tests.
+    #[cfg(test)]
+    pub(crate) fn sample() -> Memory {
+        Memory {
+            id: MemoryId::parse("abc123def456").unwrap(),
+            namespace: Namespace::parse("decisions").unwrap(),
+            key: Some(Key::parse("index-engine").unwrap()),
+            summary: "Use SQLite: it is embedded, and FTS5 gives BM25".into(),
+            body: "## Why\n\n---\nNot a front matter line.\n".into(),
+            tags: vec!["db".into(), "yes".into(), "123".into()],
+            status: Status::Active,
+            created: "2026-11-21T10:00:00.123Z".parse().unwrap(),
+            updated: "2026-11-21T10:00:00Z".parse().unwrap(),
+            author: Some("Ada <ada@example.com>".into()),
+            agent: Some("claude-code".into()),
+            session: Some("s-1".into()),
+            confidence: Some(0.95),
+            anchor: Some("0123456789abcdef0123456789abcdef01234567".into()),
+            citations: vec![Citation {
+                path: "src/index.rs".into(),
+                lines: Some(LineRange { start: 3, end: 9 }),
+                blob: Some("89abcdef".into()),
+            }],
+            relates_to: vec![MemoryId::parse("zzzz00001111").unwrap()],
+            supersedes: None,
+            superseded_by: None,
+        }
+    }
+
     /// Checks every field's invariants (used before any write).
     pub fn validate(&self) -> Result<()> {
         check_summary(&self.summary)?;

@@ -154,39 +154,11 @@ pub fn parse(text: &str, path: &str) -> Result<Memory> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::LineRange;
     use proptest::prelude::*;
-
-    fn sample() -> Memory {
-        Memory {
-            id: MemoryId::parse("abc123def456").unwrap(),
-            namespace: Namespace::parse("decisions").unwrap(),
-            key: Some(Key::parse("index-engine").unwrap()),
-            summary: "Use SQLite: it is embedded, and FTS5 gives BM25".into(),
-            body: "## Why\n\n---\nNot a front matter line.\n".into(),
-            tags: vec!["db".into(), "yes".into(), "123".into()],
-            status: Status::Active,
-            created: "2026-11-21T10:00:00.123Z".parse().unwrap(),
-            updated: "2026-11-21T10:00:00Z".parse().unwrap(),
-            author: Some("Ada <ada@example.com>".into()),
-            agent: Some("claude-code".into()),
-            session: Some("s-1".into()),
-            confidence: Some(0.95),
-            anchor: Some("0123456789abcdef0123456789abcdef01234567".into()),
-            citations: vec![Citation {
-                path: "src/index.rs".into(),
-                lines: Some(LineRange { start: 3, end: 9 }),
-                blob: Some("89abcdef".into()),
-            }],
-            relates_to: vec![MemoryId::parse("zzzz00001111").unwrap()],
-            supersedes: None,
-            superseded_by: None,
-        }
-    }
 
     #[test]
     fn renders_readable_front_matter() {
-        let text = render(&sample()).unwrap();
+        let text = render(&Memory::sample()).unwrap();
         assert!(
             text.starts_with("---\nid: abc123def456\nnamespace: decisions\nkey: index-engine\n")
         );
@@ -195,7 +167,7 @@ mod tests {
 
     #[test]
     fn round_trips_both_ways() {
-        let m = sample();
+        let m = Memory::sample();
         let text = render(&m).unwrap();
         let back = parse(&text, "x").unwrap();
         assert_eq!(back, m);
@@ -214,9 +186,9 @@ mod tests {
 
     #[test]
     fn crlf_front_matter_is_accepted() {
-        let text = render(&sample()).unwrap().replace('\n', "\r\n");
+        let text = render(&Memory::sample()).unwrap().replace('\n', "\r\n");
         let m = parse(&text, "x").unwrap();
-        assert_eq!(m.summary, sample().summary);
+        assert_eq!(m.summary, Memory::sample().summary);
     }
 
     proptest! {
@@ -229,7 +201,7 @@ mod tests {
             confidence in proptest::option::of(0.0f64..=1.0),
             agent in proptest::option::of("[ -~]{1,40}"),
         ) {
-            let mut m = sample();
+            let mut m = Memory::sample();
             m.summary = summary;
             m.body = body;
             m.tags = crate::model::normalize_tags(&tags).unwrap();

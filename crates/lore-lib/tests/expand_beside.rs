@@ -195,9 +195,13 @@ fn an_index_of_schema_8_gains_the_sessions_in_place() {
     let mut c = conversation();
     c.lore.index().unwrap();
     let path = lore::index::index_path(c.lore.store());
-    let Conversation { _repo, lore, .. } = c;
+    let Conversation {
+        _repo, mut lore, ..
+    } = c;
+    let memories = lore.list(&ListFilter::default()).unwrap();
     drop(lore);
     let conn = rusqlite::Connection::open(&path).unwrap();
+    lore_testutils::write_records_whole(&conn, &memories);
     conn.execute_batch(
         "DROP INDEX memories_session;
          ALTER TABLE memories DROP COLUMN session;
@@ -224,7 +228,7 @@ fn an_index_of_schema_8_gains_the_sessions_in_place() {
     let version: i64 = conn
         .pragma_query_value(None, "user_version", |r| r.get(0))
         .unwrap();
-    assert_eq!(version, 10);
+    assert_eq!(version, 11);
     let kept: Option<String> = conn
         .query_row(
             "SELECT value FROM meta WHERE name = 'kept-through-the-migration'",

@@ -62,7 +62,7 @@ fn of_this_schema_and_whole(path: &std::path::Path, memories: i64) -> Connection
     let version: i64 = conn
         .pragma_query_value(None, "user_version", |r| r.get(0))
         .unwrap();
-    assert_eq!(version, 10);
+    assert_eq!(version, 11);
     assert_eq!(triggers(&conn), ["memories_ad", "memories_count_ad"]);
     assert!(full_text_intact(&conn), "a memory's text is indexed twice");
     let counted: i64 = conn
@@ -70,6 +70,29 @@ fn of_this_schema_and_whole(path: &std::path::Path, memories: i64) -> Connection
         .unwrap();
     assert_eq!(counted, memories);
     conn
+}
+
+/// Sets the index's schema version to `version` and leaves a mark in it that a rebuild would
+/// not keep.
+fn mark_as_of_schema(conn: &Connection, version: i64) {
+    conn.execute(
+        "INSERT INTO meta (name, value) VALUES ('kept-through-the-migration', 'yes')",
+        [],
+    )
+    .unwrap();
+    conn.pragma_update(None, "user_version", version).unwrap();
+}
+
+/// Checks the mark [`mark_as_of_schema`] left is still there.
+fn assert_not_rebuilt(conn: &Connection) {
+    let kept: Option<String> = conn
+        .query_row(
+            "SELECT value FROM meta WHERE name = 'kept-through-the-migration'",
+            [],
+            |r| r.get(0),
+        )
+        .ok();
+    assert_eq!(kept.as_deref(), Some("yes"), "the index was rebuilt");
 }
 
 /// An index of schema 9 (which indexed a memory's text and counted it by triggers) loses those
@@ -89,11 +112,7 @@ fn an_index_of_schema_9_loses_its_insert_triggers_in_place() {
     let conn = Connection::open(&path).unwrap();
     conn.execute_batch(lore_testutils::INDEX_INSERT_TRIGGERS_OF_SCHEMA_9)
         .unwrap();
-    conn.execute_batch(
-        "INSERT INTO meta (name, value) VALUES ('kept-through-the-migration', 'yes');
-         PRAGMA user_version = 9;",
-    )
-    .unwrap();
+    mark_as_of_schema(&conn, 9);
     drop(conn);
 
     let mut lore = bm25_only(&repo);
@@ -106,14 +125,7 @@ fn an_index_of_schema_9_loses_its_insert_triggers_in_place() {
     assert_eq!(lore.status().unwrap().total, 4);
 
     let conn = of_this_schema_and_whole(&path, 4);
-    let kept: Option<String> = conn
-        .query_row(
-            "SELECT value FROM meta WHERE name = 'kept-through-the-migration'",
-            [],
-            |r| r.get(0),
-        )
-        .ok();
-    assert_eq!(kept.as_deref(), Some("yes"), "the index was rebuilt");
+    assert_not_rebuilt(&conn);
 }
 
 /// An older lore that rewrites the tables as its own schema while a handle of this one is open
@@ -137,6 +149,59 @@ fn a_live_handle_brings_tables_an_older_lore_rewrote_forward_before_writing() {
         .unwrap();
     lore.index().unwrap();
     of_this_schema_and_whole(&path, 2);
+}
+
+/// An index of schema 10 (whose `record` column held each memory whole, but for its body) is
+/// brought forward in place: every record is rewritten to hold only what no other column
+/// does, nothing is rebuilt, and every memory reads back as it was.
+#[test]
+fn an_index_of_schema_10_has_its_records_compacted_in_place() {
+    let repo = TestRepo::new();
+    let mut lore = bm25_only(&repo);
+    let ctx = WriteContext {
+        agent: Some("claude-code".into()),
+        session: Some("s-42".into()),
+        ..WriteContext::default()
+    };
+    for i in 0..5 {
+        let memory = NewMemory {
+            key: (i % 2 == 0).then(|| format!("topic-{i}")),
+            tags: vec!["storage".into(), format!("t{i}")],
+            confidence: Some(0.5),
+            ..note(&format!("fact {i} kept through the migration"))
+        };
+        lore.remember(&memory, &ctx).unwrap();
+    }
+    lore.index().unwrap();
+    let before = lore.list(&ListFilter::default()).unwrap();
+    assert_eq!(before.len(), 5);
+    let path = lore::index::index_path(lore.store());
+    drop(lore);
+
+    let conn = Connection::open(&path).unwrap();
+    lore_testutils::write_records_whole(&conn, &before);
+    mark_as_of_schema(&conn, 10);
+    drop(conn);
+
+    let mut lore = bm25_only(&repo);
+    assert_eq!(lore.list(&ListFilter::default()).unwrap(), before);
+    let conn = of_this_schema_and_whole(&path, 5);
+    let repeating: Vec<String> = conn
+        .prepare(
+            "SELECT record FROM memories
+             WHERE instr(record, id) OR instr(record, summary) OR instr(record, '\"status\"')",
+        )
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(
+        repeating,
+        Vec::<String>::new(),
+        "records still repeat their columns"
+    );
+    assert_not_rebuilt(&conn);
 }
 
 /// Full-text segments of the index (FTS5 lists each segment's leaves in its `_idx` table).

@@ -239,6 +239,25 @@ pub fn rust_files(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// Rewrites the index's `record` column as schemas up to 10 wrote it (each memory whole as JSON,
+/// but for its body): for tests that make an index of an earlier schema.
+pub fn write_records_whole(conn: &rusqlite::Connection, memories: &[lore::Memory]) {
+    for memory in memories {
+        let whole = lore::Memory {
+            body: String::new(),
+            ..memory.clone()
+        };
+        let json = serde_json::to_string(&whole).expect("a memory serializes");
+        let rows = conn
+            .execute(
+                "UPDATE memories SET record = ?2 WHERE id = ?1",
+                (memory.id.as_str(), json),
+            )
+            .expect("the index's memories table is writable");
+        assert_eq!(rows, 1, "{} is indexed once", memory.id);
+    }
+}
+
 /// The triggers that indexed a memory's text and counted it on insert in the index's schemas 8
 /// and 9 (schema 10 does that work in `Writer::insert_memory`): tests that make an index of an
 /// earlier schema put them back.

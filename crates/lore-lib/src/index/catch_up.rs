@@ -7,8 +7,9 @@ use std::cell::OnceCell;
 use git2::Oid;
 use rusqlite::{Connection, TransactionBehavior};
 
+use super::stored_memory::{self, StoredMemory};
 use super::vectors::{self, Pending};
-use super::{CatchUp, HeldMatrix, Index, query, schema, vector_cache, vectors_cache_path};
+use super::{CatchUp, HeldMatrix, Index, schema, vector_cache, vectors_cache_path};
 use crate::embed::{Embedder, SharedEmbedder};
 use crate::error::{Error, Result};
 use crate::progress::{Progress, Throttle};
@@ -331,13 +332,16 @@ fn embed_all(conn: &Connection, embedder: &dyn Embedder, progress: &dyn Progress
     let total: i64 = conn.query_row("SELECT count(*) FROM memories", [], |r| r.get(0))?;
     let mut pending = Pending::default();
     let mut shown = Throttle::new(progress, "embedding memories", total as u64, 100);
-    let mut stmt = conn.prepare("SELECT rowid, record, body FROM memories ORDER BY rowid")?;
+    let mut stmt = conn.prepare(&format!(
+        "SELECT m.rowid, {} FROM memories m ORDER BY m.rowid",
+        stored_memory::COLUMNS
+    ))?;
     let mut rows = stmt.query([])?;
     let mut done = 0;
     while let Some(row) = rows.next()? {
         done += 1;
         shown.advance(done as u64);
-        let memory = query::decode_record(&row.get::<_, String>(1)?, row.get(2)?)?;
+        let memory = StoredMemory::read(row, 1)?.decode()?;
         pending.push(
             conn,
             embedder,

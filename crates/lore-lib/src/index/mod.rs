@@ -23,6 +23,7 @@ mod recall_tests;
 pub(crate) mod schema;
 mod search;
 mod sketch;
+pub(crate) mod stored_memory;
 mod tallies;
 mod telling;
 pub mod time_window;
@@ -53,6 +54,7 @@ pub(crate) use open::{copy_into_memory, is_write_refusal};
 pub use open::{is_corruption, is_out_of_space, recorded_tip};
 pub use query::{Hit, ListFilter, SortBy, is_stop_word, query_terms};
 pub use rank::{Explain, Fusion, RankOptions};
+use stored_memory::StoredMemory;
 use vectors::VectorMatrix;
 
 /// Why the index was (re)built from scratch when it was opened.
@@ -232,17 +234,15 @@ impl Index {
 
     /// Memories in `namespace` whose text hashes like this one (the exact novelty check).
     pub fn same_content(&self, namespace: &str, summary: &str, body: &str) -> Result<Vec<Memory>> {
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT record, body FROM memories WHERE namespace = ?1 AND content = ?2",
-        )?;
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT {} FROM memories m WHERE namespace = ?1 AND content = ?2",
+            stored_memory::COLUMNS
+        ))?;
         let hash = schema::content_hash(summary, body);
-        let rows = stmt.query_map(params![namespace, hash], |r| {
-            Ok((r.get::<_, String>(0)?, r.get(1)?))
-        })?;
+        let rows = stmt.query_map(params![namespace, hash], |r| StoredMemory::read(r, 0))?;
         let mut out = Vec::new();
         for r in rows {
-            let (record, body) = r?;
-            out.push(query::decode_record(&record, body)?);
+            out.push(r?.decode()?);
         }
         Ok(out)
     }
@@ -322,20 +322,19 @@ impl Index {
     /// Active memories that cite the file at `path` or name it in their text (exactly that
     /// path, as the repository names it), newest first, at most `limit`.
     pub fn mentioning(&self, path: &str, limit: usize) -> Result<Vec<Memory>> {
-        let rows: Vec<(String, String)> = self
+        let rows: Vec<StoredMemory> = self
             .conn
-            .prepare_cached(
-                "SELECT m.record, m.body FROM mentions x JOIN memories m ON m.rowid = x.memory \
+            .prepare_cached(&format!(
+                "SELECT {} FROM mentions x JOIN memories m ON m.rowid = x.memory \
                  WHERE x.path = ?1 AND m.status = 'active' ORDER BY m.updated DESC LIMIT ?2",
-            )?
+                stored_memory::COLUMNS
+            ))?
             .query_map(
                 rusqlite::params![mentions::normalize(path), limit as i64],
-                |r| Ok((r.get(0)?, r.get(1)?)),
+                |r| StoredMemory::read(r, 0),
             )?
             .collect::<std::result::Result<_, _>>()?;
-        (rows.into_iter())
-            .map(|(record, body)| query::decode_record(&record, body))
-            .collect()
+        rows.into_iter().map(StoredMemory::decode).collect()
     }
 
     /// Counts per namespace and status.

@@ -5,9 +5,10 @@ use rusqlite::types::Value;
 use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
 
 use super::query_stems::stems;
+use super::stored_memory::{COLUMNS, StoredMemory};
 use serde::Serialize;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::model::{Memory, Status};
 use crate::store::layout;
 
@@ -150,28 +151,17 @@ impl ListFilter {
     }
 }
 
-/// Decodes a memory stored in the index: its `record` (the memory as JSON without its body)
-/// and its `body` column, read together (`SELECT record, body`).
-pub fn decode_record(record: &str, body: String) -> Result<Memory> {
-    let mut memory: Memory = serde_json::from_str(record).map_err(|e| Error::Parse {
-        context: "reading a record from the index (reindexing rebuilds it)".into(),
-        message: e.to_string(),
-    })?;
-    memory.body = body;
-    Ok(memory)
-}
-
-use decode_record as decode;
-
-fn rows_with_paths(conn: &Connection, sql: &str, args: &[Value]) -> Result<Vec<(String, Memory)>> {
-    let mut stmt = conn.prepare_cached(sql)?;
+/// The memories, with their paths, of the rows `from` selects (`FROM memories m …`).
+fn rows_with_paths(conn: &Connection, from: &str, args: &[Value]) -> Result<Vec<(String, Memory)>> {
+    let sql = format!("SELECT m.path, {COLUMNS} {from}");
+    let mut stmt = conn.prepare_cached(&sql)?;
     let rows = stmt.query_map(params_from_iter(args.iter()), |r| {
-        Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get(2)?))
+        Ok((r.get::<_, String>(0)?, StoredMemory::read(r, 1)?))
     })?;
     let mut out = Vec::new();
     for row in rows {
-        let (path, record, body) = row?;
-        out.push((path, decode(&record, body)?));
+        let (path, stored) = row?;
+        out.push((path, stored.decode()?));
     }
     Ok(out)
 }
@@ -181,7 +171,7 @@ pub fn find_by_id_prefix(conn: &Connection, prefix: &str) -> Result<Vec<(String,
     let upper = format!("{prefix}\u{7f}");
     rows_with_paths(
         conn,
-        "SELECT path, record, body FROM memories WHERE id >= ?1 AND id < ?2 ORDER BY id LIMIT 20",
+        "FROM memories m WHERE id >= ?1 AND id < ?2 ORDER BY id LIMIT 20",
         &[Value::Text(prefix.to_string()), Value::Text(upper)],
     )
 }
@@ -194,12 +184,12 @@ pub fn find_by_key(
     let mut rows = match namespace {
         Some(ns) => rows_with_paths(
             conn,
-            "SELECT path, record, body FROM memories WHERE namespace = ?1 AND key = ?2",
+            "FROM memories m WHERE namespace = ?1 AND key = ?2",
             &[Value::Text(ns.into()), Value::Text(key.into())],
         )?,
         None => rows_with_paths(
             conn,
-            "SELECT path, record, body FROM memories WHERE key = ?1",
+            "FROM memories m WHERE key = ?1",
             &[Value::Text(key.into())],
         )?,
     };
@@ -217,7 +207,7 @@ pub fn find_by_key(
 pub fn list(conn: &Connection, filter: &ListFilter) -> Result<Vec<Memory>> {
     let mut args = Vec::new();
     let mut sql = format!(
-        "SELECT path, record, body FROM memories m WHERE 1 = 1{}",
+        "FROM memories m WHERE 1 = 1{}",
         filter.where_clause(&mut args)
     );
     sql.push_str(match filter.sort {
@@ -440,13 +430,13 @@ fn passing(
 /// The `limit` best of `ranked` (row, score) as hits, ties broken as the exhaustive query
 /// breaks them: by recency, then id.
 fn hits_by_score(conn: &Connection, ranked: Vec<(i64, f64)>, limit: usize) -> Result<Vec<Hit>> {
-    let mut fetch =
-        conn.prepare_cached("SELECT record, body, updated FROM memories WHERE rowid = ?1")?;
+    let mut fetch = conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM memories m WHERE m.rowid = ?1"
+    ))?;
     let mut hits: Vec<(f64, i64, Memory, i64)> = Vec::with_capacity(ranked.len());
     for (rowid, score) in ranked {
-        let (record, body, updated): (String, String, i64) =
-            fetch.query_row(params![rowid], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
-        hits.push((score, updated, decode(&record, body)?, rowid));
+        let stored = fetch.query_row(params![rowid], |r| StoredMemory::read(r, 0))?;
+        hits.push((score, stored.updated_millis(), stored.decode()?, rowid));
     }
     hits.sort_by(|a, b| {
         b.0.total_cmp(&a.0)
@@ -559,7 +549,7 @@ pub fn recall_exhaustive(conn: &Connection, text: &str, filter: &ListFilter) -> 
     // costs as much again as ranking it).
     let sql = if filters.is_empty() {
         format!(
-            "SELECT m.record, t.rank, m.rowid, m.body FROM (
+            "SELECT t.rank, m.rowid, {COLUMNS} FROM (
                  SELECT rowid, bm25(memories_fts, {ws}, {wb}, {wt}) AS rank FROM memories_fts
                  WHERE memories_fts MATCH ?1 ORDER BY rank LIMIT {over}
              ) t JOIN memories m ON m.rowid = t.rowid
@@ -569,7 +559,7 @@ pub fn recall_exhaustive(conn: &Connection, text: &str, filter: &ListFilter) -> 
         )
     } else {
         format!(
-            "SELECT m.record, bm25(memories_fts, {ws}, {wb}, {wt}) AS rank, m.rowid, m.body
+            "SELECT bm25(memories_fts, {ws}, {wb}, {wt}) AS rank, m.rowid, {COLUMNS}
              FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid
              WHERE memories_fts MATCH ?1{filters}
              ORDER BY rank, m.updated DESC, m.id LIMIT {limit}"
@@ -578,16 +568,15 @@ pub fn recall_exhaustive(conn: &Connection, text: &str, filter: &ListFilter) -> 
     let mut stmt = conn.prepare_cached(&sql)?;
     let rows = stmt.query_map(params_from_iter(args.iter()), |r| {
         Ok((
-            r.get::<_, String>(0)?,
-            r.get::<_, f64>(1)?,
-            r.get::<_, i64>(2)?,
-            r.get::<_, String>(3)?,
+            r.get::<_, f64>(0)?,
+            r.get::<_, i64>(1)?,
+            StoredMemory::read(r, 2)?,
         ))
     })?;
     let mut hits = Vec::new();
     for row in rows {
-        let (record, rank, rowid, body) = row?;
-        hits.push(Hit::new(rowid, decode(&record, body)?, -rank));
+        let (rank, rowid, stored) = row?;
+        hits.push(Hit::new(rowid, stored.decode()?, -rank));
     }
     Ok(hits)
 }
@@ -625,16 +614,14 @@ pub fn session_neighbours(
 pub fn memory_at(conn: &Connection, rowid: i64, filter: &ListFilter) -> Result<Option<Memory>> {
     let mut args = vec![Value::Integer(rowid)];
     let sql = format!(
-        "SELECT record, body FROM memories m WHERE m.rowid = ?1{}",
+        "SELECT {COLUMNS} FROM memories m WHERE m.rowid = ?1{}",
         filter.where_clause(&mut args)
     );
-    let record: Option<(String, String)> = conn
+    let stored = conn
         .prepare_cached(&sql)?
-        .query_row(params_from_iter(args.iter()), |r| {
-            Ok((r.get(0)?, r.get(1)?))
-        })
+        .query_row(params_from_iter(args.iter()), |r| StoredMemory::read(r, 0))
         .optional()?;
-    record.map(|(r, body)| decode(&r, body)).transpose()
+    stored.map(StoredMemory::decode).transpose()
 }
 
 /// Whether the filter restricts anything (namespace, tag, status, time).

@@ -3,14 +3,15 @@
 use git2::Oid;
 use rusqlite::{CachedStatement, Connection, OptionalExtension, params};
 
+use super::stored_memory::{is_record_json, record_json, tags_text};
 use crate::error::{Error, Result};
 use crate::model::Memory;
 use crate::retry::Backoff;
 use std::time::Duration;
 
 /// Bumped whenever the tables change; an index of another version is rebuilt, except one of
-/// version 8 or 9, which is brought to this one in place ([`migrate`]).
-pub const SCHEMA_VERSION: i64 = 10;
+/// version 8 to 10, which is brought to this one in place ([`migrate`]).
+pub const SCHEMA_VERSION: i64 = 11;
 
 /// The table of named values (the tip, counts, the postings' totals); the thoughts index keeps
 /// one too, for its postings.
@@ -126,7 +127,7 @@ pub fn prepare(conn: &Connection) -> Result<SchemaState> {
         conn.query_row("SELECT count(*) FROM meta", [], |r| r.get::<_, i64>(0))?;
         return Ok(SchemaState::Current);
     }
-    if (found == 8 || found == 9) && migrate(conn).is_ok() {
+    if (8..=10).contains(&found) && migrate(conn).is_ok() {
         return Ok(SchemaState::Current);
     }
     if found != 0 {
@@ -149,11 +150,13 @@ pub fn prepare(conn: &Connection) -> Result<SchemaState> {
     Ok(SchemaState::Current)
 }
 
-/// Brings an index of schema 8 or 9 to this version in place, far cheaper than the rebuild
+/// Brings an index of schema 8 to 10 to this version in place, far cheaper than the rebuild
 /// (and re-embedding) any other version gets: 8 gains the `session` column, filled from each
 /// record, and its index; 9 loses its triggers on inserting a memory, whose work
-/// [`Writer::insert_memory`] now does itself (see the note there). A failure (a read-only file,
-/// a busy writer) rolls back and leaves the rebuild to do it.
+/// [`Writer::insert_memory`] now does itself (see the note there); up to 10 the `record`
+/// column held the whole memory, and now holds only what no other column does
+/// ([`compact_records`]). A failure (a read-only file, a busy writer, a record that does not
+/// read) rolls back and leaves the rebuild to do it.
 fn migrate(conn: &Connection) -> rusqlite::Result<()> {
     conn.execute_batch("BEGIN IMMEDIATE")?;
     let result = (|| {
@@ -172,6 +175,9 @@ fn migrate(conn: &Connection) -> rusqlite::Result<()> {
                 "DROP TRIGGER IF EXISTS memories_ai;
                  DROP TRIGGER IF EXISTS memories_count_ai;",
             )?;
+        }
+        if (8..=10).contains(&found) {
+            compact_records(conn)?;
             conn.pragma_update(None, "user_version", SCHEMA_VERSION)?;
         } else if found != SCHEMA_VERSION {
             return Err(rusqlite::Error::InvalidQuery);
@@ -182,6 +188,45 @@ fn migrate(conn: &Connection) -> rusqlite::Result<()> {
         let _ = conn.execute_batch("ROLLBACK");
     }
     result
+}
+
+/// Rewrites each `record` written before schema 11 (the whole memory as JSON but its body) as
+/// [`record_json`] writes it now, a batch of rows at a time (none is updated under a pending
+/// read of its table). A record already in the new form is left as it is.
+fn compact_records(conn: &Connection) -> rusqlite::Result<()> {
+    const BATCH: i64 = 4_096;
+    let mut read = conn.prepare(
+        "SELECT rowid, path, record FROM memories WHERE rowid > ?1 ORDER BY rowid LIMIT ?2",
+    )?;
+    let mut write = conn.prepare("UPDATE memories SET record = ?2 WHERE rowid = ?1")?;
+    let unreadable = |e: Box<dyn std::error::Error + Send + Sync>| {
+        rusqlite::Error::FromSqlConversionFailure(2, rusqlite::types::Type::Text, e)
+    };
+    let mut after = 0;
+    loop {
+        let batch = read
+            .query_map(params![after, BATCH], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                ))
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        let Some(last) = batch.last() else {
+            return Ok(());
+        };
+        after = last.0;
+        for (rowid, path, record) in batch {
+            let memory = match serde_json::from_str::<Memory>(&record) {
+                Ok(memory) => memory,
+                Err(_) if is_record_json(&record) => continue,
+                Err(e) => return Err(unreadable(e.into())),
+            };
+            let rest = record_json(&path, &memory).map_err(|e| unreadable(e.into()))?;
+            write.execute(params![rowid, rest])?;
+        }
+    }
 }
 
 /// The schema version the database's header records.
@@ -536,36 +581,6 @@ impl<'c> Writer<'c> {
         Ok(())
     }
 }
-/// The record as the `record` column holds it: the memory without its body (the `body` column
-/// holds it once, see `query::decode_record`).
-fn record_json(path: &str, m: &Memory) -> Result<String> {
-    let bodiless;
-    let record = match m.body.is_empty() {
-        true => m,
-        false => {
-            bodiless = Memory {
-                body: String::new(),
-                ..m.clone()
-            };
-            &bodiless
-        }
-    };
-    serde_json::to_string(record).map_err(|e| Error::Parse {
-        context: format!("indexing {path}"),
-        message: e.to_string(),
-    })
-}
-
-/// The tags as the `tags` column (and the full-text index) holds them: space-separated, with a
-/// space at each end so that a tag matches whole.
-fn tags_text(m: &Memory) -> String {
-    if m.tags.is_empty() {
-        String::new()
-    } else {
-        format!(" {} ", m.tags.join(" "))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     #[test]
