@@ -151,11 +151,17 @@ fn a_live_handle_brings_tables_an_older_lore_rewrote_forward_before_writing() {
     of_this_schema_and_whole(&path, 2);
 }
 
+fn pages(conn: &Connection) -> (i64, i64) {
+    let count = |pragma| conn.pragma_query_value(None, pragma, |r| r.get(0)).unwrap();
+    (count("page_count"), count("freelist_count"))
+}
+
 /// An index of schema 10 (whose `record` column held each memory whole, but for its body) is
 /// brought forward in place: every record is rewritten to hold only what no other column
-/// does, nothing is rebuilt, and every memory reads back as it was.
+/// does, nothing is rebuilt, every memory reads back as it was, and the file is packed.
 #[test]
 fn an_index_of_schema_10_has_its_records_compacted_in_place() {
+    const MEMORIES: usize = 300;
     let repo = TestRepo::new();
     let mut lore = bm25_only(&repo);
     let ctx = WriteContext {
@@ -163,29 +169,39 @@ fn an_index_of_schema_10_has_its_records_compacted_in_place() {
         session: Some("s-42".into()),
         ..WriteContext::default()
     };
-    for i in 0..5 {
-        let memory = NewMemory {
-            key: (i % 2 == 0).then(|| format!("topic-{i}")),
-            tags: vec!["storage".into(), format!("t{i}")],
-            confidence: Some(0.5),
-            ..note(&format!("fact {i} kept through the migration"))
-        };
-        lore.remember(&memory, &ctx).unwrap();
-    }
+    let memories: Vec<_> = (0..MEMORIES)
+        .map(|i| {
+            let memory = NewMemory {
+                key: (i % 2 == 0).then(|| format!("topic-{i}")),
+                tags: vec!["storage".into(), format!("t{i}")],
+                confidence: Some(0.5),
+                ..note(&format!("fact {i} kept through the migration"))
+            };
+            lore.prepare(&memory, &ctx).unwrap()
+        })
+        .collect();
+    lore.write_batch(&memories, &BatchWrite::import("test batch"), &ctx)
+        .unwrap();
     lore.index().unwrap();
     let before = lore.list(&ListFilter::default()).unwrap();
-    assert_eq!(before.len(), 5);
+    assert_eq!(before.len(), MEMORIES);
     let path = lore::index::index_path(lore.store());
     drop(lore);
 
     let conn = Connection::open(&path).unwrap();
     lore_testutils::write_records_whole(&conn, &before);
     mark_as_of_schema(&conn, 10);
+    let (whole_pages, _) = pages(&conn);
     drop(conn);
 
     let mut lore = bm25_only(&repo);
     assert_eq!(lore.list(&ListFilter::default()).unwrap(), before);
-    let conn = of_this_schema_and_whole(&path, 5);
+    let conn = of_this_schema_and_whole(&path, MEMORIES as i64);
+    let (packed_pages, free_pages) = pages(&conn);
+    assert!(
+        packed_pages < whole_pages && free_pages == 0,
+        "{whole_pages} pages before, {packed_pages} after, {free_pages} free"
+    );
     let repeating: Vec<String> = conn
         .prepare(
             "SELECT record FROM memories
