@@ -45,17 +45,19 @@ fn full_text_intact(conn: &Connection) -> bool {
     .is_ok()
 }
 
-fn triggers(conn: &Connection) -> Vec<String> {
+/// The names of the schema's objects of a type (`trigger`, `index`), in order.
+fn named(conn: &Connection, kind: &str) -> Vec<String> {
     let mut stmt = conn
-        .prepare("SELECT name FROM sqlite_master WHERE type = 'trigger' ORDER BY name")
+        .prepare("SELECT name FROM sqlite_master WHERE type = ?1 AND sql IS NOT NULL ORDER BY name")
         .unwrap();
-    stmt.query_map([], |r| r.get(0))
+    stmt.query_map([kind], |r| r.get(0))
         .unwrap()
         .collect::<Result<_, _>>()
         .unwrap()
 }
 
-/// Opens the index at `path` and checks it is of this schema (no insert trigger left), its
+/// Opens the index at `path` and checks it is of this schema (no insert trigger left, keys
+/// indexed first), its
 /// full-text rows match the memory rows, and `memories` are counted.
 fn of_this_schema_and_whole(path: &std::path::Path, memories: i64) -> Connection {
     let conn = Connection::open(path).unwrap();
@@ -63,7 +65,16 @@ fn of_this_schema_and_whole(path: &std::path::Path, memories: i64) -> Connection
         .pragma_query_value(None, "user_version", |r| r.get(0))
         .unwrap();
     assert_eq!(version, 11);
-    assert_eq!(triggers(&conn), ["memories_ad", "memories_count_ad"]);
+    assert_eq!(
+        named(&conn, "trigger"),
+        ["memories_ad", "memories_count_ad"]
+    );
+    let indexes = named(&conn, "index");
+    assert!(
+        indexes.contains(&"memories_key".to_string())
+            && !indexes.contains(&"memories_ns_key".to_string()),
+        "{indexes:?}"
+    );
     assert!(full_text_intact(&conn), "a memory's text is indexed twice");
     let counted: i64 = conn
         .query_row("SELECT sum(n) FROM counts", [], |r| r.get(0))
@@ -190,6 +201,11 @@ fn an_index_of_schema_10_has_its_records_compacted_in_place() {
 
     let conn = Connection::open(&path).unwrap();
     lore_testutils::write_records_whole(&conn, &before);
+    conn.execute_batch(
+        "DROP INDEX memories_key;
+         CREATE INDEX memories_ns_key ON memories (namespace, key);",
+    )
+    .unwrap();
     mark_as_of_schema(&conn, 10);
     let (whole_pages, _) = pages(&conn);
     drop(conn);

@@ -176,6 +176,11 @@ pub fn find_by_id_prefix(conn: &Connection, prefix: &str) -> Result<Vec<(String,
     )
 }
 
+/// The rows of a key in a namespace, and of a key in any namespace (both read the index on
+/// `(key, namespace)` of keyed rows).
+const IN_NAMESPACE_BY_KEY: &str = "FROM memories m WHERE namespace = ?1 AND key = ?2";
+const BY_KEY: &str = "FROM memories m WHERE key = ?1";
+
 pub fn find_by_key(
     conn: &Connection,
     namespace: Option<&str>,
@@ -184,14 +189,10 @@ pub fn find_by_key(
     let mut rows = match namespace {
         Some(ns) => rows_with_paths(
             conn,
-            "FROM memories m WHERE namespace = ?1 AND key = ?2",
+            IN_NAMESPACE_BY_KEY,
             &[Value::Text(ns.into()), Value::Text(key.into())],
         )?,
-        None => rows_with_paths(
-            conn,
-            "FROM memories m WHERE key = ?1",
-            &[Value::Text(key.into())],
-        )?,
+        None => rows_with_paths(conn, BY_KEY, &[Value::Text(key.into())])?,
     };
     // The memory at the key's own path holds the key; superseded ones moved to id paths.
     rows.sort_by_key(|(path, m)| {
@@ -662,6 +663,30 @@ pub fn allowed_rows(
 #[cfg(test)]
 mod tests {
     use super::query_terms;
+
+    /// A key is looked up through an index, with its namespace or without: not by reading
+    /// every row (a million at scale).
+    #[test]
+    fn a_key_is_found_through_an_index_with_or_without_its_namespace() {
+        let conn = rusqlite::Connection::open_in_memory().unwrap();
+        crate::index::schema::create(&conn).unwrap();
+        for from in [super::IN_NAMESPACE_BY_KEY, super::BY_KEY] {
+            let plan: Vec<String> = conn
+                .prepare(&format!("EXPLAIN QUERY PLAN SELECT m.path {from}"))
+                .unwrap()
+                .query_map(
+                    rusqlite::params_from_iter(&["a", "b"][..from.matches('?').count()]),
+                    |r| r.get(3),
+                )
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap();
+            assert!(
+                plan.len() == 1 && plan[0].starts_with("SEARCH m USING INDEX memories_key (key=?"),
+                "{from}: {plan:?}"
+            );
+        }
+    }
 
     #[test]
     fn query_terms_drop_stop_words_and_punctuation() {

@@ -37,7 +37,7 @@ CREATE TABLE memories (
 );
 CREATE INDEX memories_content ON memories (namespace, content);
 CREATE INDEX memories_id ON memories (id);
-CREATE INDEX memories_ns_key ON memories (namespace, key);
+CREATE INDEX memories_key ON memories (key, namespace) WHERE key IS NOT NULL;
 CREATE INDEX memories_updated ON memories (updated DESC, id);
 CREATE INDEX memories_created ON memories (created DESC, id);
 CREATE INDEX memories_session ON memories (session, created) WHERE session IS NOT NULL;
@@ -163,7 +163,7 @@ pub fn prepare(conn: &Connection) -> Result<SchemaState> {
 /// record, and its index; 9 loses its triggers on inserting a memory, whose work
 /// [`Writer::insert_memory`] now does itself (see the note there); up to 10 the `record`
 /// column held the whole memory, and now holds only what no other column does
-/// ([`compact_records`]). A failure (a read-only file, a busy writer, a record that does not
+/// ([`compact_records`]), and keys were indexed after their namespace, for every row. A failure (a read-only file, a busy writer, a record that does not
 /// read) rolls back and leaves the rebuild to do it.
 fn migrate(conn: &Connection) -> rusqlite::Result<()> {
     conn.execute_batch("BEGIN IMMEDIATE")?;
@@ -185,6 +185,13 @@ fn migrate(conn: &Connection) -> rusqlite::Result<()> {
             )?;
         }
         if (8..=10).contains(&found) {
+            // A key looked up without its namespace (`lore show index-engine`) scanned every
+            // row: the index on (namespace, key) cannot serve it, and held every keyless row.
+            conn.execute_batch(
+                "DROP INDEX IF EXISTS memories_ns_key;
+                 CREATE INDEX IF NOT EXISTS memories_key ON memories (key, namespace)
+                 WHERE key IS NOT NULL;",
+            )?;
             compact_records(conn)?;
             conn.pragma_update(None, "user_version", SCHEMA_VERSION)?;
         } else if found != SCHEMA_VERSION {
