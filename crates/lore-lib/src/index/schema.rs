@@ -127,15 +127,12 @@ pub fn prepare(conn: &Connection) -> Result<SchemaState> {
         conn.query_row("SELECT count(*) FROM meta", [], |r| r.get::<_, i64>(0))?;
         return Ok(SchemaState::Current);
     }
-    if (8..=10).contains(&found) && migrate(conn).is_ok() {
-        // The records rewritten shorter leave their pages part empty: the file is written
-        // again, packed (about 18 s for a million memories, against the 11 s of the rewrite
-        // and the minutes of re-embedding a rebuild costs), through a temporary file rather
-        // than memory (the copy is as large as the index). The index is whole without it, so a
-        // failure (another process busy in it, no room for the copy) leaves it as it is.
-        let _ = conn
-            .execute_batch("PRAGMA temp_store = FILE; VACUUM; PRAGMA wal_checkpoint(TRUNCATE);");
-        conn.pragma_update(None, "temp_store", "MEMORY")?;
+    if (8..=10).contains(&found)
+        && let Ok(migrated) = migrate(conn)
+    {
+        if migrated {
+            pack(conn)?;
+        }
         return Ok(SchemaState::Current);
     }
     if found != 0 {
@@ -163,9 +160,11 @@ pub fn prepare(conn: &Connection) -> Result<SchemaState> {
 /// record, and its index; 9 loses its triggers on inserting a memory, whose work
 /// [`Writer::insert_memory`] now does itself (see the note there); up to 10 the `record`
 /// column held the whole memory, and now holds only what no other column does
-/// ([`compact_records`]), and keys were indexed after their namespace, for every row. A failure (a read-only file, a busy writer, a record that does not
-/// read) rolls back and leaves the rebuild to do it.
-fn migrate(conn: &Connection) -> rusqlite::Result<()> {
+/// ([`compact_records`]), and keys were indexed after their namespace, for every row. A
+/// failure (a read-only file, a busy writer, a record that does not read) rolls back and
+/// leaves the rebuild to do it. Returns whether it brought the index forward (false when
+/// another process did while this one waited for the lock).
+fn migrate(conn: &Connection) -> rusqlite::Result<bool> {
     conn.execute_batch("BEGIN IMMEDIATE")?;
     let result = (|| {
         let found = version(conn)?;
@@ -197,12 +196,24 @@ fn migrate(conn: &Connection) -> rusqlite::Result<()> {
         } else if found != SCHEMA_VERSION {
             return Err(rusqlite::Error::InvalidQuery);
         }
-        conn.execute_batch("COMMIT")
+        conn.execute_batch("COMMIT")?;
+        Ok(found != SCHEMA_VERSION)
     })();
     if result.is_err() {
         let _ = conn.execute_batch("ROLLBACK");
     }
     result
+}
+
+/// Writes the index's file again, packed, after [`migrate`]: the records it rewrote shorter
+/// leave their pages part empty (about 18 s for a million memories, against the 11 s of the
+/// rewrite and the minutes of re-embedding a rebuild costs). The copy goes through a temporary
+/// file rather than memory (it is as large as the index). The index is whole without it, so a
+/// failure (another process busy in it, no room for the copy) leaves it as it is.
+fn pack(conn: &Connection) -> rusqlite::Result<()> {
+    let _ =
+        conn.execute_batch("PRAGMA temp_store = FILE; VACUUM; PRAGMA wal_checkpoint(TRUNCATE);");
+    conn.pragma_update(None, "temp_store", "MEMORY")
 }
 
 /// Rewrites each `record` written before schema 11 (the whole memory as JSON but its body) as
@@ -598,6 +609,19 @@ impl<'c> Writer<'c> {
 }
 #[cfg(test)]
 mod tests {
+    /// An index another process brought forward while this one waited for the lock is not
+    /// rewritten, nor packed, again.
+    #[test]
+    fn a_migration_reports_whether_it_brought_the_index_forward() {
+        let conn = rusqlite::Connection::open_in_memory().unwrap();
+        super::create(&conn).unwrap();
+        assert!(!super::migrate(&conn).unwrap());
+        conn.pragma_update(None, "user_version", 10).unwrap();
+        assert!(super::migrate(&conn).unwrap());
+        assert_eq!(super::version(&conn).unwrap(), super::SCHEMA_VERSION);
+        assert!(!super::migrate(&conn).unwrap());
+    }
+
     #[test]
     fn content_hashes_ignore_case_and_spacing_and_are_stable() {
         let h = super::content_hash("Port  8080 Open", "Body ünï\ntext");
