@@ -53,10 +53,10 @@ pub use localstate::linefile;
 pub use memory::OtherHead;
 pub use memory::{
     BatchReport, BatchWrite, Collisions, Conflict, ConflictVersion, DuplicateOf, FileContent,
-    FileLimits, GcReport, IndexStatus, LifecyclePolicy, Lore, MemoryVersion, MergeBrought,
-    NamespaceCount, NewMemory, Novelty, Patch, RefCheck, RefState, Remembered, Resolution,
-    Resolved, RestorePoint, ScopeSources, StaleMemory, StoreStatus, StoredSecret, Superseded,
-    VerifyReport, WriteContext, Written,
+    FileLimits, GcReport, IndexPacked, IndexStatus, LifecyclePolicy, Lore, MemoryVersion,
+    MergeBrought, NamespaceCount, NewMemory, Novelty, Patch, RefCheck, RefState, Remembered,
+    Resolution, Resolved, RestorePoint, ScopeSources, StaleMemory, StoreStatus, StoredSecret,
+    Superseded, VerifyReport, WriteContext, Written,
 };
 /// The bounds every memory write is checked against.
 pub use memory::{DEFAULT_MAX_BODY_BYTES, MAX_BODY_CONFIG, WriteRules};

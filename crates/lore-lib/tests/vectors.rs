@@ -614,3 +614,52 @@ fn the_vector_search_beside_bm25_ranks_as_the_one_after_it() {
         }
     }
 }
+
+/// `gc` packs the index's file once expiry has taken rows out of it, and the vector cache,
+/// which names memories by row id, still answers for the memories left.
+#[test]
+fn gc_packs_the_index_and_the_vectors_still_answer() {
+    let repo = TestRepo::new();
+    let mut lore = open(&repo);
+    let long_ago = WriteContext {
+        now: Some("2025-01-01T00:00:00Z".parse().unwrap()),
+        ..WriteContext::default()
+    };
+    let archived: Vec<lore::Memory> = (0..400)
+        .map(|i| {
+            let new = NewMemory {
+                namespace: "learnings".into(),
+                summary: format!("archived note {i} about subject{i}"),
+                body: format!("a body long enough to take room, word{i} repeated word{i}"),
+                status: Some(lore::Status::Archived),
+                ..NewMemory::default()
+            };
+            lore.prepare(&new, &long_ago).unwrap()
+        })
+        .collect();
+    lore.write_batch(&archived, &lore::BatchWrite::import("old"), &long_ago)
+        .unwrap();
+    for summary in ["kettle descaling schedule", "bicycle chain lubrication"] {
+        remember(&lore, summary);
+    }
+    let asked = |lore: &mut Lore| {
+        let hits =
+            (lore.search("kettle", &ListFilter::default(), &Default::default(), true)).unwrap();
+        let cosine = hits[0].explain.as_ref().and_then(|e| e.cosine);
+        (hits[0].memory.summary.clone(), cosine.is_some())
+    };
+    let before = asked(&mut lore);
+    assert_eq!(before, ("kettle descaling schedule".to_string(), true));
+
+    let report = lore.gc(false, &WriteContext::default()).unwrap();
+    assert_eq!(report.expired.len(), 400);
+    let packed = report.index_packed.expect("the index was packed");
+    assert!(
+        packed.after_bytes < packed.before_bytes,
+        "{packed:?}: the expired rows' room is still in the file"
+    );
+    let on_disk = std::fs::metadata(index_path(lore.store())).unwrap().len();
+    assert_eq!(on_disk, packed.after_bytes);
+    assert_eq!(asked(&mut lore), before);
+    assert_eq!(asked(&mut open(&repo)), before);
+}

@@ -504,3 +504,8 @@ impl TransferFormat {
         }
     }
 }
+
+/// Bytes as megabytes with one decimal (`0.0 MB` for under 50 kB).
+pub fn megabytes(bytes: u64) -> String {
+    format!("{:.1} MB", bytes as f64 / 1e6)
+}

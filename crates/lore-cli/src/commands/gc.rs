@@ -1,5 +1,5 @@
 //! `lore gc`: stale progress memories decay to archived, old archived ones leave the live tree,
-//! lore's refs and loose objects are packed.
+//! lore's refs and loose objects are packed, and the index's file.
 
 use clap::Args;
 use lore::ops::sync as ops;
@@ -13,7 +13,8 @@ use crate::ui::Ui;
 /// Active `progress` memories untouched for `git config lore.decay.progress` days (default 30)
 /// are archived; archived memories untouched for `lore.gc.archiveRetention` days (default 180)
 /// leave the live tree with a tombstone, so the removal travels with `lore sync` (their history
-/// stays in git). Either setting takes `never`. Then `git pack-refs --all` and `git repack -d`.
+/// stays in git). Either setting takes `never`. Then `git pack-refs --all` and `git repack -d`,
+/// and the index's file is written again without the room removed rows left in it.
 #[derive(Args, Debug)]
 pub struct GcArgs {
     /// Only print what would be archived and expired.
@@ -54,6 +55,13 @@ pub fn run(ui: &mut Ui, session: &mut Session, args: &GcArgs) -> CmdResult {
         s.push('\n');
         if out.packed {
             s.push_str("Packed refs and loose objects.\n");
+        }
+        if let Some(index) = &out.index_packed {
+            s.push_str(&format!(
+                "Packed the index: {} -> {}.\n",
+                common::megabytes(index.before_bytes),
+                common::megabytes(index.after_bytes)
+            ));
         }
     });
     Ok(())

@@ -54,8 +54,8 @@ fn where_and_what(s: &mut String, st: &StoreStatus) {
     s.push_str(&format!("memories: {}\n", st.total));
     s.push_str(&format!(
         "disk:     {} index and caches, {} of packed objects, about {} loose objects\n",
-        megabytes(st.disk.derived_bytes),
-        megabytes(st.disk.packed_bytes),
+        common::megabytes(st.disk.derived_bytes),
+        common::megabytes(st.disk.packed_bytes),
         st.disk.loose_objects
     ));
     if !st.scopes.is_empty() {
@@ -133,9 +133,4 @@ fn standing(s: &mut String, st: &StoreStatus) {
             s.push_str(&format!("  {} ({}): {}\n", f.name, f.path, f.message));
         }
     }
-}
-
-/// Bytes as megabytes with one decimal (`0.0 MB` for under 50 kB).
-fn megabytes(bytes: u64) -> String {
-    format!("{:.1} MB", bytes as f64 / 1e6)
 }

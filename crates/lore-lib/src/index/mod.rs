@@ -319,6 +319,17 @@ impl Index {
         query::recall(&self.conn, text, filter)
     }
 
+    /// Writes the index's file again without the room removed and rewritten rows left in it
+    /// (see [`schema::pack`]): its size before and after, in bytes, or `None` when it could
+    /// not be packed now (another process busy in it, no room for the copy).
+    pub fn pack(&self) -> Result<Option<(u64, u64)>> {
+        let size = || std::fs::metadata(&self.path).map(|m| m.len()).unwrap_or(0);
+        // What the write-ahead log holds is counted where it belongs, in the file.
+        let _ = self.conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);");
+        let before = size();
+        Ok(schema::pack(&self.conn)?.then(|| (before, size())))
+    }
+
     /// Active memories that cite the file at `path` or name it in their text (exactly that
     /// path, as the repository names it), newest first, at most `limit`.
     pub fn mentioning(&self, path: &str, limit: usize) -> Result<Vec<Memory>> {

@@ -205,15 +205,19 @@ fn migrate(conn: &Connection) -> rusqlite::Result<bool> {
     result
 }
 
-/// Writes the index's file again, packed, after [`migrate`]: the records it rewrote shorter
-/// leave their pages part empty (about 18 s for a million memories, against the 11 s of the
-/// rewrite and the minutes of re-embedding a rebuild costs). The copy goes through a temporary
-/// file rather than memory (it is as large as the index). The index is whole without it, so a
-/// failure (another process busy in it, no room for the copy) leaves it as it is.
-fn pack(conn: &Connection) -> rusqlite::Result<()> {
-    let _ =
-        conn.execute_batch("PRAGMA temp_store = FILE; VACUUM; PRAGMA wal_checkpoint(TRUNCATE);");
-    conn.pragma_update(None, "temp_store", "MEMORY")
+/// Writes the index's file again, packed (`VACUUM`): after [`migrate`], whose records rewritten
+/// shorter leave their pages part empty (about 18 s for a million memories, against the 11 s of
+/// the rewrite and the minutes of re-embedding a rebuild costs), and by `lore gc`. Row ids are
+/// kept (every table that others point into names its row id), so the vector cache stays
+/// valid. The copy goes through a temporary file rather than memory (it is as large as the
+/// index). The index is whole without it, so a failure (another process busy in it, no room
+/// for the copy) leaves it as it is; returns whether it was packed.
+pub(crate) fn pack(conn: &Connection) -> rusqlite::Result<bool> {
+    let packed = conn
+        .execute_batch("PRAGMA temp_store = FILE; VACUUM; PRAGMA wal_checkpoint(TRUNCATE);")
+        .is_ok();
+    conn.pragma_update(None, "temp_store", "MEMORY")?;
+    Ok(packed)
 }
 
 /// Rewrites each `record` written before schema 11 (the whole memory as JSON but its body) as

@@ -45,6 +45,19 @@ pub struct GcReport {
     pub commit: Option<String>,
     /// Whether lore's refs and loose objects were packed.
     pub packed: bool,
+    /// The index's file packed: its size before and after (none in a dry run, or when another
+    /// process kept it busy).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub index_packed: Option<IndexPacked>,
+}
+
+/// The index's file before and after `gc` packed it.
+#[derive(Clone, Copy, Debug, Serialize, JsonSchema)]
+pub struct IndexPacked {
+    /// Its size before, in bytes.
+    pub before_bytes: u64,
+    /// Its size after, in bytes.
+    pub after_bytes: u64,
 }
 
 impl Lore {
@@ -99,6 +112,7 @@ impl Lore {
             expired: old,
             commit: None,
             packed: false,
+            index_packed: None,
         };
         if dry_run {
             return Ok(report);
@@ -155,6 +169,11 @@ impl Lore {
                 .map(|c| commit_text(Some(c)));
         }
         report.packed = self.store().pack()?;
+        report.index_packed =
+            (self.index()?.pack()?).map(|(before_bytes, after_bytes)| IndexPacked {
+                before_bytes,
+                after_bytes,
+            });
         Ok(report)
     }
 }

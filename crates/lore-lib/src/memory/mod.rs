@@ -38,7 +38,7 @@ pub use conflicts::{Conflict, ConflictVersion, Resolution, Resolved};
 pub use doctor::{OtherHead, RefCheck, RefState, RestorePoint};
 pub use edit::{Patch, Superseded};
 pub use history::{MemoryVersion, MergeBrought};
-pub use lifecycle::{GcReport, LifecyclePolicy};
+pub use lifecycle::{GcReport, IndexPacked, LifecyclePolicy};
 pub use novelty::{DuplicateOf, Novelty, Remembered};
 pub use screening::{DEFAULT_MAX_BODY_BYTES, MAX_BODY_CONFIG, RefSecret, StoredSecret, WriteRules};
 pub use stack::ScopeSources;
