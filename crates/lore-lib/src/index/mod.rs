@@ -323,8 +323,12 @@ impl Index {
     /// (see [`schema::pack`]): its size before and after, in bytes, or `None` when it could
     /// not be packed now (another process busy in it, no room for the copy).
     pub fn pack(&self) -> Result<Option<(u64, u64)>> {
-        let size = || std::fs::metadata(&self.path).map(|m| m.len()).unwrap_or(0);
-        // What the write-ahead log holds is counted where it belongs, in the file.
+        // The file and its write-ahead log (which holds what a checkpoint has not yet moved
+        // into the file, and, until one does, the packed copy).
+        let size = || {
+            let len = |path: &Path| std::fs::metadata(path).map_or(0, |m| m.len());
+            len(&self.path) + len(&open::sibling(&self.path, "-wal"))
+        };
         let _ = self.conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);");
         let before = size();
         Ok(schema::pack(&self.conn)?.then(|| (before, size())))

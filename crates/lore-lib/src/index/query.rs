@@ -669,7 +669,7 @@ mod tests {
     #[test]
     fn a_key_is_found_through_an_index_with_or_without_its_namespace() {
         let conn = rusqlite::Connection::open_in_memory().unwrap();
-        crate::index::schema::create(&conn).unwrap();
+        crate::index::schema::prepare(&conn).unwrap();
         for from in [super::IN_NAMESPACE_BY_KEY, super::BY_KEY] {
             let plan: Vec<String> = conn
                 .prepare(&format!("EXPLAIN QUERY PLAN SELECT m.path {from}"))

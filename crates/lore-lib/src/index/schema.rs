@@ -128,12 +128,9 @@ pub fn prepare(conn: &Connection) -> Result<SchemaState> {
         return Ok(SchemaState::Current);
     }
     if (8..=10).contains(&found)
-        && let Ok(migrated) = migrate(conn)
+        && let Some(state) = bring_forward(conn)?
     {
-        if migrated {
-            pack(conn)?;
-        }
-        return Ok(SchemaState::Current);
+        return Ok(state);
     }
     if found != 0 {
         return Ok(SchemaState::Other(found));
@@ -153,6 +150,33 @@ pub fn prepare(conn: &Connection) -> Result<SchemaState> {
         return Err(e.into());
     }
     Ok(SchemaState::Current)
+}
+
+/// Brings an index of schema 8 to 10 to this version ([`migrate`]) and packs it when this
+/// process did; `None` leaves it to be rebuilt. An index another process is bringing forward
+/// for longer than the busy timeout is an error, not a rebuild: the rebuild would empty the
+/// index that process is about to hand over.
+fn bring_forward(conn: &Connection) -> Result<Option<SchemaState>> {
+    match migrate(conn) {
+        Ok(migrated) => {
+            if migrated {
+                pack(conn)?;
+            }
+            Ok(Some(SchemaState::Current))
+        }
+        Err(e)
+            if matches!(
+                e.sqlite_error_code(),
+                Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+            ) =>
+        {
+            match version(conn)? {
+                SCHEMA_VERSION => Ok(Some(SchemaState::Current)),
+                _ => Err(e.into()),
+            }
+        }
+        Err(_) => Ok(None),
+    }
 }
 
 /// Brings an index of schema 8 to 10 to this version in place, far cheaper than the rebuild
@@ -209,14 +233,27 @@ fn migrate(conn: &Connection) -> rusqlite::Result<bool> {
 /// shorter leave their pages part empty (about 18 s for a million memories, against the 11 s of
 /// the rewrite and the minutes of re-embedding a rebuild costs), and by `lore gc`. Row ids are
 /// kept (every table that others point into names its row id), so the vector cache stays
-/// valid. The copy goes through a temporary file rather than memory (it is as large as the
-/// index). The index is whole without it, so a failure (another process busy in it, no room
-/// for the copy) leaves it as it is; returns whether it was packed.
-pub(crate) fn pack(conn: &Connection) -> rusqlite::Result<bool> {
-    let packed = conn
-        .execute_batch("PRAGMA temp_store = FILE; VACUUM; PRAGMA wal_checkpoint(TRUNCATE);")
-        .is_ok();
-    conn.pragma_update(None, "temp_store", "MEMORY")?;
+/// valid. It runs on a connection of its own, so that `conn`'s temporary tables survive (a
+/// change of `temp_store` drops them), and copies through a temporary file rather than memory
+/// (the copy is as large as the index; where the temporary directory is a tmpfs, that is
+/// memory all the same). An index in memory or opened read-only is left alone. The index is
+/// whole without packing, so a failure (another process busy in it, no room for the copy)
+/// leaves it as it is; returns whether it was packed.
+pub(crate) fn pack(conn: &Connection) -> Result<bool> {
+    let path = match conn.path() {
+        Some(path) if !path.is_empty() => path,
+        _ => return Ok(false),
+    };
+    if conn.is_readonly(rusqlite::MAIN_DB)? {
+        return Ok(false);
+    }
+    let packer = Connection::open(path)?;
+    packer.busy_timeout(Duration::from_secs(30))?;
+    packer.pragma_update(None, "temp_store", "FILE")?;
+    let packed = packer.execute_batch("VACUUM").is_ok();
+    // VACUUM writes the whole file through the write-ahead log: hand it back (a reader may
+    // keep the log from being emptied now; the next checkpoint does it then).
+    let _ = packer.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);");
     Ok(packed)
 }
 
@@ -613,8 +650,38 @@ impl<'c> Writer<'c> {
 }
 #[cfg(test)]
 mod tests {
-    /// An index another process brought forward while this one waited for the lock is not
-    /// rewritten, nor packed, again.
+    /// Packing runs on a connection of its own: the caller's temporary tables (the query
+    /// vocabulary a search makes on first use) survive it, and the file shrinks.
+    #[test]
+    fn packing_keeps_the_callers_temporary_tables_and_shrinks_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("index.sqlite3");
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        super::prepare(&conn).unwrap();
+        conn.execute_batch(
+            "CREATE TEMP TABLE kept (x); INSERT INTO kept VALUES (1);
+             CREATE TABLE filler (x); INSERT INTO filler
+             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 5000)
+             SELECT randomblob(200) FROM n;
+             DELETE FROM filler; PRAGMA wal_checkpoint(TRUNCATE);",
+        )
+        .unwrap();
+        let size = || std::fs::metadata(&path).unwrap().len();
+        let before = size();
+        assert!(super::pack(&conn).unwrap());
+        assert!(size() < before / 4, "{before} -> {}", size());
+        let kept: i64 = conn
+            .query_row("SELECT x FROM kept", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(kept, 1);
+        // An index in memory is not packed.
+        let memory = rusqlite::Connection::open_in_memory().unwrap();
+        assert!(!super::pack(&memory).unwrap());
+    }
+
+    /// A migration says whether it brought the index forward: false for one already current
+    /// (another process brought it forward while this one waited for the lock), which the
+    /// caller then does not pack again.
     #[test]
     fn a_migration_reports_whether_it_brought_the_index_forward() {
         let conn = rusqlite::Connection::open_in_memory().unwrap();

@@ -25,6 +25,7 @@ pub const COLUMNS: &str = "m.record, m.body, m.id, m.namespace, m.key, m.summary
 /// What the `record` column holds: the fields no other column holds, each only when set, and
 /// those a column would give back inexactly.
 #[derive(Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct Rest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     author: Option<String>,
@@ -95,7 +96,8 @@ pub fn record_json(path: &str, m: &Memory) -> Result<String> {
     })
 }
 
-/// Whether `text` reads as a `record` column [`record_json`] wrote.
+/// Whether `text` reads as a `record` column [`record_json`] wrote (a record of an earlier
+/// schema, the whole memory, does not: it holds fields this one leaves to the columns).
 pub fn is_record_json(text: &str) -> bool {
     serde_json::from_str::<Rest>(text).is_ok()
 }
@@ -225,7 +227,10 @@ mod tests {
             "decisions",
             "index-engine",
             "SQLite",
-            "storage",
+            "\"tags\"",
+            "\"yes\"",
+            "\"status\"",
+            "\"created\"",
             "s-1",
         ] {
             assert!(

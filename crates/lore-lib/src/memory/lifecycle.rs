@@ -90,8 +90,8 @@ impl Lore {
         })
     }
 
-    /// Applies the lifecycle rules in one commit, then packs lore's refs and loose objects
-    /// (not in a dry run).
+    /// Applies the lifecycle rules in one commit, then packs lore's refs and loose objects and
+    /// the index's file (not in a dry run).
     pub fn gc(&mut self, dry_run: bool, ctx: &WriteContext) -> Result<GcReport> {
         let policy = self.lifecycle_policy()?;
         let now = ctx.now();
@@ -169,12 +169,17 @@ impl Lore {
                 .map(|c| commit_text(Some(c)));
         }
         report.packed = self.store().pack()?;
-        report.index_packed =
-            (self.index()?.pack()?).map(|(before_bytes, after_bytes)| IndexPacked {
-                before_bytes,
-                after_bytes,
-            });
+        report.index_packed = self.pack_index()?;
         Ok(report)
+    }
+
+    /// Packs the index's file (caught up first), as `gc` ends.
+    fn pack_index(&mut self) -> Result<Option<IndexPacked>> {
+        let packed = self.index()?.pack()?;
+        Ok(packed.map(|(before_bytes, after_bytes)| IndexPacked {
+            before_bytes,
+            after_bytes,
+        }))
     }
 }
 

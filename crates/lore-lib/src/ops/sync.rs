@@ -325,7 +325,7 @@ impl Operation for Gc {
     const DESCRIPTION: &'static str = "Archive active progress memories untouched for \
         lore.decay.progress days (default 30), remove archived memories untouched for \
         lore.gc.archiveRetention days (default 180) from the live tree with a tombstone (their \
-        history stays in git), in one commit; then pack refs and loose objects.";
+        history stays in git), in one commit; then pack refs and loose objects, and the index's file.";
     const EFFECT: Effect = Effect::Destructive { idempotent: true };
     type Output = GcReport;
 
