@@ -236,6 +236,25 @@ fn an_index_of_schema_10_has_its_records_compacted_in_place() {
     assert_not_rebuilt(&conn);
 }
 
+/// A live handle that only reads, after an older lore rewrote the tables as its own schema and
+/// caught them up to the same tip, brings them forward before reading: its rows are not this
+/// version's to decode.
+#[test]
+fn a_live_handle_brings_tables_an_older_lore_rewrote_forward_before_reading() {
+    let repo = TestRepo::new();
+    let mut lore = bm25_only(&repo);
+    write_batch(&mut lore, 0, 20);
+    let before = lore.list(&ListFilter::default()).unwrap();
+    let path = lore::index::index_path(lore.store());
+    let conn = Connection::open(&path).unwrap();
+    lore_testutils::write_records_whole(&conn, &before);
+    conn.pragma_update(None, "user_version", 10).unwrap();
+    drop(conn);
+
+    assert_eq!(lore.list(&ListFilter::default()).unwrap(), before);
+    of_this_schema_and_whole(&path, 20);
+}
+
 /// Full-text segments of the index (FTS5 lists each segment's leaves in its `_idx` table).
 fn segments(conn: &Connection) -> i64 {
     conn.query_row(

@@ -57,7 +57,11 @@ impl Index {
     pub fn catch_up_with(&mut self, store: &Store, progress: &dyn Progress) -> Result<CatchUp> {
         let tip = store.tip()?;
         let wanted = self.embedder_name();
+        // Another lore may have rewritten the tables as its own version since this handle
+        // opened them (and caught them up to the same tip): this version's reads would not
+        // decode its rows, so that too takes the path below, which brings them forward.
         if self.indexed_tip()? == tip
+            && schema::version(&self.conn)? == schema::SCHEMA_VERSION
             && vectors_serve(&self.conn, &wanted)?
             && Index::rows_intact(&self.rows_verified, &self.conn)?
         {
