@@ -109,11 +109,7 @@ pub fn prepare(conn: &Connection) -> Result<SchemaState> {
         Duration::from_secs(30),
     );
     while let Err(e) = conn.pragma_update(None, "journal_mode", "WAL") {
-        let busy = matches!(
-            e.sqlite_error_code(),
-            Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
-        );
-        if !busy || !backoff.wait() {
+        if !is_busy(&e) || !backoff.wait() {
             return Err(e.into());
         }
     }
@@ -152,6 +148,14 @@ pub fn prepare(conn: &Connection) -> Result<SchemaState> {
     Ok(SchemaState::Current)
 }
 
+/// Whether SQLite refused for another connection holding a lock (busy or locked).
+fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
+}
+
 /// Brings an index of schema 8 to 10 to this version ([`migrate`]) and packs it when this
 /// process did; `None` leaves it to be rebuilt. An index another process is bringing forward
 /// for longer than the busy timeout is an error, not a rebuild: the rebuild would empty the
@@ -164,17 +168,10 @@ fn bring_forward(conn: &Connection) -> Result<Option<SchemaState>> {
             }
             Ok(Some(SchemaState::Current))
         }
-        Err(e)
-            if matches!(
-                e.sqlite_error_code(),
-                Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
-            ) =>
-        {
-            match version(conn)? {
-                SCHEMA_VERSION => Ok(Some(SchemaState::Current)),
-                _ => Err(e.into()),
-            }
-        }
+        Err(e) if is_busy(&e) => match version(conn)? {
+            SCHEMA_VERSION => Ok(Some(SchemaState::Current)),
+            _ => Err(e.into()),
+        },
         Err(_) => Ok(None),
     }
 }
