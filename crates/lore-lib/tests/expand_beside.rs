@@ -209,6 +209,8 @@ fn an_index_of_schema_8_gains_the_sessions_in_place() {
          PRAGMA user_version = 8;",
     )
     .unwrap();
+    conn.execute_batch(lore_testutils::FULL_TEXT_TABLE_OF_SCHEMA_11)
+        .unwrap();
     conn.execute_batch(lore_testutils::INDEX_INSERT_TRIGGERS_OF_SCHEMA_9)
         .unwrap();
     drop(conn);
@@ -228,7 +230,7 @@ fn an_index_of_schema_8_gains_the_sessions_in_place() {
     let version: i64 = conn
         .pragma_query_value(None, "user_version", |r| r.get(0))
         .unwrap();
-    assert_eq!(version, 11);
+    assert_eq!(version, 12);
     let kept: Option<String> = conn
         .query_row(
             "SELECT value FROM meta WHERE name = 'kept-through-the-migration'",

@@ -1,6 +1,6 @@
-//! The index's tables as lore writes them: an index of the previous schema is brought forward in
-//! place without indexing a memory twice, and a catch-up of many memories writes their full-text
-//! terms out once, not one segment per memory.
+//! The index's tables as lore writes them: an index of an earlier schema is brought forward in
+//! place without indexing a memory twice, and a row rewritten in place keeps its vectors and
+//! postings.
 
 use lore::{BatchWrite, ListFilter, Lore, NewMemory, Store, WriteContext};
 use lore_testutils::TestRepo;
@@ -35,14 +35,12 @@ fn write_batch(lore: &mut Lore, from: usize, n: usize) {
     lore.index().unwrap();
 }
 
-/// FTS5's own check of its index against the memory rows: a memory indexed twice (or not at
-/// all) fails it.
-fn full_text_intact(conn: &Connection) -> bool {
-    conn.execute(
-        "INSERT INTO memories_fts (memories_fts, rank) VALUES ('integrity-check', 1)",
-        [],
-    )
-    .is_ok()
+/// Whether the BM25 postings hold as many memories as the table has rows.
+fn postings_whole(conn: &Connection) -> bool {
+    let count = |sql: &str| -> i64 { conn.query_row(sql, [], |r| r.get(0)).unwrap() };
+    let rows = count("SELECT count(*) FROM memories");
+    let kept = count("SELECT CAST(value AS INTEGER) FROM meta WHERE name = 'postings_docs'");
+    rows == kept
 }
 
 /// The names of the schema's objects of a type (`trigger`, `index`), in order.
@@ -57,14 +55,14 @@ fn named(conn: &Connection, kind: &str) -> Vec<String> {
 }
 
 /// Opens the index at `path` and checks it is of this schema (no insert trigger left, keys
-/// indexed first), its
-/// full-text rows match the memory rows, and `memories` are counted.
+/// indexed first, no FTS5 table), its postings hold the memory rows, and `memories` are
+/// counted.
 fn of_this_schema_and_whole(path: &std::path::Path, memories: i64) -> Connection {
     let conn = Connection::open(path).unwrap();
     let version: i64 = conn
         .pragma_query_value(None, "user_version", |r| r.get(0))
         .unwrap();
-    assert_eq!(version, 11);
+    assert_eq!(version, 12);
     assert_eq!(
         named(&conn, "trigger"),
         ["memories_ad", "memories_count_ad"]
@@ -75,7 +73,15 @@ fn of_this_schema_and_whole(path: &std::path::Path, memories: i64) -> Connection
             && !indexes.contains(&"memories_ns_key".to_string()),
         "{indexes:?}"
     );
-    assert!(full_text_intact(&conn), "a memory's text is indexed twice");
+    let tables = named(&conn, "table");
+    assert!(
+        !tables.iter().any(|t| t.starts_with("memories_fts")),
+        "{tables:?}"
+    );
+    assert!(
+        postings_whole(&conn),
+        "the postings miss or repeat a memory"
+    );
     let counted: i64 = conn
         .query_row("SELECT sum(n) FROM counts", [], |r| r.get(0))
         .unwrap();
@@ -121,6 +127,8 @@ fn an_index_of_schema_9_loses_its_insert_triggers_in_place() {
     let path = lore::index::index_path(lore.store());
     drop(lore);
     let conn = Connection::open(&path).unwrap();
+    conn.execute_batch(lore_testutils::FULL_TEXT_TABLE_OF_SCHEMA_11)
+        .unwrap();
     conn.execute_batch(lore_testutils::INDEX_INSERT_TRIGGERS_OF_SCHEMA_9)
         .unwrap();
     mark_as_of_schema(&conn, 9);
@@ -151,6 +159,8 @@ fn a_live_handle_brings_tables_an_older_lore_rewrote_forward_before_writing() {
     lore.index().unwrap();
     let path = lore::index::index_path(lore.store());
     let conn = Connection::open(&path).unwrap();
+    conn.execute_batch(lore_testutils::FULL_TEXT_TABLE_OF_SCHEMA_11)
+        .unwrap();
     conn.execute_batch(lore_testutils::INDEX_INSERT_TRIGGERS_OF_SCHEMA_9)
         .unwrap();
     conn.pragma_update(None, "user_version", 9).unwrap();
@@ -201,6 +211,8 @@ fn an_index_of_schema_10_has_its_records_compacted_in_place() {
 
     let conn = Connection::open(&path).unwrap();
     lore_testutils::write_records_whole(&conn, &before);
+    conn.execute_batch(lore_testutils::FULL_TEXT_TABLE_OF_SCHEMA_11)
+        .unwrap();
     conn.execute_batch(
         "DROP INDEX memories_key;
          CREATE INDEX memories_ns_key ON memories (namespace, key);",
@@ -248,6 +260,8 @@ fn a_live_handle_brings_tables_an_older_lore_rewrote_forward_before_reading() {
     let path = lore::index::index_path(lore.store());
     let conn = Connection::open(&path).unwrap();
     lore_testutils::write_records_whole(&conn, &before);
+    conn.execute_batch(lore_testutils::FULL_TEXT_TABLE_OF_SCHEMA_11)
+        .unwrap();
     conn.pragma_update(None, "user_version", 10).unwrap();
     drop(conn);
 
@@ -255,33 +269,48 @@ fn a_live_handle_brings_tables_an_older_lore_rewrote_forward_before_reading() {
     of_this_schema_and_whole(&path, 20);
 }
 
-/// Full-text segments of the index (FTS5 lists each segment's leaves in its `_idx` table).
-fn segments(conn: &Connection) -> i64 {
-    conn.query_row(
-        "SELECT count(DISTINCT segid) FROM memories_fts_idx",
-        [],
-        |r| r.get(0),
-    )
-    .unwrap()
-}
-
-/// A catch-up of 300 memories beside 1,200 (too few to merge the full-text index afterwards)
-/// adds one segment: were a memory's text written out at each statement (as a trigger on the
-/// memory rows made FTS5 do), the 300 would leave a segment each, merged level by level, and
-/// several segments would remain.
+/// An index of schema 11 (which kept an FTS5 table of every memory's text beside the BM25
+/// postings) loses the table in place and is packed: nothing is rebuilt, recall finds what it
+/// found, and a memory removed afterwards leaves through the new delete trigger.
 #[test]
-fn a_catch_up_writes_its_memories_text_as_one_segment() {
+fn an_index_of_schema_11_loses_its_full_text_table_in_place() {
     let repo = TestRepo::new();
     let mut lore = bm25_only(&repo);
-    write_batch(&mut lore, 0, 1_200);
+    write_batch(&mut lore, 0, 400);
+    let everything = ListFilter {
+        limit: Some(1_000),
+        ..ListFilter::default()
+    };
+    let found = |lore: &mut Lore| -> Vec<String> {
+        let hits = lore.recall("fact 7", &everything).unwrap();
+        hits.into_iter().map(|h| h.memory.id.to_string()).collect()
+    };
+    let before = found(&mut lore);
+    assert!(before.len() > 100, "{}", before.len());
     let path = lore::index::index_path(lore.store());
-    let before = segments(&Connection::open(&path).unwrap());
-    assert_eq!(before, 1, "a large catch-up merges the full-text index");
-    write_batch(&mut lore, 1_200, 300);
+    drop(lore);
     let conn = Connection::open(&path).unwrap();
-    assert_eq!(segments(&conn), 2);
-    assert!(full_text_intact(&conn));
-    assert_eq!(lore.status().unwrap().total, 1_500);
+    conn.execute_batch(lore_testutils::FULL_TEXT_TABLE_OF_SCHEMA_11)
+        .unwrap();
+    mark_as_of_schema(&conn, 11);
+    let (with_table, _) = pages(&conn);
+    drop(conn);
+
+    let mut lore = bm25_only(&repo);
+    assert_eq!(found(&mut lore), before);
+    let conn = of_this_schema_and_whole(&path, 400);
+    let (packed, free) = pages(&conn);
+    assert!(
+        packed < with_table && free == 0,
+        "{with_table} pages before, {packed} after, {free} free"
+    );
+    assert_not_rebuilt(&conn);
+    drop(conn);
+    let gone = before[0].clone();
+    lore.forget(&gone, &WriteContext::default()).unwrap();
+    lore.index().unwrap();
+    assert!(!found(&mut lore).contains(&gone));
+    of_this_schema_and_whole(&path, 399);
 }
 
 /// The row id and the vectors of the memory `id`.
@@ -389,7 +418,7 @@ fn a_status_change_rewrites_the_row_in_place_and_a_text_change_reindexes_it() {
         before.0,
         "rewritten where it was"
     );
-    assert!(full_text_intact(&conn));
+    assert!(postings_whole(&conn));
 
     let patch = lore::Patch {
         body: Some("The hand sweeps lazily.".into()),

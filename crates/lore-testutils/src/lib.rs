@@ -258,9 +258,27 @@ pub fn write_records_whole(conn: &rusqlite::Connection, memories: &[lore::Memory
     }
 }
 
+/// The FTS5 table the index kept up to schema 11 beside its BM25 postings, filled with every
+/// memory's text, and the delete trigger that kept it: tests that make an index of an earlier
+/// schema put them back (first: the schema-9 triggers write into it).
+pub const FULL_TEXT_TABLE_OF_SCHEMA_11: &str = "
+    CREATE VIRTUAL TABLE memories_fts USING fts5 (
+        summary, body, tags,
+        content = 'memories', content_rowid = 'rowid',
+        tokenize = 'porter unicode61 remove_diacritics 2'
+    );
+    INSERT INTO memories_fts (memories_fts) VALUES ('rebuild');
+    DROP TRIGGER memories_ad;
+    CREATE TRIGGER memories_ad AFTER DELETE ON memories BEGIN
+        INSERT INTO memories_fts (memories_fts, rowid, summary, body, tags)
+        VALUES ('delete', old.rowid, old.summary, old.body, old.tags);
+        DELETE FROM chunks WHERE memory = old.rowid;
+        DELETE FROM mentions WHERE memory = old.rowid;
+    END;";
+
 /// The triggers that indexed a memory's text and counted it on insert in the index's schemas 8
 /// and 9 (schema 10 does that work in `Writer::insert_memory`): tests that make an index of an
-/// earlier schema put them back.
+/// earlier schema put them back, after [`FULL_TEXT_TABLE_OF_SCHEMA_11`].
 pub const INDEX_INSERT_TRIGGERS_OF_SCHEMA_9: &str = "
     CREATE TRIGGER memories_ai AFTER INSERT ON memories BEGIN
         INSERT INTO memories_fts (rowid, summary, body, tags)

@@ -260,7 +260,7 @@ impl Hot<'_> {
         // into one pack past 50) with a multi-pack index (without it, each object read searched
         // 100 packs' indexes in turn, and each process opened and freed them all).
         self.progress.phase("indexing", None);
-        lore.settle_after_import(size, 0)?;
+        lore.settle_after_import()?;
         lore.recall("warm up the index and its vectors", &ListFilter::default())?;
         Ok(lore)
     }

@@ -17,17 +17,6 @@ use crate::record;
 use crate::store::layout::{self, PathKind};
 use crate::store::{FileChange, Store};
 
-/// A catch-up that indexed at least this many memories merges the full-text index's segments.
-const MERGE_SEGMENTS_AFTER: usize = 1000;
-
-/// Whether `inserted` memories arriving beside `before` are worth merging the whole full-text
-/// index for: many, and large beside the index (a merge rewrites all of it, so a run of
-/// batches merges a bounded number of times, and a few memories added to a large store never
-/// pay for rewriting it; FTS5's own incremental merging keeps their segments few).
-pub(super) fn merges_whole(inserted: usize, before: i64) -> bool {
-    inserted >= MERGE_SEGMENTS_AFTER && inserted as i64 * 4 >= before
-}
-
 /// What applying the changed files did to the rows.
 struct Applied {
     /// Net change in the number of indexed memories.
@@ -127,18 +116,6 @@ impl Index {
         };
         let inline = embedder.as_ref().filter(|_| !reembed);
         let applied = apply_changes(&tx, store, &changes, inline, progress, &mut report)?;
-        // Rows rewritten in place wrote no full-text terms: only the rows inserted count.
-        let inserted = applied.inserted_rows.len();
-        if merges_whole(inserted, docs_before) {
-            // One large catch-up leaves the full-text index in many segments, and every later
-            // query (and every new process) pays a seek per segment: merge them now. Only when
-            // the change is large beside the index, so a run of batches (an import) merges a
-            // bounded number of times; the import settles the index once at its end.
-            tx.execute(
-                "INSERT INTO memories_fts (memories_fts) VALUES ('optimize')",
-                [],
-            )?;
-        }
         if let (Some(e), true) = (&embedder, reembed) {
             report.reembedded = embed_all(&tx, e.as_ref(), progress)?;
         }

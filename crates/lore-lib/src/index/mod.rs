@@ -1,4 +1,5 @@
-//! The derived SQLite index: FTS5/BM25 over summary, body and tags, plus metadata for filters.
+//! The derived SQLite index: BM25 postings over summary, body and tags, chunk vectors, and the
+//! metadata filters and listings read.
 //!
 //! Git is the truth; this file is disposable. It records the memory tip it reflects and catches
 //! up by diffing that tip's tree against the current one (only changed files are re-read).
@@ -370,12 +371,6 @@ impl Index {
     /// How many memories are indexed.
     pub fn doc_count(&self) -> Result<i64> {
         schema::read_doc_count(&self.conn)
-    }
-
-    /// BM25 recall without the exact pruning shortcut (for tests that check the shortcut).
-    #[doc(hidden)]
-    pub fn recall_exhaustive(&self, text: &str, filter: &ListFilter) -> Result<Vec<Hit>> {
-        query::recall_exhaustive(&self.conn, text, filter)
     }
 
     /// Every BM25 posting by memory path, sorted, and the postings' totals: for comparing two

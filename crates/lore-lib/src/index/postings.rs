@@ -1,14 +1,16 @@
-//! BM25 scored in Rust from the index's own postings: exact (the same scores as FTS5's `bm25()`
-//! with the same weights), without FTS5's per-row auxiliary call and document-size lookup. The
-//! thoughts index keeps the same tables for its texts (each thought's text as the summary column,
+//! BM25 scored in Rust from the index's own postings, its only full-text structure: the scores
+//! SQLite FTS5's `bm25()` gives with the same tokenizer and weights (the tests check them
+//! against an FTS5 table of the same memories), without FTS5's per-row auxiliary call and
+//! document-size lookup, and without a second copy of every term. The thoughts index keeps the same tables for its texts (each thought's text as the summary column,
 //! scored with [`super::postings_scores::weighted_scores`] and weights `(1, 0, 0)`).
 //!
 //! **Postings.** `postings(term, block, data)`: for each stemmed term and each block of 1,024
 //! row ids, the memories of the block holding the term, each as its row id's offset in the
 //! block, its count of the term in summary, body and tags, and its length in tokens (all
 //! columns), as varints with each offset a distance from the one before (about five bytes an
-//! entry). Terms and lengths come from FTS5's own tokenizer (a temporary FTS5 table with the
-//! index's tokenizer and its `fts5vocab` instances), so they are FTS5's. The totals FTS5's BM25
+//! entry). Terms and lengths are FTS5's tokenizer's (`porter unicode61 remove_diacritics 2`):
+//! made in Rust ([`super::fts_terms`]) where it answers, else by FTS5 itself (a temporary table
+//! with that tokenizer and its `fts5vocab` instances). The totals FTS5's BM25
 //! uses (memories, tokens) are kept in `meta`. A catch-up queues what it inserts and removes and
 //! applies it at the end of its transaction.
 //!
@@ -58,7 +60,7 @@ const TAIL_FOLD_AT: i64 = 65_536;
 /// A catch-up adding at least this many memories writes their blocks directly.
 const DIRECT_FROM: usize = 256;
 
-/// A memory's text as FTS5 indexes it.
+/// A memory's text as the postings index it.
 struct Text {
     summary: String,
     body: String,
@@ -235,7 +237,7 @@ fn fold_tail(conn: &Connection) -> Result<()> {
 }
 
 /// The memories and tokens the postings hold.
-fn totals(conn: &Connection) -> Result<(i64, i64)> {
+pub(super) fn totals(conn: &Connection) -> Result<(i64, i64)> {
     let read = |name: &str| -> Result<i64> {
         Ok(super::schema::read_meta(conn, name)?
             .and_then(|v| v.parse().ok())
@@ -273,7 +275,7 @@ fn temp_tables(conn: &Connection) -> Result<()> {
     Ok(())
 }
 
-/// Tokenizes memories as the index's FTS5 table does: in Rust where [`fts_terms`] answers for
+/// Tokenizes memories as FTS5's tokenizer does: in Rust where [`fts_terms`] answers for
 /// all of a memory's text, else through FTS5 itself.
 ///
 /// [`fts_terms`]: super::fts_terms
@@ -538,6 +540,16 @@ pub fn dump(conn: &Connection) -> Result<(Vec<Posting>, (i64, i64))> {
 pub(super) const READ_TERM: &str = "SELECT block, NULL, data FROM postings WHERE term = ?1
      UNION ALL SELECT NULL, rowid, data FROM postings_tail WHERE term = ?1
      ORDER BY 1 NULLS LAST, 2";
+
+/// The error for postings that do not hold every memory of the index (damage: a catch-up keeps
+/// them whole, and rebuilds an index whose postings fall behind).
+pub(super) fn behind() -> crate::error::Error {
+    crate::error::Error::Index(rusqlite::Error::FromSqlConversionFailure(
+        0,
+        rusqlite::types::Type::Blob,
+        "the BM25 postings do not hold every memory (reindexing rebuilds them)".into(),
+    ))
+}
 
 /// Whether the postings cover the index's `docs` memories (they answer for it).
 pub fn cover(conn: &Connection, docs: i64) -> Result<bool> {

@@ -4,7 +4,7 @@ use jiff::Timestamp;
 use rusqlite::types::Value;
 use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
 
-use super::query_stems::stems;
+use super::query_stems::query_stems;
 use super::stored_memory::{COLUMNS, StoredMemory};
 use serde::Serialize;
 
@@ -117,7 +117,7 @@ impl Hit {
 }
 
 impl ListFilter {
-    fn where_clause(&self, args: &mut Vec<Value>) -> String {
+    pub(super) fn where_clause(&self, args: &mut Vec<Value>) -> String {
         let mut clauses = Vec::new();
         if let Some(ns) = &self.namespace {
             args.push(Value::Text(ns.clone()));
@@ -259,104 +259,35 @@ pub fn query_terms(text: &str) -> Vec<String> {
     if content.is_empty() { stop } else { content }
 }
 
-/// FTS5's BM25 constants (`k1`; `b` does not enter the bound).
-const BM25_K1: f64 = 1.2;
-/// Below this many matching (memory, term) pairs the exhaustive query is already fast.
-const PRUNE_MIN_POSTINGS: i64 = 4000;
-/// A query word counts as common (non-essential) above this share of memories.
-const COMMON_SHARE: f64 = 0.02;
-
-fn or_expr(words: &[&str]) -> String {
-    words
-        .iter()
-        .map(|t| format!("\"{t}\""))
-        .collect::<Vec<_>>()
-        .join(" OR ")
-}
-
-/// BM25 recall. Exact: the same ranking as scoring every match, but when the query mixes rare
-/// and common words it scores only the memories holding a rare word (MaxScore pruning):
-///
-/// * E = the rare words, C = the common ones (in more than 2% of memories).
-/// * `E` ranks every memory S holding a rare word; `(E) AND (C)` gives the full score of those
-///   also holding a common word (FTS5 walks the short lists and seeks in the long ones).
-/// * A memory outside S holds only common words, so its score is at most
-///   Σ_{t∈C} idf(t)·(k1 + 1) (FTS5's BM25 term score is idf·f·(k1+1)/(f + K) < idf·(k1+1)).
-///   If the k-th best score in S beats that bound, S's top k is the answer; otherwise the
-///   exhaustive query runs.
+/// BM25 recall from the index's postings (see [`super::postings`]): the best `limit` (10 by
+/// default) that pass the filter, scored as FTS5's `bm25()` scores them, ties at the cut broken
+/// by recency, then id. Each query word is stemmed as the index's tokenizer stems it; a word the
+/// tokenizer splits (a sign inside it that it takes for a separator) is searched as its parts,
+/// and one it drops is not searched. Postings that do not hold every memory are rebuilt by the
+/// next catch-up (see [`super::schema::rows_intact`]); met here, they are an error naming the
+/// rebuild.
 pub fn recall(conn: &Connection, text: &str, filter: &ListFilter) -> Result<Vec<Hit>> {
-    let terms = query_terms(text);
-    if !terms.is_empty()
-        && let Some(hits) = recall_scored(conn, &terms, filter)?
-    {
-        return Ok(hits);
-    }
-    recall_tuned(conn, text, filter, PRUNE_MIN_POSTINGS)
-}
-
-/// [`recall`] through FTS5 (when the postings cannot answer), with the pruning threshold as a
-/// parameter (tests prune small stores).
-pub(crate) fn recall_tuned(
-    conn: &Connection,
-    text: &str,
-    filter: &ListFilter,
-    min_postings: i64,
-) -> Result<Vec<Hit>> {
-    let terms = query_terms(text);
-    if terms.is_empty() {
+    let stems = query_stems(conn, &query_terms(text))?;
+    if stems.is_empty() {
         return Ok(Vec::new());
     }
-    let limit = filter.limit.unwrap_or(10);
-    let unfiltered = filter.namespace.is_none()
-        && filter.tag.is_none()
-        && filter.statuses.is_empty()
-        && filter.since.is_none()
-        && filter.until.is_none();
-    if unfiltered
-        && terms.len() > 1
-        && let Some(hits) = recall_pruned(conn, &terms, limit, min_postings)?
-    {
-        return Ok(hits);
+    match recall_scored(conn, &stems, filter)? {
+        Some(hits) => Ok(hits),
+        None if super::schema::read_doc_count(conn)? == 0 => Ok(Vec::new()),
+        None => Err(super::postings::behind()),
     }
-    recall_exhaustive(conn, text, filter)
-}
-
-/// Document frequency of each query word (0 for words no memory holds), via the FTS5 vocabulary
-/// (words are stemmed by an FTS5 table of the connection's own so the terms match).
-fn document_frequencies(conn: &Connection, words: &[String]) -> Result<Option<Vec<i64>>> {
-    let Some(stems) = stems(conn, words)? else {
-        return Ok(None);
-    };
-    let lookup = "SELECT doc FROM temp.lore_vocab WHERE term = ?1";
-    if conn.prepare_cached(lookup).is_err() {
-        // The vocabulary of this connection's index, made on first use.
-        conn.execute_batch(
-            "CREATE VIRTUAL TABLE temp.lore_vocab USING fts5vocab(main, memories_fts, 'row');",
-        )?;
-    }
-    let mut lookup = conn.prepare_cached(lookup)?;
-    let mut dfs = Vec::with_capacity(words.len());
-    for stem in &stems {
-        let df: Option<i64> = lookup.query_row(params![stem], |r| r.get(0)).optional()?;
-        dfs.push(df.unwrap_or(0));
-    }
-    Ok(Some(dfs))
 }
 
 /// Rows checked one by one against a filter before the rows it allows are listed at once.
 const FILTER_CHECKS: usize = 2_000;
 
-/// BM25 recall scored from the index's postings (see [`super::postings`]): the same ranking as
-/// [`recall_exhaustive`], ties at the cut broken the same way (recency, then id). `None` when
-/// the postings cannot answer (a word that is not one term, postings behind the index).
+/// [`recall`] for the query's stems, in query order. `None` when the postings do not cover the
+/// index.
 pub(crate) fn recall_scored(
     conn: &Connection,
-    terms: &[String],
+    stems: &[String],
     filter: &ListFilter,
 ) -> Result<Option<Vec<Hit>>> {
-    let Some(stems) = stems(conn, terms)? else {
-        return Ok(None);
-    };
     let docs = super::schema::read_doc_count(conn)?;
     let limit = filter.limit.unwrap_or(10);
     let order = |a: &(i64, f64), b: &(i64, f64)| b.1.total_cmp(&a.1);
@@ -364,7 +295,7 @@ pub(crate) fn recall_scored(
     type Ranked = (Vec<(i64, f64)>, bool);
     let best = |wide: usize| -> Result<Option<Ranked>> {
         let mut best = super::best::BestWithTies::new(wide);
-        let covered = super::postings_scores::scores(conn, &stems, docs, &mut best)?;
+        let covered = super::postings_scores::scores(conn, stems, docs, &mut best)?;
         Ok(covered.then(|| {
             let (mut ranked, every) = best.finish();
             ranked.sort_unstable_by(order);
@@ -449,137 +380,6 @@ fn hits_by_score(conn: &Connection, ranked: Vec<(i64, f64)>, limit: usize) -> Re
         .take(limit)
         .map(|(score, _, memory, rowid)| Hit::new(rowid, memory, score))
         .collect())
-}
-
-fn scores(conn: &Connection, expr: &str) -> Result<std::collections::HashMap<i64, f64>> {
-    let (ws, wb, wt) = BM25_WEIGHTS;
-    let sql = format!(
-        "SELECT rowid, bm25(memories_fts, {ws}, {wb}, {wt}) FROM memories_fts
-         WHERE memories_fts MATCH ?1"
-    );
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let rows = stmt.query_map(params![expr], |r| {
-        Ok((r.get::<_, i64>(0)?, -r.get::<_, f64>(1)?))
-    })?;
-    Ok(rows.collect::<std::result::Result<_, _>>()?)
-}
-
-fn recall_pruned(
-    conn: &Connection,
-    terms: &[String],
-    limit: usize,
-    min_postings: i64,
-) -> Result<Option<Vec<Hit>>> {
-    let Some(dfs) = document_frequencies(conn, terms)? else {
-        return Ok(None);
-    };
-    let postings: i64 = dfs.iter().sum();
-    if postings < min_postings {
-        return Ok(None);
-    }
-    let n = super::schema::read_doc_count(conn)? as f64;
-    let common_df = (n * COMMON_SHARE).max(1.0);
-    let mut rare: Vec<&str> = Vec::new();
-    let mut common: Vec<&str> = Vec::new();
-    let mut bound = 0.0;
-    for (word, &df) in terms.iter().zip(&dfs) {
-        if df == 0 {
-            continue;
-        }
-        if df as f64 > common_df {
-            common.push(word);
-            // FTS5's idf, floored as FTS5 floors it.
-            let idf = ((n - df as f64 + 0.5) / (df as f64 + 0.5)).ln().max(1e-6);
-            bound += idf * (BM25_K1 + 1.0);
-        } else {
-            rare.push(word);
-        }
-    }
-    if rare.is_empty() || common.is_empty() {
-        return Ok(None);
-    }
-    let rare_expr = or_expr(&rare);
-    let mut candidates = scores(conn, &rare_expr)?;
-    if candidates.len() < limit {
-        return Ok(None);
-    }
-    let both = scores(conn, &format!("({rare_expr}) AND ({})", or_expr(&common)))?;
-    for (rowid, full) in both {
-        candidates.insert(rowid, full);
-    }
-    let mut ranked: Vec<(i64, f64)> = candidates.into_iter().collect();
-    ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
-    let threshold = ranked[limit - 1].1;
-    // A margin absorbs floating-point differences between the two ways of summing scores.
-    if threshold <= bound + 1e-9 {
-        return Ok(None);
-    }
-    // Break ties at the cut as the exhaustive query does: by recency, then id.
-    let cut = ranked
-        .iter()
-        .take_while(|(_, s)| *s >= threshold - 1e-9)
-        .count()
-        .max(limit);
-    let ranked: Vec<(i64, f64)> = ranked.into_iter().take(cut).collect();
-    Ok(Some(hits_by_score(conn, ranked, limit)?))
-}
-
-/// Whether the pruned path answers this query (for tests).
-#[cfg(test)]
-pub fn recall_pruned_applies(conn: &Connection, text: &str, limit: usize) -> Result<bool> {
-    let terms = query_terms(text);
-    Ok(terms.len() > 1 && recall_pruned(conn, &terms, limit, 0)?.is_some())
-}
-
-/// BM25 recall scoring every memory that holds a query word.
-pub fn recall_exhaustive(conn: &Connection, text: &str, filter: &ListFilter) -> Result<Vec<Hit>> {
-    let terms = query_terms(text);
-    if terms.is_empty() {
-        return Ok(Vec::new());
-    }
-    let expr = terms
-        .iter()
-        .map(|t| format!("\"{t}\""))
-        .collect::<Vec<_>>()
-        .join(" OR ");
-    let mut args = vec![Value::Text(expr)];
-    let (ws, wb, wt) = BM25_WEIGHTS;
-    let limit = filter.limit.unwrap_or(10);
-    let filters = filter.where_clause(&mut args);
-    // Without filters, rank inside FTS5 first and join only the top rows (joining every match
-    // costs as much again as ranking it).
-    let sql = if filters.is_empty() {
-        format!(
-            "SELECT t.rank, m.rowid, {COLUMNS} FROM (
-                 SELECT rowid, bm25(memories_fts, {ws}, {wb}, {wt}) AS rank FROM memories_fts
-                 WHERE memories_fts MATCH ?1 ORDER BY rank LIMIT {over}
-             ) t JOIN memories m ON m.rowid = t.rowid
-             ORDER BY t.rank, m.updated DESC, m.id LIMIT {limit}",
-            // Over-fetch a little so ties at the cut are broken by recency, as with filters.
-            over = limit + 16
-        )
-    } else {
-        format!(
-            "SELECT bm25(memories_fts, {ws}, {wb}, {wt}) AS rank, m.rowid, {COLUMNS}
-             FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid
-             WHERE memories_fts MATCH ?1{filters}
-             ORDER BY rank, m.updated DESC, m.id LIMIT {limit}"
-        )
-    };
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let rows = stmt.query_map(params_from_iter(args.iter()), |r| {
-        Ok((
-            r.get::<_, f64>(0)?,
-            r.get::<_, i64>(1)?,
-            StoredMemory::read(r, 2)?,
-        ))
-    })?;
-    let mut hits = Vec::new();
-    for row in rows {
-        let (rank, rowid, stored) = row?;
-        hits.push(Hit::new(rowid, stored.decode()?, -rank));
-    }
-    Ok(hits)
 }
 
 /// The rows written just before and just after `(created, rowid)` in the same agent session:

@@ -1,6 +1,6 @@
-//! Query words stemmed as the index's full-text tokenizer stems them: in Rust where
-//! [`super::fts_terms`] answers for them, else through an FTS5 table of the connection's own
-//! (remembered for the process).
+//! Query words stemmed as the index's tokenizer (FTS5's `porter unicode61 remove_diacritics 2`)
+//! stems them: in Rust where [`super::fts_terms`] answers for them, else through an FTS5 table
+//! of the connection's own, in memory (remembered for the process).
 
 use std::collections::HashMap;
 use std::sync::{LazyLock, Mutex};
@@ -9,20 +9,44 @@ use rusqlite::{Connection, params};
 
 use crate::error::Result;
 
-/// Stems found in this process, by the query words (joined by spaces). Every index makes its
-/// full-text table with the same tokenizer (`porter unicode61 remove_diacritics 2`, as in
-/// `schema.rs`), so stems found on one connection hold for all: the second store of a stacked
-/// recall makes no helper tables of its own. Cleared when it reaches [`STEMS_KEPT`] entries.
-static STEMS: LazyLock<Mutex<HashMap<String, Option<Vec<String>>>>> =
-    LazyLock::new(Default::default);
+/// Terms found in this process, by the query words (joined by spaces). The tokenizer is the
+/// same for every index, so terms found on one connection hold for all: the second store of a
+/// stacked recall makes no helper tables of its own. Cleared when it reaches [`STEMS_KEPT`]
+/// entries.
+static STEMS: LazyLock<Mutex<HashMap<String, Vec<Vec<String>>>>> = LazyLock::new(Default::default);
 
 /// Most entries [`STEMS`] keeps (a long-lived server sees many queries).
 const STEMS_KEPT: usize = 1_024;
 
-/// Each query word as the index's tokenizer stems it, via an FTS5 table of the connection's own
-/// (`None` when a word does not come out as exactly one term); remembered for the process.
+/// Each query word's stem, when every word comes out as exactly one term (`None` otherwise).
 pub(crate) fn stems(conn: &Connection, words: &[String]) -> Result<Option<Vec<String>>> {
-    if let Some(found) = stems_in_rust(words) {
+    let terms = terms_of_each(conn, words)?;
+    Ok(terms
+        .iter()
+        .all(|t| t.len() == 1)
+        .then(|| terms.into_iter().flatten().collect()))
+}
+
+/// Each word's stem, or `None` for a word that does not come out as exactly one term.
+pub(crate) fn stem_each(conn: &Connection, words: &[String]) -> Result<Vec<Option<String>>> {
+    Ok(terms_of_each(conn, words)?
+        .into_iter()
+        .map(|mut t| match t.len() {
+            1 => t.pop(),
+            _ => None,
+        })
+        .collect())
+}
+
+/// The terms a query searches, in order: each word's stem, the parts of a word the tokenizer
+/// splits (a sign inside it that it takes for a separator), nothing for a word it drops.
+pub(crate) fn query_stems(conn: &Connection, words: &[String]) -> Result<Vec<String>> {
+    Ok(terms_of_each(conn, words)?.into_iter().flatten().collect())
+}
+
+/// The terms each word comes out as, in order.
+fn terms_of_each(conn: &Connection, words: &[String]) -> Result<Vec<Vec<String>>> {
+    if let Some(found) = terms_in_rust(words) {
         return Ok(found);
     }
     let text = words.join(" ");
@@ -33,7 +57,19 @@ pub(crate) fn stems(conn: &Connection, words: &[String]) -> Result<Option<Vec<St
     {
         return Ok(found);
     }
-    // The helper tables live in the connection's temp schema; make them on first use.
+    let found = terms_with_fts5(conn, words)?;
+    if let Ok(mut known) = STEMS.lock() {
+        if known.len() >= STEMS_KEPT {
+            known.clear();
+        }
+        known.insert(text, found.clone());
+    }
+    Ok(found)
+}
+
+/// [`terms_of_each`] through an FTS5 table in the connection's temporary schema (made on first
+/// use), each word its own row, so that a word the tokenizer drops or splits is seen as such.
+fn terms_with_fts5(conn: &Connection, words: &[String]) -> Result<Vec<Vec<String>>> {
     let cleared = conn
         .prepare_cached("DELETE FROM temp.lore_query")
         .and_then(|mut s| s.execute([]));
@@ -45,8 +81,6 @@ pub(crate) fn stems(conn: &Connection, words: &[String]) -> Result<Option<Vec<St
                  USING fts5vocab(temp, lore_query, 'instance');",
         )?;
     }
-    // Each word its own row, so that a word the tokenizer drops or splits is seen as such (the
-    // words asked together could come out as as many terms, one dropped beside one split).
     {
         let mut insert =
             conn.prepare_cached("INSERT INTO temp.lore_query (rowid, q) VALUES (?1, ?2)")?;
@@ -54,53 +88,30 @@ pub(crate) fn stems(conn: &Connection, words: &[String]) -> Result<Option<Vec<St
             insert.execute(params![i as i64 + 1, word])?;
         }
     }
-    let mut terms: Vec<(i64, String)> = conn
-        .prepare_cached("SELECT doc, term FROM temp.lore_query_terms")?
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+    let mut terms: Vec<(i64, i64, String)> = conn
+        .prepare_cached("SELECT doc, offset, term FROM temp.lore_query_terms")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
         .collect::<std::result::Result<_, _>>()?;
     terms.sort();
-    // A word the tokenizer split or dropped: `None`, and FTS5 handles the query.
-    let one_each = terms.len() == words.len()
-        && (terms.iter().enumerate()).all(|(i, (doc, _))| *doc == i as i64 + 1);
-    let found = one_each.then(|| terms.into_iter().map(|(_, stem)| stem).collect::<Vec<_>>());
-    if let Ok(mut known) = STEMS.lock() {
-        if known.len() >= STEMS_KEPT {
-            known.clear();
+    let mut each = vec![Vec::new(); words.len()];
+    for (doc, _, term) in terms {
+        if let Some(word) = usize::try_from(doc - 1).ok().and_then(|i| each.get_mut(i)) {
+            word.push(term);
         }
-        known.insert(text, found.clone());
     }
-    Ok(found)
+    Ok(each)
 }
 
-/// The words' stems as [`stems`] gives them, made in Rust ([`super::fts_terms`]); `None` when
-/// a word holds a character only FTS5 can tokenize.
-fn stems_in_rust(words: &[String]) -> Option<Option<Vec<String>>> {
-    let mut stems = Vec::with_capacity(words.len());
-    let mut one_each = true;
+/// [`terms_of_each`] made in Rust ([`super::fts_terms`]); `None` when a word holds a character
+/// only FTS5 can tokenize.
+fn terms_in_rust(words: &[String]) -> Option<Vec<Vec<String>>> {
+    let mut each = Vec::with_capacity(words.len());
     for word in words {
-        let mut terms = 0;
-        let answered = super::fts_terms::each_term(word, |t| {
-            terms += 1;
-            if terms == 1 {
-                stems.push(t.to_owned());
-            }
-        });
-        if !answered {
+        let mut terms = Vec::new();
+        if !super::fts_terms::each_term(word, |t| terms.push(t.to_owned())) {
             return None;
         }
-        one_each &= terms == 1;
+        each.push(terms);
     }
-    Some(one_each.then_some(stems))
-}
-
-/// Each word's stem as the index's tokenizer makes it, or `None` for a word that does not come
-/// out as exactly one term (asked together first, then one by one when one of them splits).
-pub(crate) fn stem_each(conn: &Connection, words: &[String]) -> Result<Vec<Option<String>>> {
-    if let Some(all) = stems(conn, words)? {
-        return Ok(all.into_iter().map(Some).collect());
-    }
-    words
-        .iter()
-        .map(|w| Ok(stems(conn, std::slice::from_ref(w))?.and_then(|mut s| s.pop())))
-        .collect()
+    Some(each)
 }

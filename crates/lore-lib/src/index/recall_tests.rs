@@ -1,5 +1,6 @@
-//! Tests of BM25 recall: the MaxScore shortcut and the postings' scores against FTS5 scoring
-//! every match.
+//! Tests of BM25 recall: the postings' scores and rankings against SQLite FTS5's over the same
+//! memories, and the blocks the scorer passes over.
+use super::stored_memory::{COLUMNS, StoredMemory};
 use super::*;
 use crate::model::{MemoryId, Status};
 
@@ -53,84 +54,64 @@ fn memory(rng: &mut Rng, i: i64, namespace: &str, status: Status) -> Memory {
     }
 }
 
-#[test]
-fn pruned_recall_ranks_exactly_like_scoring_every_match() {
-    let dir = tempfile::tempdir().unwrap();
-    let (mut index, _) = Index::open(&dir.path().join("i.sqlite3")).unwrap();
-    let mut rng = Rng::new(0x9e37_79b9_7f4a_7c15);
-    let memories = (0..3000).map(|i| {
-        let m = memory(&mut rng, i, "learnings", Status::Active);
-        (format!("learnings/{i}.md"), m)
-    });
-    insert_for_test(&mut index, memories);
-    assert_eq!(index.doc_count().unwrap(), 3000);
-    let mut pruned_taken = 0;
-    for _ in 0..300 {
-        let n = 2 + (rng.next() % 3) as usize;
-        let q: Vec<String> = (0..n).map(|_| word(rng.skewed(20_000))).collect();
-        let q = q.join(" ");
-        let filter = ListFilter::default();
-        let fast = query::recall_tuned(&index.conn, &q, &filter, 0).unwrap();
-        let slow = index.recall_exhaustive(&q, &filter).unwrap();
-        assert_eq!(fast.len(), slow.len(), "{q}");
-        for (a, b) in fast.iter().zip(&slow) {
-            assert!(
-                (a.score - b.score).abs() < 1e-9,
-                "{q}: {} vs {}",
-                a.score,
-                b.score
-            );
-        }
-        let ids = |h: &[Hit]| {
-            h.iter()
-                .map(|h| (h.memory.id.to_string(), (h.score * 1e6).round() as i64))
-                .collect::<std::collections::BTreeSet<_>>()
-        };
-        // Same memories at the same scores (ties at equal scores may come in either order).
-        let cut = slow.last().map(|h| h.score).unwrap_or(0.0);
-        let strict = |h: &[Hit]| {
-            ids(&h
-                .iter()
-                .filter(|x| x.score > cut + 1e-9)
-                .cloned()
-                .collect::<Vec<_>>())
-        };
-        assert_eq!(strict(&fast), strict(&slow), "{q}");
-        if query::recall_pruned_applies(&index.conn, &q, 10).unwrap() {
-            pruned_taken += 1;
-        }
-    }
-    // The comparison means something only if the pruned path ran often (an eighth of the
-    // queries at least: a query whose terms are all rare is scored whole).
-    assert!(
-        pruned_taken * 8 > 300,
-        "the pruned path ran for only {pruned_taken} of 300 queries"
-    );
+/// Makes (again) a temporary FTS5 table holding every memory's summary, body and tags with the
+/// tokenizer the postings follow, for [`recall_by_fts5`].
+fn fts5_reference(conn: &Connection) {
+    conn.execute_batch(
+        "DROP TABLE IF EXISTS temp.reference_fts;
+         CREATE VIRTUAL TABLE temp.reference_fts USING fts5 (
+             summary, body, tags, tokenize = 'porter unicode61 remove_diacritics 2');
+         INSERT INTO temp.reference_fts (rowid, summary, body, tags)
+             SELECT rowid, summary, body, tags FROM memories;",
+    )
+    .unwrap();
 }
 
-/// The same scores to the last bit, and the same hits in the same order; only when the
-/// exhaustive query ranks inside FTS5 first (no filter) may the memories tied at the last
-/// score differ: it keeps 16 more than the limit before breaking ties, the postings keep all.
-fn assert_same(fast: &[Hit], slow: &[Hit], filtered: bool, what: &str) {
-    let show = |h: &[Hit], cut: Option<u64>| {
+/// BM25 recall as SQLite's FTS5 computes it over [`fts5_reference`]: `bm25()` with the
+/// postings' weights, every match joined to its row and filtered, ties broken by recency, then
+/// id.
+fn recall_by_fts5(conn: &Connection, text: &str, filter: &ListFilter) -> Vec<Hit> {
+    use rusqlite::types::Value;
+    let expr = query::query_terms(text)
+        .iter()
+        .map(|t| format!("\"{t}\""))
+        .collect::<Vec<_>>()
+        .join(" OR ");
+    let mut args = vec![Value::Text(expr)];
+    let filters = filter.where_clause(&mut args);
+    let (ws, wb, wt) = query::BM25_WEIGHTS;
+    let sql = format!(
+        "SELECT bm25(reference_fts, {ws}, {wb}, {wt}) AS rank, m.rowid, {COLUMNS}
+         FROM temp.reference_fts JOIN memories m ON m.rowid = reference_fts.rowid
+         WHERE reference_fts MATCH ?1{filters}
+         ORDER BY rank, m.updated DESC, m.id LIMIT {}",
+        filter.limit.unwrap_or(10)
+    );
+    let mut stmt = conn.prepare(&sql).unwrap();
+    let rows = stmt
+        .query_map(rusqlite::params_from_iter(args.iter()), |r| {
+            Ok((
+                r.get::<_, f64>(0)?,
+                r.get::<_, i64>(1)?,
+                StoredMemory::read(r, 2)?,
+            ))
+        })
+        .unwrap();
+    rows.map(|row| {
+        let (rank, rowid, stored) = row.unwrap();
+        Hit::new(rowid, stored.decode().unwrap(), -rank)
+    })
+    .collect()
+}
+
+/// The same hits in the same order, with the same scores to the last bit.
+fn assert_same(fast: &[Hit], slow: &[Hit], what: &str) {
+    let show = |h: &[Hit]| {
         h.iter()
-            .map(|h| {
-                let bits = h.score.to_bits();
-                let id = if Some(bits) == cut {
-                    String::new()
-                } else {
-                    h.memory.id.to_string()
-                };
-                (id, bits)
-            })
+            .map(|h| (h.memory.id.to_string(), h.score.to_bits()))
             .collect::<Vec<_>>()
     };
-    let cut = if filtered {
-        None
-    } else {
-        slow.last().map(|h| h.score.to_bits())
-    };
-    assert_eq!(show(fast, cut), show(slow, cut), "{what}");
+    assert_eq!(show(fast), show(slow), "{what}");
 }
 
 fn path(i: i64) -> String {
@@ -232,6 +213,7 @@ fn postings_rank_exactly_like_fts5_with_filters_and_after_changes() {
         }
     };
     let check = |index: &Index, rng: &mut Rng, round: &str| {
+        fts5_reference(&index.conn);
         for q in 0..150 {
             let mut words = query_words(rng, q);
             if q % 7 == 0 {
@@ -239,22 +221,15 @@ fn postings_rank_exactly_like_fts5_with_filters_and_after_changes() {
             }
             let text = words.join(" ");
             let filter = filters(rng);
-            let terms = query::query_terms(&text);
-            let fast = query::recall_scored(&index.conn, &terms, &filter)
+            let stems = query_stems::query_stems(&index.conn, &query::query_terms(&text)).unwrap();
+            let fast = query::recall_scored(&index.conn, &stems, &filter)
                 .unwrap()
                 .expect("the postings answer");
-            let slow = query::recall_exhaustive(&index.conn, &text, &filter).unwrap();
-            let filtered = query::restricts(&filter);
-            assert_same(
-                &fast,
-                &slow,
-                filtered,
-                &format!("{round}: {text} {filter:?}"),
-            );
+            let slow = recall_by_fts5(&index.conn, &text, &filter);
+            assert_same(&fast, &slow, &format!("{round}: {text} {filter:?}"));
             assert_same(
                 &index.recall(&text, &filter).unwrap(),
                 &slow,
-                filtered,
                 &format!("{round}, through recall: {text}"),
             );
             // Ties at the cut come most recent first, then by id.
@@ -308,13 +283,22 @@ fn postings_rank_exactly_like_fts5_with_filters_and_after_changes() {
     let expected = expected + 1550 - 2 + 300;
     assert_eq!(index.doc_count().unwrap(), expected);
     check(&index, &mut rng, "after far removals");
-    // Postings that fall behind the index (another count) are not used.
-    schema::write_doc_count(&index.conn, expected + 1).unwrap();
+    // Postings that fall behind the index (another count) are not used: recall says the index
+    // needs rebuilding, and the check a catch-up makes finds the rows not intact.
+    schema::write_meta(&index.conn, "postings_docs", &(expected - 1).to_string()).unwrap();
+    assert_eq!(index.doc_count().unwrap(), expected);
+    let kalo = ["kalo".to_string()];
     assert!(
-        query::recall_scored(&index.conn, &["kalo".to_string()], &ListFilter::default())
+        query::recall_scored(&index.conn, &kalo, &ListFilter::default())
             .unwrap()
             .is_none()
     );
+    let refused = index.recall("kalo", &ListFilter::default()).unwrap_err();
+    assert!(
+        refused.to_string().contains("reindexing rebuilds"),
+        "{refused}"
+    );
+    assert!(!schema::rows_intact(&index.conn).unwrap());
 }
 
 /// Each query word's stem is its own: a word the tokenizer drops (a lone vowel sign) beside one
@@ -327,6 +311,39 @@ fn a_word_dropped_beside_a_word_split_shifts_no_stem() {
     assert!(words.iter().all(|w| w.chars().all(char::is_alphanumeric)));
     let stems = super::query_stems::stem_each(&conn, &words).unwrap();
     assert_eq!(stems, [None, None, Some("cach".to_string())]);
+    // A query searches the parts of a word split and nothing for a word dropped.
+    let searched = super::query_stems::query_stems(&conn, &words).unwrap();
+    assert_eq!(searched, ["\u{915}", "\u{930}", "cach"]);
+}
+
+/// A query word the tokenizer splits finds the memory holding it, through the postings of its
+/// parts.
+#[test]
+fn a_word_split_by_the_tokenizer_is_found_by_its_parts() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut index, _) = Index::open(&dir.path().join("i.sqlite3")).unwrap();
+    let at = jiff::Timestamp::from_second(1_800_000_000).unwrap();
+    let texts = [
+        "the \u{915}\u{93e}\u{930} is parked",
+        "nothing here",
+        "caching rules",
+    ];
+    let memories = texts.iter().enumerate().map(|(i, text)| {
+        let m = Memory::bare(
+            MemoryId::generate().unwrap(),
+            "learnings",
+            text,
+            Status::Active,
+            at,
+        );
+        (format!("learnings/{i}.md"), m)
+    });
+    insert_for_test(&mut index, memories);
+    let hits = index
+        .recall("\u{915}\u{93e}\u{930}", &ListFilter::default())
+        .unwrap();
+    let found: Vec<&str> = hits.iter().map(|h| h.memory.summary.as_str()).collect();
+    assert_eq!(found, [texts[0]]);
 }
 
 /// Keeps the best `limit` scores as recall does, counting the blocks the scorer passed over.

@@ -10,8 +10,8 @@ use crate::retry::Backoff;
 use std::time::Duration;
 
 /// Bumped whenever the tables change; an index of another version is rebuilt, except one of
-/// version 8 to 10, which is brought to this one in place ([`migrate`]).
-pub const SCHEMA_VERSION: i64 = 11;
+/// version 8 to 11, which is brought to this one in place ([`migrate`]).
+pub const SCHEMA_VERSION: i64 = 12;
 
 /// The table of named values (the tip, counts, the postings' totals); the thoughts index keeps
 /// one too, for its postings.
@@ -41,14 +41,7 @@ CREATE INDEX memories_key ON memories (key, namespace) WHERE key IS NOT NULL;
 CREATE INDEX memories_updated ON memories (updated DESC, id);
 CREATE INDEX memories_created ON memories (created DESC, id);
 CREATE INDEX memories_session ON memories (session, created) WHERE session IS NOT NULL;
-CREATE VIRTUAL TABLE memories_fts USING fts5 (
-    summary, body, tags,
-    content = 'memories', content_rowid = 'rowid',
-    tokenize = 'porter unicode61 remove_diacritics 2'
-);
 CREATE TRIGGER memories_ad AFTER DELETE ON memories BEGIN
-    INSERT INTO memories_fts (memories_fts, rowid, summary, body, tags)
-    VALUES ('delete', old.rowid, old.summary, old.body, old.tags);
     DELETE FROM chunks WHERE memory = old.rowid;
     DELETE FROM mentions WHERE memory = old.rowid;
 END;
@@ -123,7 +116,7 @@ pub fn prepare(conn: &Connection) -> Result<SchemaState> {
         conn.query_row("SELECT count(*) FROM meta", [], |r| r.get::<_, i64>(0))?;
         return Ok(SchemaState::Current);
     }
-    if (8..=10).contains(&found)
+    if (8..=11).contains(&found)
         && let Some(state) = bring_forward(conn)?
     {
         return Ok(state);
@@ -156,7 +149,7 @@ fn is_busy(e: &rusqlite::Error) -> bool {
     )
 }
 
-/// Brings an index of schema 8 to 10 to this version ([`migrate`]) and packs it when this
+/// Brings an index of schema 8 to 11 to this version ([`migrate`]) and packs it when this
 /// process did; `None` leaves it to be rebuilt. An index another process is bringing forward
 /// for longer than the busy timeout is an error, not a rebuild: the rebuild would empty the
 /// index that process is about to hand over.
@@ -176,12 +169,14 @@ fn bring_forward(conn: &Connection) -> Result<Option<SchemaState>> {
     }
 }
 
-/// Brings an index of schema 8 to 10 to this version in place, far cheaper than the rebuild
+/// Brings an index of schema 8 to 11 to this version in place, far cheaper than the rebuild
 /// (and re-embedding) any other version gets: 8 gains the `session` column, filled from each
 /// record, and its index; 9 loses its triggers on inserting a memory, whose work
 /// [`Writer::insert_memory`] now does itself (see the note there); up to 10 the `record`
 /// column held the whole memory, and now holds only what no other column does
-/// ([`compact_records`]), and keys were indexed after their namespace, for every row. A
+/// ([`compact_records`]), and keys were indexed after their namespace, for every row; up to 11
+/// the index kept an FTS5 table beside the postings, which answer every BM25 query now
+/// ([`super::postings`]). A
 /// failure (a read-only file, a busy writer, a record that does not read) rolls back and
 /// leaves the rebuild to do it. Returns whether it brought the index forward (false when
 /// another process did while this one waited for the lock).
@@ -213,6 +208,18 @@ fn migrate(conn: &Connection) -> rusqlite::Result<bool> {
                  WHERE key IS NOT NULL;",
             )?;
             compact_records(conn)?;
+        }
+        if (8..=11).contains(&found) {
+            // The postings score every query: the full-text table was a second copy of every
+            // term (300 MB of 2.5 GB at a million memories) and a fifth of an import's time.
+            conn.execute_batch(
+                "DROP TRIGGER IF EXISTS memories_ad;
+                 DROP TABLE IF EXISTS memories_fts;
+                 CREATE TRIGGER memories_ad AFTER DELETE ON memories BEGIN
+                     DELETE FROM chunks WHERE memory = old.rowid;
+                     DELETE FROM mentions WHERE memory = old.rowid;
+                 END;",
+            )?;
             conn.pragma_update(None, "user_version", SCHEMA_VERSION)?;
         } else if found != SCHEMA_VERSION {
             return Err(rusqlite::Error::InvalidQuery);
@@ -360,7 +367,8 @@ pub fn read_doc_count(conn: &Connection) -> Result<i64> {
 
 /// Whether the memory rows are all there: their number, as the `counts` table keeps it (lore's
 /// inserts count themselves; a trigger follows every delete, whoever makes it), matches the count lore's
-/// catch-ups keep in `meta`. Rows deleted inside the file by hand make it false; rows lost to
+/// catch-ups keep in `meta`, and so does the number the BM25 postings hold (they answer every
+/// lexical query). Rows deleted inside the file by hand make it false; rows lost to
 /// damaged pages without a `DELETE` do not (SQLite reports those as corruption when read).
 /// Reading the few rows of `counts` costs the same at any size, where counting the rows cost
 /// 9 ms a process at a million memories.
@@ -374,7 +382,7 @@ pub fn rows_intact(conn: &Connection) -> Result<bool> {
         return Ok(true);
     };
     let rows: i64 = conn.query_row("SELECT coalesce(sum(n), 0) FROM counts", [], |r| r.get(0))?;
-    Ok(rows == kept)
+    Ok(rows == kept && super::postings::totals(conn)?.0 == kept)
 }
 
 /// A value from `meta`.
@@ -410,8 +418,7 @@ pub fn clear(conn: &Connection) -> Result<()> {
     conn.execute_batch(
         "DELETE FROM memories; DELETE FROM invalid; DELETE FROM namespaces; DELETE FROM chunks;
          DELETE FROM mentions; DELETE FROM postings; DELETE FROM postings_tail;
-         DELETE FROM meta WHERE name IN ('postings_docs', 'postings_tokens', 'postings_tail');
-         INSERT INTO memories_fts (memories_fts) VALUES ('delete-all');",
+         DELETE FROM meta WHERE name IN ('postings_docs', 'postings_tokens', 'postings_tail');",
     )?;
     Ok(())
 }
@@ -444,7 +451,6 @@ pub struct Writer<'c> {
     remove_invalid: CachedStatement<'c>,
     insert_invalid: CachedStatement<'c>,
     insert_mention: CachedStatement<'c>,
-    insert_text: CachedStatement<'c>,
     count: CachedStatement<'c>,
     conn: &'c Connection,
     /// Net change in the number of indexed memories.
@@ -485,9 +491,6 @@ impl<'c> Writer<'c> {
             )?,
             insert_mention: conn
                 .prepare_cached("INSERT OR IGNORE INTO mentions (path, memory) VALUES (?1, ?2)")?,
-            insert_text: conn.prepare_cached(
-                "INSERT INTO memories_fts (rowid, summary, body, tags) VALUES (?1, ?2, ?3, ?4)",
-            )?,
             count: conn.prepare_cached(
                 "INSERT INTO counts (namespace, status, n) VALUES (?1, ?2, 1)
                  ON CONFLICT (namespace, status) DO UPDATE SET n = n + 1",
@@ -507,14 +510,10 @@ impl<'c> Writer<'c> {
 
     /// Indexes a memory; returns its row id.
     ///
-    /// Its full-text row and its count are written here, not by triggers on `memories`: a
-    /// statement that fires a trigger runs in a statement transaction, and FTS5 writes its
-    /// pending terms out as a new segment at every one (`xSavepoint`), so an import of 20,000
-    /// memories made 20,000 one-memory segments and merged them over and over (a fifth of an
-    /// import's time). Without a trigger the terms of a catch-up's new memories are written out
-    /// at once. A removal still fires the delete triggers (kept so that `counts` follows rows
-    /// deleted by hand, see [`rows_intact`]), so a catch-up of many edits or removals still
-    /// writes a segment per removal.
+    /// Its count is written here, not by a trigger on `memories` (a statement that fires a
+    /// trigger runs in a statement transaction of its own); its terms are queued for the
+    /// postings. A removal still fires the delete triggers (kept so that `counts` follows rows
+    /// deleted by hand, see [`rows_intact`]).
     pub fn insert_memory(&mut self, path: &str, blob: Oid, m: &Memory) -> Result<i64> {
         let record = record_json(path, m)?;
         let tags = tags_text(m);
@@ -536,8 +535,6 @@ impl<'c> Writer<'c> {
         ])?;
         self.delta += 1;
         let rowid = self.conn.last_insert_rowid();
-        self.insert_text
-            .execute(params![rowid, m.summary, m.body, tags])?;
         self.count
             .execute(params![m.namespace.as_str(), m.status.as_str()])?;
         self.postings.add(rowid, &m.summary, &m.body, &tags);
@@ -550,9 +547,8 @@ impl<'c> Writer<'c> {
 
     /// Re-indexes a memory whose file changed but whose indexed text (summary, body, tags) did
     /// not (a status change, a supersession, a relation or confidence set) by rewriting its row
-    /// where it is: its full-text row, postings and vectors hold only that text, so they stay,
-    /// where a remove and insert would take the memory out of every block of its terms, write a
-    /// full-text delete segment and embed it again. Only its count (when the status moved) and
+    /// where it is: its postings and vectors hold only that text, so they stay, where a remove
+    /// and insert would take the memory out of every block of its terms and embed it again. Only its count (when the status moved) and
     /// its cited paths follow. Returns false, having written nothing, when the text changed or
     /// the path has no row (the caller removes and inserts).
     pub fn update_in_place(&mut self, path: &str, blob: Oid, m: &Memory) -> Result<bool> {

@@ -13,12 +13,11 @@
 //! decides). No postings
 //! are read past the cap and no common word is scored, so the cost does not grow with the store
 //! (an exhaustive BM25 over a common word grows with it). The index's own postings are read
-//! (a block of 1,024 row ids at a time, counted without decoding); FTS5's when they do not cover
-//! the index.
+//! (a block of 1,024 row ids at a time, counted without decoding).
 
 use std::collections::{HashMap, HashSet};
 
-use rusqlite::{Connection, params};
+use rusqlite::Connection;
 
 use super::query::{self, ListFilter};
 use crate::error::Result;
@@ -49,26 +48,26 @@ pub fn sharing_telling_words(
     let mut words = query::query_terms(text);
     words.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
     words.truncate(WORDS_LOOKED_UP);
-    let n = super::schema::read_doc_count(conn)?.max(1);
-    let lists = match super::postings::cover(conn, n)? {
-        true => {
-            // Two words of one stem are one term: read (and weighed) once.
-            let mut seen = HashSet::new();
-            let stems = super::query_stems::stem_each(conn, &words)?;
-            Lists::Postings(
-                stems
-                    .into_iter()
-                    .map(|s| s.filter(|s| seen.insert(s.clone())))
-                    .collect(),
-            )
-        }
-        false => Lists::FullText,
-    };
+    let n = super::schema::read_doc_count(conn)?;
+    if n == 0 {
+        // No memory holds a word: none is telling.
+        return Ok(Err(words));
+    }
+    if !super::postings::cover(conn, n)? {
+        return Err(super::postings::behind());
+    }
+    // Two words of one stem are one term: read (and weighed) once. A word that is not one term
+    // is not looked up.
+    let mut seen = HashSet::new();
+    let stems: Vec<Option<String>> = super::query_stems::stem_each(conn, &words)?
+        .into_iter()
+        .map(|s| s.filter(|s| seen.insert(s.clone())))
+        .collect();
     for cap in [TELLING_POSTINGS, WIDER_POSTINGS] {
         let mut shared: HashMap<i64, f64> = HashMap::new();
         let mut telling = false;
-        for (i, word) in words.iter().enumerate() {
-            let rows = match lists.holding(conn, i, word, cap)? {
+        for stem in stems.iter().flatten() {
+            let rows = match super::postings::rows_holding_at_most(conn, stem, cap)? {
                 Some(rows) if !rows.is_empty() => rows,
                 _ => continue,
             };
@@ -84,42 +83,6 @@ pub fn sharing_telling_words(
         }
     }
     Ok(Err(words))
-}
-
-/// Where the memories holding a word are read from.
-enum Lists {
-    /// The index's postings, by each word's stem (`None`: the word is not one term).
-    Postings(Vec<Option<String>>),
-    /// FTS5's (when the postings do not cover the index).
-    FullText,
-}
-
-impl Lists {
-    /// The rows of the memories holding `word` (the `i`th word looked up) when at most `cap`
-    /// memories do, else `None`.
-    fn holding(
-        &self,
-        conn: &Connection,
-        i: usize,
-        word: &str,
-        cap: usize,
-    ) -> Result<Option<Vec<i64>>> {
-        match self {
-            Lists::Postings(stems) => match &stems[i] {
-                Some(stem) => super::postings::rows_holding_at_most(conn, stem, cap),
-                None => Ok(None),
-            },
-            Lists::FullText => {
-                let mut postings = conn.prepare_cached(
-                    "SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?1 LIMIT ?2",
-                )?;
-                let rows: Vec<i64> = postings
-                    .query_map(params![format!("\"{word}\""), cap as i64 + 1], |r| r.get(0))?
-                    .collect::<std::result::Result<_, _>>()?;
-                Ok((rows.len() <= cap).then_some(rows))
-            }
-        }
-    }
 }
 
 /// The memories in `shared` (row → summed rarity) that pass `filter`, best first: every one
@@ -229,9 +192,15 @@ mod tests {
             summaries(&by_postings)[0],
             "original quixotic zeppelin marmalade"
         );
-        // FTS5's lists (when the postings do not cover the index) give the same answer.
+        // Postings that do not cover the index are not read: the caller hears it needs
+        // rebuilding.
         schema::write_meta(&index.conn, "postings_docs", "0").unwrap();
-        assert_eq!(summaries(&found(&index, probe)), summaries(&by_postings));
+        let filter = ListFilter::default();
+        let refused = sharing_telling_words(&index.conn, probe, &filter, 5).unwrap_err();
+        assert!(
+            refused.to_string().contains("reindexing rebuilds"),
+            "{refused}"
+        );
     }
 
     #[test]
@@ -279,17 +248,17 @@ mod tests {
             )
             .unwrap();
         assert_eq!(in_tail, 10);
-        let mut fts: Vec<i64> = conn
-            .prepare("SELECT rowid FROM memories_fts WHERE memories_fts MATCH 'alpha'")
+        let mut holding: Vec<i64> = conn
+            .prepare("SELECT rowid FROM memories WHERE summary || ' ' || body LIKE '%alpha%'")
             .unwrap()
             .query_map([], |r| r.get(0))
             .unwrap()
             .collect::<rusqlite::Result<_>>()
             .unwrap();
-        fts.sort_unstable();
-        assert_eq!(fts.len(), 50);
+        holding.sort_unstable();
+        assert_eq!(holding.len(), 50);
         let read = |cap| crate::index::postings::rows_holding_at_most(conn, "alpha", cap).unwrap();
-        assert_eq!(read(50), Some(fts));
+        assert_eq!(read(50), Some(holding));
         assert_eq!(read(49), None);
         assert_eq!(read(9), None);
     }

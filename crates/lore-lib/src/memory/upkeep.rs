@@ -56,14 +56,13 @@ impl Lore {
             .compact_vectors()
     }
 
-    /// After an import that wrote `written` new memories and replaced `replaced`: the index
-    /// settled (see [`crate::index::Index::settle`]) and the loose objects packed (`git repack
-    /// -d`: only reachable loose objects go into the pack, nothing unreferenced is deleted, so
-    /// another writer's objects are left as they are).
-    pub fn settle_after_import(&mut self, written: usize, replaced: usize) -> Result<()> {
+    /// After an import: the index settled (see [`crate::index::Index::settle`]) and the loose
+    /// objects packed (`git repack -d`: only reachable loose objects go into the pack, nothing
+    /// unreferenced is deleted, so another writer's objects are left as they are).
+    pub fn settle_after_import(&mut self) -> Result<()> {
         self.index()?;
         let index = self.index.as_ref().ok_or_else(missing_index)?;
-        index.settle(written, replaced)?;
+        index.settle()?;
         self.store.pack_objects()?;
         Ok(())
     }

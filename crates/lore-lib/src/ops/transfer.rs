@@ -141,10 +141,9 @@ impl Operation for Import {
                 }
             },
         }
-        let (written, replaced) = (out.report.written, out.report.replaced);
-        if written + replaced > 0 {
+        if out.report.written + out.report.replaced > 0 {
             env.progress.phase("packing", None);
-            env.lore.settle_after_import(written, replaced)?;
+            env.lore.settle_after_import()?;
         }
         // They quote the records' values: never a secret in what is shown.
         out.warnings = out
