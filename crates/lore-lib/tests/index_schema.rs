@@ -80,7 +80,7 @@ fn of_this_schema_and_whole(path: &std::path::Path, memories: i64) -> Connection
     );
     assert!(
         postings_whole(&conn),
-        "the postings miss or repeat a memory"
+        "the postings count another number of memories than the table"
     );
     let counted: i64 = conn
         .query_row("SELECT sum(n) FROM counts", [], |r| r.get(0))

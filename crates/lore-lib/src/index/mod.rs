@@ -415,6 +415,7 @@ pub fn vectors_cache_path(index: &Path) -> PathBuf {
 #[cfg(test)]
 fn insert_for_test(index: &mut Index, memories: impl IntoIterator<Item = (String, Memory)>) {
     let tx = index.conn.transaction().unwrap();
+    let before = schema::read_doc_count(&tx).unwrap();
     let mut writer = schema::Writer::new(&tx).unwrap();
     for (path, m) in memories {
         writer.insert_memory(&path, Oid::ZERO_SHA1, &m).unwrap();
@@ -422,6 +423,6 @@ fn insert_for_test(index: &mut Index, memories: impl IntoIterator<Item = (String
     writer.finish().unwrap();
     let delta = writer.delta;
     drop(writer);
-    schema::write_doc_count(&tx, delta).unwrap();
+    schema::write_doc_count(&tx, before + delta).unwrap();
     tx.commit().unwrap();
 }

@@ -2,9 +2,9 @@
 //! reader.
 //!
 //! Other lore processes may have the index open at any time, so lore never deletes `index.sqlite3`, `-wal` or `-shm`. A missing file
-//! is created; an index of schema 8 to 10 is brought to this version in place (a column added,
-//! triggers dropped, records rewritten, the key index replaced, see `schema::migrate`), and
-//! packed; an index of another schema version, a damaged one (`SQLITE_CORRUPT`) and a reset
+//! is created; an index of schema 8 to 11 is brought to this version in place (a column added,
+//! triggers dropped, records rewritten, the key index replaced, the FTS5 table dropped, see
+//! `schema::migrate`), and packed; an index of another schema version, a damaged one (`SQLITE_CORRUPT`) and a reset
 //! (`reindex`, after a purge) are rebuilt *inside* the database: a fresh empty database of this
 //! version is copied over it page by page with SQLite's backup API, in one write transaction, so
 //! a reader sees the old index or the new empty one (which it then catches up), never a mix. A

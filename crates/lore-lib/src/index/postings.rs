@@ -1,8 +1,9 @@
 //! BM25 scored in Rust from the index's own postings, its only full-text structure: the scores
 //! SQLite FTS5's `bm25()` gives with the same tokenizer and weights (the tests check them
 //! against an FTS5 table of the same memories), without FTS5's per-row auxiliary call and
-//! document-size lookup, and without a second copy of every term. The thoughts index keeps the same tables for its texts (each thought's text as the summary column,
-//! scored with [`super::postings_scores::weighted_scores`] and weights `(1, 0, 0)`).
+//! document-size lookup, and without a second copy of every term. The thoughts index keeps the
+//! same tables for its texts (each thought's text as the summary column, scored with
+//! [`super::postings_scores::weighted_scores`] and weights `(1, 0, 0)`).
 //!
 //! **Postings.** `postings(term, block, data)`: for each stemmed term and each block of 1,024
 //! row ids, the memories of the block holding the term, each as its row id's offset in the

@@ -265,17 +265,31 @@ pub fn query_terms(text: &str) -> Vec<String> {
 /// tokenizer splits (a sign inside it that it takes for a separator) is searched as its parts,
 /// and one it drops is not searched. Postings that do not hold every memory are rebuilt by the
 /// next catch-up (see [`super::schema::rows_intact`]); met here, they are an error naming the
-/// rebuild.
+/// rebuild. All of it reads one snapshot of the index.
 pub fn recall(conn: &Connection, text: &str, filter: &ListFilter) -> Result<Vec<Hit>> {
     let stems = query_stems(conn, &query_terms(text))?;
     if stems.is_empty() {
         return Ok(Vec::new());
     }
-    match recall_scored(conn, &stems, filter)? {
+    in_one_snapshot(conn, || match recall_scored(conn, &stems, filter)? {
         Some(hits) => Ok(hits),
         None if super::schema::read_doc_count(conn)? == 0 => Ok(Vec::new()),
         None => Err(super::postings::behind()),
+    })
+}
+
+/// Runs `read` in one read transaction of `conn`, or in the caller's when one is open: every
+/// statement sees the same state of the index. Statements outside a transaction each see the
+/// latest, so a catch-up another process commits between two of them would show memory counts
+/// that disagree with the postings' (taken for damage) or scores from two states.
+pub(super) fn in_one_snapshot<T>(conn: &Connection, read: impl FnOnce() -> Result<T>) -> Result<T> {
+    if !conn.is_autocommit() {
+        return read();
     }
+    let snapshot = conn.unchecked_transaction()?;
+    let value = read()?;
+    snapshot.commit()?;
+    Ok(value)
 }
 
 /// Rows checked one by one against a filter before the rows it allows are listed at once.

@@ -39,9 +39,30 @@ pub(crate) fn stem_each(conn: &Connection, words: &[String]) -> Result<Vec<Optio
 }
 
 /// The terms a query searches, in order: each word's stem, the parts of a word the tokenizer
-/// splits (a sign inside it that it takes for a separator), nothing for a word it drops.
+/// splits (a sign inside it that it takes for a separator: the vowel signs of Devanagari,
+/// Thai's, Hebrew's points) that no other term of the query is, nothing for a word it drops.
+/// The parts match wherever they stand in a memory, not only side by side: the postings keep no
+/// positions.
 pub(crate) fn query_stems(conn: &Connection, words: &[String]) -> Result<Vec<String>> {
-    Ok(terms_of_each(conn, words)?.into_iter().flatten().collect())
+    let each = terms_of_each(conn, words)?;
+    let mut searched: std::collections::HashSet<String> = each
+        .iter()
+        .filter(|terms| terms.len() == 1)
+        .flatten()
+        .cloned()
+        .collect();
+    let mut stems: Vec<String> = Vec::with_capacity(words.len());
+    for terms in each {
+        match terms.len() {
+            1 => stems.extend(terms),
+            _ => stems.extend(
+                terms
+                    .into_iter()
+                    .filter(|part| searched.insert(part.clone())),
+            ),
+        }
+    }
+    Ok(stems)
 }
 
 /// The terms each word comes out as, in order.

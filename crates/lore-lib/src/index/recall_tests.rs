@@ -314,6 +314,15 @@ fn a_word_dropped_beside_a_word_split_shifts_no_stem() {
     // A query searches the parts of a word split and nothing for a word dropped.
     let searched = super::query_stems::query_stems(&conn, &words).unwrap();
     assert_eq!(searched, ["\u{915}", "\u{930}", "cach"]);
+    // Parts are searched once, and not again beside a word that is one of them.
+    let words = [
+        "\u{915}\u{93e}\u{930}",
+        "\u{915}\u{93e}\u{930}\u{940}",
+        "\u{915}",
+    ]
+    .map(String::from);
+    let searched = super::query_stems::query_stems(&conn, &words).unwrap();
+    assert_eq!(searched, ["\u{930}", "\u{915}"]);
 }
 
 /// A query word the tokenizer splits finds the memory holding it, through the postings of its
@@ -456,4 +465,41 @@ fn blocks_passed_over_below_the_floor_change_nothing_kept() {
         queries_spared >= 15 && passed_over >= 50,
         "blocks passed over in {queries_spared} of 120 queries ({passed_over} in all)"
     );
+}
+
+/// A read through `in_one_snapshot` sees one state of the index however many statements it
+/// runs: a catch-up another connection commits between two of them (here, the memory count
+/// raised) is not seen half, which would show the postings' count disagreeing with the
+/// index's, taken for damage.
+#[test]
+fn one_snapshot_does_not_see_a_commit_made_between_its_statements() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("i.sqlite3");
+    let (mut index, _) = Index::open(&path).unwrap();
+    let at = jiff::Timestamp::from_second(1_800_000_000).unwrap();
+    let memories = (0..3).map(|i| {
+        let text = format!("note {i}");
+        let m = Memory::bare(
+            MemoryId::generate().unwrap(),
+            "learnings",
+            &text,
+            Status::Active,
+            at,
+        );
+        (format!("learnings/{i}.md"), m)
+    });
+    insert_for_test(&mut index, memories);
+    let other = Connection::open(&path).unwrap();
+    let counts = |conn: &Connection| {
+        let docs = schema::read_doc_count(conn).unwrap();
+        other
+            .execute("UPDATE meta SET value = value + 1 WHERE name = 'docs'", [])
+            .unwrap();
+        (docs, schema::read_doc_count(conn).unwrap())
+    };
+    let (first, second) = query::in_one_snapshot(&index.conn, || Ok(counts(&index.conn))).unwrap();
+    assert_eq!(first, second, "a commit was seen between two statements");
+    // Outside one snapshot each statement sees the latest commit.
+    let (first, second) = counts(&index.conn);
+    assert_eq!(second, first + 1);
 }

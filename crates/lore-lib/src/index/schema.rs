@@ -176,10 +176,9 @@ fn bring_forward(conn: &Connection) -> Result<Option<SchemaState>> {
 /// column held the whole memory, and now holds only what no other column does
 /// ([`compact_records`]), and keys were indexed after their namespace, for every row; up to 11
 /// the index kept an FTS5 table beside the postings, which answer every BM25 query now
-/// ([`super::postings`]). A
-/// failure (a read-only file, a busy writer, a record that does not read) rolls back and
-/// leaves the rebuild to do it. Returns whether it brought the index forward (false when
-/// another process did while this one waited for the lock).
+/// ([`super::postings`]). A failure (a read-only file, a busy writer, a record that does not
+/// read) rolls back and leaves the rebuild to do it. Returns whether it brought the index
+/// forward (false when another process did while this one waited for the lock).
 fn migrate(conn: &Connection) -> rusqlite::Result<bool> {
     conn.execute_batch("BEGIN IMMEDIATE")?;
     let result = (|| {
@@ -548,9 +547,10 @@ impl<'c> Writer<'c> {
     /// Re-indexes a memory whose file changed but whose indexed text (summary, body, tags) did
     /// not (a status change, a supersession, a relation or confidence set) by rewriting its row
     /// where it is: its postings and vectors hold only that text, so they stay, where a remove
-    /// and insert would take the memory out of every block of its terms and embed it again. Only its count (when the status moved) and
-    /// its cited paths follow. Returns false, having written nothing, when the text changed or
-    /// the path has no row (the caller removes and inserts).
+    /// and insert would take the memory out of every block of its terms and embed it again.
+    /// Only its count (when the status moved) and its cited paths follow. Returns false, having
+    /// written nothing, when the text changed or the path has no row (the caller removes and
+    /// inserts).
     pub fn update_in_place(&mut self, path: &str, blob: Oid, m: &Memory) -> Result<bool> {
         let tags = tags_text(m);
         let found = self

@@ -48,6 +48,26 @@ pub fn sharing_telling_words(
     let mut words = query::query_terms(text);
     words.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
     words.truncate(WORDS_LOOKED_UP);
+    // Two words of one stem are one term: read (and weighed) once. A word that is not one term
+    // is not looked up.
+    let mut seen = HashSet::new();
+    let stems: Vec<Option<String>> = super::query_stems::stem_each(conn, &words)?
+        .into_iter()
+        .map(|s| s.filter(|s| seen.insert(s.clone())))
+        .collect();
+    query::in_one_snapshot(conn, || {
+        sharing_in_snapshot(conn, words, &stems, filter, limit)
+    })
+}
+
+/// [`sharing_telling_words`] once the words are stemmed, inside one snapshot of the index.
+fn sharing_in_snapshot(
+    conn: &Connection,
+    words: Vec<String>,
+    stems: &[Option<String>],
+    filter: &ListFilter,
+    limit: usize,
+) -> Result<Telling> {
     let n = super::schema::read_doc_count(conn)?;
     if n == 0 {
         // No memory holds a word: none is telling.
@@ -56,13 +76,6 @@ pub fn sharing_telling_words(
     if !super::postings::cover(conn, n)? {
         return Err(super::postings::behind());
     }
-    // Two words of one stem are one term: read (and weighed) once. A word that is not one term
-    // is not looked up.
-    let mut seen = HashSet::new();
-    let stems: Vec<Option<String>> = super::query_stems::stem_each(conn, &words)?
-        .into_iter()
-        .map(|s| s.filter(|s| seen.insert(s.clone())))
-        .collect();
     for cap in [TELLING_POSTINGS, WIDER_POSTINGS] {
         let mut shared: HashMap<i64, f64> = HashMap::new();
         let mut telling = false;
