@@ -552,9 +552,17 @@ pub(super) fn behind() -> crate::error::Error {
     ))
 }
 
-/// Whether the postings cover the index's `docs` memories (they answer for it).
-pub fn cover(conn: &Connection, docs: i64) -> Result<bool> {
-    Ok(covering_totals(conn, docs)?.is_some())
+/// The index's count of memories when the postings hold every one of them (they answer for
+/// it); `None` for an index of no memory; the error of [`behind`] when they do not.
+pub(super) fn covered_count(conn: &Connection) -> Result<Option<i64>> {
+    let docs = super::schema::read_doc_count(conn)?;
+    if docs == 0 {
+        return Ok(None);
+    }
+    match covering_totals(conn, docs)? {
+        Some(_) => Ok(Some(docs)),
+        None => Err(behind()),
+    }
 }
 
 /// The totals (memories, tokens) when the postings cover the index's `docs` memories.

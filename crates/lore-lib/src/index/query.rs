@@ -271,10 +271,9 @@ pub fn recall(conn: &Connection, text: &str, filter: &ListFilter) -> Result<Vec<
     if stems.is_empty() {
         return Ok(Vec::new());
     }
-    in_one_snapshot(conn, || match recall_scored(conn, &stems, filter)? {
-        Some(hits) => Ok(hits),
-        None if super::schema::read_doc_count(conn)? == 0 => Ok(Vec::new()),
-        None => Err(super::postings::behind()),
+    in_one_snapshot(conn, || match super::postings::covered_count(conn)? {
+        None => Ok(Vec::new()),
+        Some(_) => recall_scored(conn, &stems, filter)?.ok_or_else(super::postings::behind),
     })
 }
 

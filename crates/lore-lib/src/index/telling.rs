@@ -68,14 +68,10 @@ fn sharing_in_snapshot(
     filter: &ListFilter,
     limit: usize,
 ) -> Result<Telling> {
-    let n = super::schema::read_doc_count(conn)?;
-    if n == 0 {
+    let Some(n) = super::postings::covered_count(conn)? else {
         // No memory holds a word: none is telling.
         return Ok(Err(words));
-    }
-    if !super::postings::cover(conn, n)? {
-        return Err(super::postings::behind());
-    }
+    };
     for cap in [TELLING_POSTINGS, WIDER_POSTINGS] {
         let mut shared: HashMap<i64, f64> = HashMap::new();
         let mut telling = false;
