@@ -55,7 +55,7 @@ struct Rest {
 }
 
 /// The `tags` column's text: space-separated, with a space at each end so that a tag matches
-/// whole (the full-text index and the postings read it too).
+/// whole (the postings index it too).
 pub fn tags_text(m: &Memory) -> String {
     if m.tags.is_empty() {
         String::new()
